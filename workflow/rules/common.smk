@@ -1,0 +1,100 @@
+"""Config validation, checks across keys, and input functions shared by all rules."""
+
+import hashlib
+import json
+from pathlib import Path
+
+from snakemake.utils import validate
+
+from retrieval_response.errors import InputError
+
+
+validate(config, schema="../schemas/config.schema.yaml")
+
+CONFIG_FILE = ", ".join(map(str, workflow.overwrite_configfiles or ["config.yaml"]))
+DATASETS = config["datasets"]
+EMBEDDERS = config["embedders"]
+PUBLISHED = config.get("published")
+
+
+def design_name(design):
+    """Path component of one (Nc, Np) design: ``Nc<Nc>_Np<Np>``."""
+    return f"Nc{design['Nc']}_Np{design['Np']}"
+
+
+def dataset_designs(dataset):
+    """The designs of ``dataset``: its own list, else the top-level one."""
+    return DATASETS[dataset].get("designs", config["designs"])
+
+
+def dataset_embedders(dataset):
+    """The embedder codes run on ``dataset``: its own list, else every registered code."""
+    return DATASETS[dataset].get("embedders", sorted(EMBEDDERS))
+
+
+def check_config():
+    """Checks across keys that the JSON schema cannot express; raise InputError on the first."""
+    if not PUBLISHED and not DATASETS:
+        raise InputError(CONFIG_FILE, "config key datasets", "no dataset configured and no published data given")
+    if DATASETS and not EMBEDDERS:
+        raise InputError(CONFIG_FILE, "config key embedders", "datasets are configured but no embedder is registered")
+    for name in DATASETS:
+        for code in dataset_embedders(name):
+            if code not in EMBEDDERS:
+                raise InputError(
+                    CONFIG_FILE,
+                    f"config key datasets.{name}.embedders",
+                    f"unknown embedder code {code!r}; registered codes: {', '.join(sorted(EMBEDDERS))}",
+                )
+        for design in dataset_designs(name):
+            nc, np_ = design["Nc"], design["Np"]
+            if not 2 <= np_ < nc:
+                raise InputError(
+                    CONFIG_FILE, f"config key designs (dataset {name})", f"design Nc={nc}, Np={np_} breaks 2 <= Np < Nc"
+                )
+            too_large = [k for k in config["K"] if k > nc]
+            if too_large:
+                raise InputError(
+                    CONFIG_FILE, "config key K", f"K={too_large[0]} exceeds Nc={nc} of design {design_name(design)} (dataset {name})"
+                )
+
+
+check_config()
+
+
+wildcard_constraints:
+    dataset=r"[A-Za-z0-9_.-]+",
+    embedder=r"[A-Za-z0-9]+",
+    design=r"Nc[0-9]+_Np[0-9]+",
+    segmentation=r"fit|ratio",
+
+
+def fingerprint(obj):
+    """A short stable hash of a JSON-serialisable config slice (used as a rule param)."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def dataset_units():
+    """Every (dataset, embedder, design) triple of the config, in a stable order."""
+    return [
+        (name, code, design_name(design))
+        for name in sorted(DATASETS)
+        for code in dataset_embedders(name)
+        for design in dataset_designs(name)
+    ]
+
+
+def ranked_targets():
+    """All ranked-sample files of the config."""
+    return [f"results/ranked/{d}/{e}/{s}.parquet" for d, e, s in dataset_units()]
+
+
+def graded_targets():
+    """All graded-sample files of the config."""
+    return [f"results/graded/{d}/{e}/{s}.parquet" for d, e, s in dataset_units()]
+
+
+def design_of(wildcards):
+    """The (Nc, Np) design named by the ``design`` wildcard."""
+    nc, np_ = wildcards.design.removeprefix("Nc").split("_Np")
+    return {"Nc": int(nc), "Np": int(np_)}

@@ -1,0 +1,21 @@
+"""Stage 2: encode each dataset's needed texts once per embedder (content-addressed store)."""
+
+
+rule embed:
+    input:
+        texts="results/texts/{dataset}.parquet",
+    output:
+        vectors="results/embeddings/{embedder}/{dataset}.parquet",
+    params:
+        spec=lambda wc: EMBEDDERS[wc.embedder],
+        store=config["embedding_store"],
+        designs=lambda wc: [[d["Nc"], d["Np"]] for d in dataset_designs(wc.dataset)],
+    threads: 2
+    resources:
+        mem_mb=4000,
+    log:
+        "logs/embed/{embedder}/{dataset}.log",
+    conda:
+        "../../envs/retrieval-response.yaml"
+    script:
+        "../scripts/embed.py"

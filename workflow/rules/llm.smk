@@ -1,0 +1,1 @@
+"""Stage 4: answers and grades through litellm (written by the LLM stage)."""

@@ -1,0 +1,19 @@
+"""Stage 3: rank each query's candidates by cosine similarity, per (Nc, Np) design."""
+
+
+rule rank:
+    input:
+        texts="results/texts/{dataset}.parquet",
+        vectors="results/embeddings/{embedder}/{dataset}.parquet",
+    output:
+        ranked="results/ranked/{dataset}/{embedder}/{design}.parquet",
+        report="results/ranked/{dataset}/{embedder}/{design}.report.json",
+    params:
+        design=design_of,
+        K=config["K"],
+    log:
+        "logs/rank/{dataset}/{embedder}/{design}.log",
+    conda:
+        "../../envs/retrieval-response.yaml"
+    script:
+        "../scripts/rank.py"

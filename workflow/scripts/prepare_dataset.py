@@ -1,0 +1,18 @@
+"""Snakemake script: source file -> query-texts samples + skip report."""
+
+from retrieval_response.atomic import write_json, write_parquet
+from retrieval_response.datasets import prepare
+from retrieval_response.logs import log_to_file
+
+log = log_to_file(snakemake.log[0])
+texts, report = prepare(
+    snakemake.params.layout,
+    snakemake.input.source,
+    level=snakemake.params.level,
+    n_queries=snakemake.params.queries,
+    seed=snakemake.params.seed,
+    designs=[tuple(d) for d in snakemake.params.designs],
+)
+write_parquet(texts, snakemake.output.texts)
+write_json(report, snakemake.output.report)
+log.info("%s: %d queries written", snakemake.wildcards.dataset, texts.height)
