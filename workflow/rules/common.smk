@@ -27,6 +27,11 @@ def dataset_designs(dataset):
     return DATASETS[dataset].get("designs", config["designs"])
 
 
+def design_cutoffs(design):
+    """The sorted K list of one design: its own, else the top-level one."""
+    return sorted(design.get("K", config["K"]))
+
+
 def dataset_embedders(dataset):
     """The embedder codes run on ``dataset``: its own list, else every registered code."""
     return DATASETS[dataset].get("embedders", sorted(EMBEDDERS))
@@ -46,13 +51,16 @@ def check_config():
                     f"config key datasets.{name}.embedders",
                     f"unknown embedder code {code!r}; registered codes: {', '.join(sorted(EMBEDDERS))}",
                 )
+        names = [design_name(design) for design in dataset_designs(name)]
+        if len(set(names)) != len(names):
+            raise InputError(CONFIG_FILE, f"config key designs (dataset {name})", "the same (Nc, Np) design is listed twice")
         for design in dataset_designs(name):
             nc, np_ = design["Nc"], design["Np"]
             if not 2 <= np_ < nc:
                 raise InputError(
                     CONFIG_FILE, f"config key designs (dataset {name})", f"design Nc={nc}, Np={np_} breaks 2 <= Np < Nc"
                 )
-            too_large = [k for k in config["K"] if k > nc]
+            too_large = [k for k in design_cutoffs(design) if k > nc]
             if too_large:
                 raise InputError(
                     CONFIG_FILE, "config key K", f"K={too_large[0]} exceeds Nc={nc} of design {design_name(design)} (dataset {name})"
@@ -95,6 +103,8 @@ def graded_targets():
 
 
 def design_of(wildcards):
-    """The (Nc, Np) design named by the ``design`` wildcard."""
-    nc, np_ = wildcards.design.removeprefix("Nc").split("_Np")
-    return {"Nc": int(nc), "Np": int(np_)}
+    """The design (Nc, Np, K list) of the ``dataset`` and ``design`` wildcards."""
+    for design in dataset_designs(wildcards.dataset):
+        if design_name(design) == wildcards.design:
+            return {"Nc": design["Nc"], "Np": design["Np"], "K": design_cutoffs(design)}
+    raise InputError(CONFIG_FILE, f"config key datasets.{wildcards.dataset}.designs", f"no design {wildcards.design}")

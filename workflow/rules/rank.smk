@@ -10,7 +10,6 @@ rule rank:
         report="results/ranked/{dataset}/{embedder}/{design}.report.json",
     params:
         design=design_of,
-        K=config["K"],
     log:
         "logs/rank/{dataset}/{embedder}/{design}.log",
     conda:

@@ -1,0 +1,97 @@
+"""Dry-run time of the workflow on a config of the paper's scale.
+
+Writes, in a temporary folder, nine synthetic datasets in the generic JSON-lines layout
+(6,112 queries over the paper's nine subsets A, Hp-e|m|h, Hs-e|m|h, M, N), four embedders and
+designs such that each embedder ranks 10,748 samples (as in the published set), then times
+``snakemake -n`` on it. Baseline for comparison: a dry run of the same workflow with one
+dataset of 10 queries, timed in the same run.
+
+Last line: ``dry_run_seconds=<s> jobs=<n>``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = Path(sys.executable).with_name("snakemake")
+SUBSETS = ["A", "Hp-e", "Hp-m", "Hp-h", "Hs-e", "Hs-m", "Hs-h", "M", "N"]
+TWO_DESIGN_QUERIES = [773, 773, 773, 773, 772, 772]  # 6 subsets ranked with two designs each
+ONE_DESIGN_QUERIES = [492, 492, 492]  # 3 subsets ranked with one design
+
+
+def write_dataset(path: Path, subset: str, n_queries: int) -> None:
+    """Synthetic query-texts samples: 6 positives and 14 negatives per query."""
+    with path.open("w") as f:
+        for i in range(n_queries):
+            record = {
+                "id": f"{subset}-{i}",
+                "q": f"question {i} of {subset}",
+                "p": [f"positive {j} for {subset} {i}" for j in range(6)],
+                "n": [f"negative {j} for {subset} {i}" for j in range(14)],
+            }
+            f.write(json.dumps(record) + "\n")
+
+
+def paper_scale_config(folder: Path) -> dict:
+    """A config with the paper's numbers of queries, subsets, embedders and ranked samples."""
+    datasets = {}
+    for subset, n_queries in zip(SUBSETS, TWO_DESIGN_QUERIES + ONE_DESIGN_QUERIES, strict=True):
+        source = folder / f"{subset}.jsonl"
+        write_dataset(source, subset, n_queries)
+        two = n_queries in TWO_DESIGN_QUERIES and subset in SUBSETS[: len(TWO_DESIGN_QUERIES)]
+        designs = [{"Nc": 10, "Np": 2}, {"Nc": 15, "Np": 5}] if two else [{"Nc": 15, "Np": 5}]
+        datasets[subset] = {"layout": "generic", "path": str(source), "designs": designs, "seed": 0}
+    embedders = {code: {"backend": "gt_minilm_l6"} for code in ["AML12v2", "E5Sv2", "ME5S", "MQML6Cv1"]}
+    ranked_per_embedder = sum(
+        q * len(d["designs"]) for q, d in zip(TWO_DESIGN_QUERIES + ONE_DESIGN_QUERIES, datasets.values())
+    )
+    assert sum(TWO_DESIGN_QUERIES + ONE_DESIGN_QUERIES) == 6112 and ranked_per_embedder == 10748
+    return {"datasets": datasets, "embedders": embedders, "K": [1, 2, 3, 4, 5, 6, 8, 10]}
+
+
+def small_config(folder: Path) -> dict:
+    """The baseline: one dataset of 10 queries, one embedder."""
+    source = folder / "small.jsonl"
+    write_dataset(source, "S", 10)
+    return {
+        "datasets": {"small": {"layout": "generic", "path": str(source)}},
+        "embedders": {"ML6": {"backend": "gt_minilm_l6"}},
+    }
+
+
+def dry_run(folder: Path, config: dict) -> tuple[float, int]:
+    """Seconds of ``snakemake -n`` and its job count."""
+    (folder / "config.yaml").write_text(yaml.safe_dump(config))
+    cmd = [str(SNAKEMAKE), "-n", "--snakefile", str(REPO / "Snakefile"), "--directory", str(folder),
+           "--configfile", str(folder / "config.yaml"), "--quiet", "rules"]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"dry run failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    match = re.search(r"^total\s+(\d+)", proc.stdout + proc.stderr, re.MULTILINE)
+    if match is None:
+        sys.exit(f"no job count in the dry-run output:\n{proc.stdout[-3000:]}")
+    return seconds, int(match.group(1))
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as small_dir, tempfile.TemporaryDirectory() as big_dir:
+        small_seconds, small_jobs = dry_run(Path(small_dir), small_config(Path(small_dir)))
+        big_seconds, big_jobs = dry_run(Path(big_dir), paper_scale_config(Path(big_dir)))
+    print(f"baseline (1 dataset, 10 queries): dry_run_seconds={small_seconds:.2f} jobs={small_jobs}")
+    print(f"paper scale / baseline: time ratio {big_seconds / small_seconds:.2f}, job ratio {big_jobs / small_jobs:.1f}")
+    print(f"dry_run_seconds={big_seconds:.2f} jobs={big_jobs}")
+
+
+if __name__ == "__main__":
+    main()
