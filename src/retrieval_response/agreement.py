@@ -1,0 +1,311 @@
+"""Agreement between graders (SPEC 5 item 5): Krippendorff's alpha (ordinal) and Spearman,
+between each pair of humans, between the LLM and each human, and over groups of raters,
+with bootstrap intervals that resample graded samples (units).
+
+Human grades come in the published ``samples_human.json`` layout (graded-sample fields
+``id, E, Nc, Np, K, grade`` plus ``grade_human_1..3``; a JSON array or JSON lines) or as a
+CSV with columns ``id, E, Nc, Np, K, grade_human_*`` (``grade`` optional).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from scipy.stats import rankdata
+
+from retrieval_response.errors import InputError
+
+SAMPLE_KEY: tuple[str, ...] = ("id", "E", "Nc", "Np", "K")
+GRADE_RANGE: tuple[int, int] = (1, 5)
+HUMAN_COLUMN = re.compile(r"^grade_human_(\d+)$")
+TABLE_COLUMNS: tuple[str, ...] = (
+    "pair", "n", "alpha", "alpha_ci_low", "alpha_ci_high",
+    "spearman", "spearman_ci_low", "spearman_ci_high",
+)
+
+
+# --------------------------------------------------------------------------- alpha
+
+
+def _unit_coincidences(ratings: np.ndarray) -> np.ndarray:
+    """Per-unit coincidence matrices O_u (units x V x V) over the sorted values present.
+
+    O_u[c, k] = (m_uc * m_uk - [c == k] * m_uc) / (m_u - 1) for units with m_u >= 2
+    pairable ratings (m_uc = ratings of value c in unit u), 0 for the others.
+    """
+    present = ~np.isnan(ratings)
+    values = np.unique(ratings[present])
+    value_index = np.searchsorted(values, np.where(present, ratings, values[0] if values.size else 0))
+    counts = np.stack([np.sum(present & (value_index == v), axis=0) for v in range(values.size)],
+                      axis=1).astype(np.float64)  # units x V
+    per_unit = counts.sum(axis=1)
+    pairs = counts[:, :, None] * counts[:, None, :] - counts[:, :, None] * np.eye(values.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(per_unit >= 2, 1.0 / (per_unit - 1.0), 0.0)
+    return pairs * scale[:, None, None]
+
+
+def _alpha_from_coincidences(coincidences: np.ndarray) -> np.ndarray:
+    """Ordinal alpha from coincidence matrices (... x V x V), batched over leading axes.
+
+    With n_c = sum_k o_ck, n = sum_c n_c and the ordinal distance
+    delta_ck = (M_k - M_c)^2, M_c = sum_{g <= c} n_g - n_c / 2:
+    alpha = 1 - (n - 1) * sum o_ck delta_ck / sum n_c n_k delta_ck; NaN when the
+    denominator is 0 (fewer than two distinct values among pairable ratings).
+    """
+    marginals = coincidences.sum(axis=-1)
+    total = marginals.sum(axis=-1)
+    midpoints = np.cumsum(marginals, axis=-1) - marginals / 2.0
+    distance = (midpoints[..., :, None] - midpoints[..., None, :]) ** 2
+    observed = np.sum(coincidences * distance, axis=(-2, -1))
+    expected = np.sum(marginals[..., :, None] * marginals[..., None, :] * distance, axis=(-2, -1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(expected > 0, 1.0 - (total - 1.0) * observed / expected, np.nan)
+
+
+def krippendorff_alpha_ordinal(ratings: np.ndarray) -> float:
+    """Krippendorff's alpha, ordinal metric, of ``ratings`` (raters x units, NaN = missing).
+
+    alpha = 1 - D_o / D_e over the coincidence matrix of all pairable values (units with at
+    least two ratings), ordinal distance delta_ck = (sum_{g=c..k} n_g - (n_c + n_k)/2)^2 over
+    the values present. NaN when no unit is pairable or only one value occurs.
+    """
+    ratings = np.asarray(ratings, dtype=np.float64)
+    if ratings.ndim != 2:
+        raise ValueError(f"ratings: expected a 2-D array (raters x units), got shape {ratings.shape}")
+    if np.isinf(ratings).any():
+        raise ValueError("ratings: infinite values are not ratings; use NaN for missing")
+    coincidences = _unit_coincidences(ratings)
+    if coincidences.shape[-1] == 0:
+        return float("nan")
+    return float(_alpha_from_coincidences(coincidences.sum(axis=0)))
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _json_int(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError
+    return value
+
+
+def _csv_int(value: object) -> int | None:
+    if value is None or str(value).strip() == "":
+        return None
+    return int(str(value).strip())
+
+
+def _validated_record(
+    record: object, path: Path, where: str, parse_int: Callable[[object], int | None],
+    human_columns: list[str],
+) -> dict:
+    if not isinstance(record, dict):
+        raise InputError(path, where, "expected an object with id, E, Nc, Np, K and grade_human_* fields")
+    missing = [key for key in SAMPLE_KEY if key not in record or record[key] in (None, "")]
+    if missing:
+        raise InputError(path, where, f"missing field(s) {', '.join(missing)}")
+    if not isinstance(record["id"], str) or not isinstance(record["E"], str):
+        raise InputError(path, where, "id and E must be strings")
+    where = f"id {record['id']}" if where.startswith("item") else where
+    row: dict = {"id": record["id"], "E": record["E"]}
+    for key in ("Nc", "Np", "K"):
+        try:
+            row[key] = parse_int(record[key])
+        except (TypeError, ValueError):
+            raise InputError(path, where, f"{key} = {record[key]!r}: must be an integer") from None
+    for key in ("grade", *human_columns):
+        try:
+            grade = parse_int(record.get(key))
+        except (TypeError, ValueError):
+            raise InputError(path, where, f"{key} = {record.get(key)!r}: must be an integer grade or null") from None
+        if grade is not None and not GRADE_RANGE[0] <= grade <= GRADE_RANGE[1]:
+            raise InputError(path, where, f"{key} = {grade}: grades run from {GRADE_RANGE[0]} to {GRADE_RANGE[1]}")
+        row[key] = grade
+    return row
+
+
+def _json_records(path: Path) -> list[tuple[str, object]]:
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("["):
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise InputError(path, f"line {error.lineno}", f"invalid JSON: {error.msg}") from None
+        return [(f"item {i + 1}", item) for i, item in enumerate(items)]
+    records = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                records.append((f"line {number}", json.loads(line)))
+            except json.JSONDecodeError as error:
+                raise InputError(path, f"line {number}", f"invalid JSON: {error.msg}") from None
+    return records
+
+
+def _csv_records(path: Path) -> list[tuple[str, object]]:
+    table = pl.read_csv(path, infer_schema=False)
+    return [(f"line {i + 2}", row) for i, row in enumerate(table.iter_rows(named=True))]
+
+
+def read_human_grades(path: str | os.PathLike) -> pl.DataFrame:
+    """Read human grades: one row per graded sample, key (id, E, Nc, Np, K).
+
+    ``.csv`` files are read as CSV (``grade`` column optional); anything else as a JSON
+    array or JSON lines. Returns columns id, E (str), Nc, Np, K (i32), grade and
+    grade_human_1..h (i8, null where missing), human columns sorted by number.
+    Raises InputError naming the file and the record for a malformed record, a grade
+    outside 1..5, a duplicate key, or a file without any grade_human_* field.
+    """
+    path = Path(path)
+    is_csv = path.suffix.lower() == ".csv"
+    records = _csv_records(path) if is_csv else _json_records(path)
+    fields = {key for _, record in records if isinstance(record, dict) for key in record}
+    human_columns = sorted((f for f in fields if HUMAN_COLUMN.match(f)),
+                           key=lambda f: int(HUMAN_COLUMN.match(f).group(1)))
+    if not human_columns:
+        raise InputError(path, "line 1", "no grade_human_<n> field: nothing to compare")
+    parse_int = _csv_int if is_csv else _json_int
+    rows = [_validated_record(record, path, where, parse_int, human_columns) for where, record in records]
+    schema = {"id": pl.String, "E": pl.String, "Nc": pl.Int32, "Np": pl.Int32, "K": pl.Int32,
+              "grade": pl.Int8} | {column: pl.Int8 for column in human_columns}
+    table = pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+    duplicated = table.filter(pl.struct(SAMPLE_KEY).is_duplicated())
+    if duplicated.height:
+        first = duplicated.row(0, named=True)
+        raise InputError(path, f"id {first['id']}",
+                         f"sample (E={first['E']}, Nc={first['Nc']}, Np={first['Np']}, K={first['K']}) "
+                         "appears more than once")
+    return table
+
+
+# --------------------------------------------------------------------------- table
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman's rho along the last axis: Pearson correlation of average ranks; NaN if constant."""
+    rx = rankdata(x, axis=-1)
+    ry = rankdata(y, axis=-1)
+    rx -= rx.mean(axis=-1, keepdims=True)
+    ry -= ry.mean(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.sum(rx * ry, axis=-1) / np.sqrt(np.sum(rx * rx, axis=-1) * np.sum(ry * ry, axis=-1))
+
+
+def _mean_pairwise_spearman(ratings: np.ndarray) -> np.ndarray:
+    """Mean of Spearman's rho over all rater pairs; ratings: raters x ... x units, complete."""
+    return np.mean([_spearman(ratings[i], ratings[j])
+                    for i, j in combinations(range(ratings.shape[0]), 2)], axis=0)
+
+
+def _interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return float("nan"), float("nan")
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    low, high = np.percentile(finite, [tail, 100.0 - tail])
+    return float(low), float(high)
+
+
+def _agreement_row(name: str, ratings: np.ndarray, resamples: int, seed: int,
+                   confidence: float) -> dict:
+    """Alpha over units with >= 2 ratings; Spearman (mean over rater pairs) over complete units.
+
+    Both come with percentile intervals from the same bootstrap resamples of units.
+    """
+    pairable = np.sum(~np.isnan(ratings), axis=0) >= 2
+    ratings = ratings[:, pairable]
+    complete = ratings[:, ~np.isnan(ratings).any(axis=0)]
+    units = ratings.shape[1]
+    coincidences = _unit_coincidences(ratings)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, units, size=(resamples, units)) if units else np.zeros((resamples, 0), int)
+    weights = np.bincount((np.arange(resamples)[:, None] * units + draws).ravel(),
+                          minlength=resamples * units).reshape(resamples, units)
+    if coincidences.shape[-1]:
+        alpha = float(_alpha_from_coincidences(coincidences.sum(axis=0)))
+        alpha_boot = _alpha_from_coincidences(np.tensordot(weights, coincidences, axes=1))
+    else:
+        alpha, alpha_boot = float("nan"), np.full(resamples, np.nan)
+    # Paired with alpha when no rating is missing; otherwise the complete units are resampled apart.
+    complete_draws = (draws if complete.shape[1] == units
+                      else rng.integers(0, max(complete.shape[1], 1), size=(resamples, complete.shape[1])))
+    if complete.shape[1] >= 2:
+        spearman = float(_mean_pairwise_spearman(complete))
+        spearman_boot = _mean_pairwise_spearman(complete[:, complete_draws])
+    else:
+        spearman, spearman_boot = float("nan"), np.full(resamples, np.nan)
+    alpha_low, alpha_high = _interval(alpha_boot, confidence)
+    spearman_low, spearman_high = _interval(spearman_boot, confidence)
+    return {"pair": name, "n": units, "alpha": alpha, "alpha_ci_low": alpha_low,
+            "alpha_ci_high": alpha_high, "spearman": spearman,
+            "spearman_ci_low": spearman_low, "spearman_ci_high": spearman_high}
+
+
+def _rater_columns(human: pl.DataFrame, llm_grades: pl.DataFrame | None) -> pl.DataFrame:
+    humans = sorted((c for c in human.columns if HUMAN_COLUMN.match(c)),
+                    key=lambda c: int(HUMAN_COLUMN.match(c).group(1)))
+    missing = [key for key in SAMPLE_KEY if key not in human.columns]
+    if missing or not humans:
+        raise ValueError(f"human: needs columns {', '.join(SAMPLE_KEY)} and grade_human_*; "
+                         f"missing {', '.join(missing) or 'grade_human_*'}")
+    table = human.select(*SAMPLE_KEY, *humans)
+    if llm_grades is None:
+        llm = human.select(*SAMPLE_KEY, pl.col("grade") if "grade" in human.columns else pl.lit(None).alias("grade"))
+    else:
+        if llm_grades.select(SAMPLE_KEY).is_duplicated().any():
+            raise ValueError("llm_grades: a sample key (id, E, Nc, Np, K) appears more than once")
+        llm = llm_grades.select(*SAMPLE_KEY, "grade")
+    llm = llm.with_columns(pl.col(c).cast(human.schema[c]) for c in SAMPLE_KEY)
+    return table.join(llm.rename({"grade": "llm"}), on=list(SAMPLE_KEY), how="left")
+
+
+def agreement_table(
+    human: pl.DataFrame,
+    llm_grades: pl.DataFrame | None = None,
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> pl.DataFrame:
+    """Agreement of graders on the samples of ``human`` (as returned by read_human_grades).
+
+    Rows, in order: ``human_i-human_j`` for each pair of humans, ``llm-human_i`` for each
+    human, ``all-humans`` (all human columns as raters) and ``llm-all-humans`` (the LLM plus
+    all humans); LLM rows only when some LLM grade is known. LLM grades are the ``grade``
+    column of ``llm_grades`` joined on (id, E, Nc, Np, K), or of ``human`` itself when
+    ``llm_grades`` is None.
+
+    Columns: pair; n = units with at least two ratings among the row's raters; alpha =
+    Krippendorff's alpha (ordinal) over those units; spearman = Spearman's rho on the units
+    every rater of the row graded (for groups of more than two raters, the mean over rater
+    pairs); *_ci_low/high = percentile bootstrap interval at ``confidence`` from ``resamples``
+    resamples of units (seeded by ``seed``; NaN when undefined).
+    """
+    raters = _rater_columns(human, llm_grades)
+    humans = [c for c in raters.columns if HUMAN_COLUMN.match(c)]
+    labels = {c: c.removeprefix("grade_") for c in humans} | {"llm": "llm"}
+    has_llm = raters["llm"].is_not_null().any()
+    groups = [[a, b] for a, b in combinations(humans, 2)]
+    groups += [["llm", h] for h in humans] if has_llm else []
+    named = [("-".join(labels[c] for c in group), group) for group in groups]
+    if len(humans) > 1:
+        named.append(("all-humans", humans))
+    if has_llm:
+        named.append(("llm-all-humans", ["llm", *humans]))
+    rows = [
+        _agreement_row(name, raters.select(group).to_numpy().astype(np.float64).T,
+                       resamples, seed, confidence)
+        for name, group in named
+    ]
+    schema = {"pair": pl.String, "n": pl.Int64} | {c: pl.Float64 for c in TABLE_COLUMNS[2:]}
+    return pl.DataFrame(rows, schema=schema)
