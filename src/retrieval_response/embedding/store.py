@@ -1,0 +1,167 @@
+"""Content-addressed embedding store: every distinct (embedder, prompt, text) is encoded once.
+
+Layout: ``root/<fingerprint>/shard-<host>-<pid>-<uuid>.parquet``, each shard an append-only
+table ``key: Binary`` (sha256 of fingerprint, prompt and text, 32 bytes) and
+``vector: Array(Float32, dim)``, written atomically (temporary file, then rename). Writers
+in separate processes or on separate hosts never touch the same file, so a shared
+filesystem needs no locks. A key may appear in several shards (two writers raced); any copy
+serves. ``compact()`` merges the shards of each fingerprint into one, writing the merged
+shard before it removes the ones it read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from ..atomic import write_parquet
+from .backends import Embedder, Kind
+
+SHARD_GLOB = "shard-*.parquet"
+
+
+def text_key(fingerprint: str, prompt: str, text: str) -> bytes:
+    """sha256(fingerprint NUL prompt NUL text), 32 raw bytes."""
+    return hashlib.sha256(f"{fingerprint}\0{prompt}\0{text}".encode("utf-8")).digest()
+
+
+def new_shard_name() -> str:
+    """``shard-<host>-<pid>-<uuid4 hex>.parquet``: unique across processes and hosts."""
+    host = socket.gethostname().replace("-", "_").replace("/", "_") or "host"
+    return f"shard-{host}-{os.getpid()}-{uuid.uuid4().hex}.parquet"
+
+
+@dataclass
+class StoreCounters:
+    """texts_requested: texts asked for; texts_encoded: texts sent to an encoder; encoder_calls: encode() calls."""
+
+    texts_requested: int = 0
+    texts_encoded: int = 0
+    encoder_calls: int = 0
+
+
+class EmbeddingStore:
+    """Vectors on disk under ``root``, keyed by content; ``embed`` encodes only what is missing."""
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+        self.counters = StoreCounters()
+        self._index: dict[str, pl.DataFrame] = {}
+        self._indexed_shards: dict[str, set[str]] = {}
+
+    def _folder(self, fingerprint: str) -> Path:
+        return self.root / fingerprint
+
+    def _refresh(self, fingerprint: str) -> pl.DataFrame:
+        """Index (key, shard, row) of every shard of ``fingerprint``; reads only key columns of new shards."""
+        folder = self._folder(fingerprint)
+        on_disk = {p.name for p in folder.glob(SHARD_GLOB)} if folder.is_dir() else set()
+        known = self._indexed_shards.get(fingerprint, set())
+        index = self._index.get(fingerprint, pl.DataFrame(schema={"key": pl.Binary, "shard": pl.String, "row": pl.UInt32}))
+        if known - on_disk:
+            index = index.filter(pl.col("shard").is_in(sorted(on_disk)))
+        fresh = [
+            pl.read_parquet(folder / name, columns=["key"]).with_row_index("row").with_columns(shard=pl.lit(name))
+            for name in sorted(on_disk - known)
+        ]
+        if fresh:
+            index = pl.concat([index, *[f.select("key", "shard", "row") for f in fresh]])
+        index = index.unique("key", keep="first", maintain_order=True)
+        self._index[fingerprint], self._indexed_shards[fingerprint] = index, on_disk
+        return index
+
+    def _read_vectors(self, fingerprint: str, wanted: pl.DataFrame) -> np.ndarray:
+        """Vectors for ``wanted`` (columns key, shard, row, slot) placed at their ``slot``; (0, 0) when empty."""
+        out = np.empty((0, 0), dtype=np.float32)
+        for (shard,), rows in wanted.group_by("shard"):
+            vectors = pl.read_parquet(self._folder(fingerprint) / shard, columns=["vector"])["vector"].to_numpy()
+            if not out.size:
+                out = np.empty((wanted.height, vectors.shape[1]), dtype=np.float32)
+            out[rows["slot"].to_numpy()] = vectors[rows["row"].to_numpy()]
+        return out
+
+    def lookup(self, fingerprint: str, keys: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """(found mask, vectors of the found keys in order); rereads the index once if a shard vanished."""
+        for attempt in range(2):
+            index = self._refresh(fingerprint)
+            asked = pl.DataFrame({"key": keys}, schema={"key": pl.Binary}).with_row_index("position")
+            hits = asked.join(index, on="key", how="left", maintain_order="left")
+            found = hits["shard"].is_not_null().to_numpy()
+            wanted = hits.filter(pl.col("shard").is_not_null()).with_row_index("slot")
+            try:
+                return found, self._read_vectors(fingerprint, wanted)
+            except FileNotFoundError:
+                if attempt:
+                    raise
+                self._indexed_shards.pop(fingerprint, None)
+                self._index.pop(fingerprint, None)
+        raise AssertionError("unreachable")
+
+    def put(self, fingerprint: str, keys: list[bytes], vectors: np.ndarray) -> Path:
+        """Append one new shard holding ``keys`` -> ``vectors`` (float32), atomically."""
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        table = pl.DataFrame({"key": pl.Series(keys, dtype=pl.Binary), "vector": pl.Series(vectors)})
+        path = self._folder(fingerprint) / new_shard_name()
+        write_parquet(table, path)
+        return path
+
+    def embed(self, embedder: Embedder, texts: list[str], kind: Kind) -> np.ndarray:
+        """Vectors of ``texts`` (input order) as ``embedder`` encodes them as ``kind``.
+
+        Texts already stored for (fingerprint, prompt(kind), text) are read back; the other
+        distinct texts are encoded in one ``embedder.encode`` call and stored as one shard.
+        """
+        texts = list(texts)
+        self.counters.texts_requested += len(texts)
+        if not texts:
+            return embedder.encode([], kind)
+        prompt = embedder.prompt(kind)
+        keys = [text_key(embedder.fingerprint, prompt, t) for t in texts]
+        slot_of_key: dict[bytes, int] = {}
+        unique_texts: list[str] = []
+        for key, text in zip(keys, texts):
+            if key not in slot_of_key:
+                slot_of_key[key] = len(unique_texts)
+                unique_texts.append(text)
+        unique_keys = list(slot_of_key)
+        found, stored = self.lookup(embedder.fingerprint, unique_keys)
+        missing = np.flatnonzero(~found)
+        if missing.size:
+            encoded = embedder.encode([unique_texts[i] for i in missing], kind)
+            self.counters.encoder_calls += 1
+            self.counters.texts_encoded += int(missing.size)
+            self.put(embedder.fingerprint, [unique_keys[i] for i in missing], encoded)
+        dim = (encoded if missing.size else stored).shape[1]
+        unique_vectors = np.empty((len(slot_of_key), dim), dtype=np.float32)
+        if stored.size:
+            unique_vectors[found] = stored
+        if missing.size:
+            unique_vectors[missing] = encoded
+        return unique_vectors[np.fromiter((slot_of_key[k] for k in keys), dtype=np.int64, count=len(keys))]
+
+    def compact(self) -> dict[str, int]:
+        """Merge each fingerprint's shards into one (duplicates dropped); returns shards removed per fingerprint.
+
+        The merged shard is renamed into place before the shards it replaces are deleted, so
+        every key stays readable throughout; shards written meanwhile are left alone.
+        """
+        removed = {}
+        for folder in sorted(p for p in self.root.glob("*") if p.is_dir()):
+            shards = sorted(folder.glob(SHARD_GLOB))
+            if len(shards) < 2:
+                continue
+            merged = pl.concat([pl.read_parquet(s) for s in shards]).unique("key", keep="first", maintain_order=True)
+            write_parquet(merged, folder / new_shard_name())
+            for shard in shards:
+                shard.unlink(missing_ok=True)
+            removed[folder.name] = len(shards)
+            self._index.pop(folder.name, None)
+            self._indexed_shards.pop(folder.name, None)
+        return removed
