@@ -1,0 +1,83 @@
+"""arXiv abstracts in the public ``arxiv-metadata-oai-snapshot.json`` layout (Kaggle / Hugging Face).
+
+JSON lines with at least ``id``, ``categories`` (space-separated codes, primary first, e.g.
+"cs.CL cs.AI") and ``abstract``; other keys are ignored. Only these three columns are
+parsed (polars, lazily), so the 4 GB snapshot fits in memory. Category names come from the
+built-in table ``arxiv_categories.tsv``; papers whose primary code is not in it (retired
+archives such as ``alg-geom``) are dropped and counted as ``unknown_category_dropped``.
+Queries are then built as described in ``retrieval_response.datasets.arxiv``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+
+from retrieval_response.datasets import arxiv
+from retrieval_response.datasets.records import existing_file
+from retrieval_response.errors import InputError
+
+SCHEMA = {"id": pl.String, "categories": pl.String, "abstract": pl.String}
+
+
+def first_malformed_line(path: Path) -> InputError:
+    """The InputError for the first line of ``path`` that is not a JSON object (called once parsing failed)."""
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as error:
+                return InputError(path, f"line {number}", f"malformed JSON line: {error.msg} (column {error.colno})")
+            if not isinstance(item, dict):
+                return InputError(path, f"line {number}", f"expected a JSON object, found {type(item).__name__}")
+    return InputError(path, "file", "cannot be parsed as JSON lines")
+
+
+def line_of_row(path: Path, row: int) -> int:
+    """The 1-based line number of the ``row``-th (0-based) non-blank line of ``path``."""
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        non_blank = (number for number, line in enumerate(handle, start=1) if line.strip())
+        for index, number in enumerate(non_blank):
+            if index == row:
+                return number
+    raise IndexError(row)
+
+
+def parse(path: Path) -> pl.DataFrame:
+    """The id, categories and abstract columns; InputError naming the first malformed line or missing key."""
+    try:
+        frame = pl.scan_ndjson(path, schema=SCHEMA).collect()
+    except pl.exceptions.PolarsError as error:
+        raise first_malformed_line(path) from error
+    if frame.height == 0:
+        raise InputError(path, "file", "no records (expected JSON lines with id, categories, abstract)")
+    for column in SCHEMA:
+        missing = frame.with_row_index("row").filter(pl.col(column).is_null())
+        if missing.height:
+            row = missing["row"][0]
+            raise InputError(path, f"line {line_of_row(path, row)}", f"missing key {column!r} (required, not null)")
+    return frame
+
+
+def papers(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """(paper_id, code, name, abstract) of papers whose primary category is in the built-in table, and how many were not."""
+    primary = frame.select(
+        pl.col("id").alias("paper_id"),
+        pl.col("categories").str.strip_chars().str.split(" ").list.first().alias("code"),
+        "abstract",
+    )
+    known = primary.join(arxiv.category_names(), on="code", how="inner", maintain_order="left")
+    return known.select("paper_id", "code", "name", "abstract"), primary.height - known.height
+
+
+def read(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
+    """Texts table (subset A) and source notes of an arXiv metadata snapshot; ``level`` is unused."""
+    source = existing_file(path)
+    frame = parse(source)
+    known, unknown = papers(frame)
+    texts, notes = arxiv.queries(known)
+    return texts, {"papers_read": frame.height, "unknown_category_dropped": unknown} | notes

@@ -1,0 +1,124 @@
+"""HotpotQA in the Hugging Face layout (also the original JSON layout), paragraph or sentence level.
+
+Accepted records (JSON array, JSON lines or Parquet):
+
+- Hugging Face ``hotpot_qa`` (distractor or fullwiki): ``id``, ``question``, ``level``,
+  ``supporting_facts {title: [str], sent_id: [int]}``, ``context {title: [str], sentences: [[str]]}``;
+- original HotpotQA JSON: ``_id``, ``question``, ``level``, ``supporting_facts [[title, sent_id]]``,
+  ``context [[title, [sentences]]]``.
+
+Paragraph level: positives = paragraphs whose title is a supporting-fact title, negatives =
+the other paragraphs, both in context order. Sentence level: positives = the supporting
+sentences, negatives = every other sentence of the context, in context order. Supporting
+facts that point at no sentence of the context (a known glitch of the release) are counted
+as ``supporting_facts_missing``. Ids are ``<subset>-<n>`` with n the record's 0-based
+position in the file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from retrieval_response.datasets import hotpotqa
+from retrieval_response.datasets.records import Record, read_records
+from retrieval_response.datasets.validation import (
+    check_unique,
+    required,
+    required_id,
+    required_string,
+    texts_frame,
+    with_id,
+)
+from retrieval_response.errors import InputError
+
+Paragraph = tuple[str, list[str]]
+
+
+def paragraphs(path: Path, record: Record) -> list[Paragraph]:
+    """The context as (title, sentences) pairs, from either layout; InputError on wrong types."""
+    context = required(path, record, "context")
+    if isinstance(context, dict):
+        titles, sentences = context.get("title"), context.get("sentences")
+        if not isinstance(titles, list) or not isinstance(sentences, list) or len(titles) != len(sentences):
+            raise InputError(path, record.label, "'context' must hold lists 'title' and 'sentences' of equal length")
+        pairs = list(zip(titles, sentences))
+    elif isinstance(context, list) and all(isinstance(item, list) and len(item) == 2 for item in context):
+        pairs = [tuple(item) for item in context]
+    else:
+        raise InputError(path, record.label, "'context' must be {title: [...], sentences: [[...]]} or [[title, [sentences]]]")
+    for index, (title, body) in enumerate(pairs):
+        if not isinstance(title, str) or not isinstance(body, list) or not all(isinstance(s, str) for s in body):
+            raise InputError(path, record.label, f"context paragraph {index} must be a title string with a list of sentence strings")
+    return pairs
+
+
+def supporting_facts(path: Path, record: Record) -> set[tuple[str, int]]:
+    """The (title, sentence index) pairs of the supporting facts, from either layout."""
+    facts = required(path, record, "supporting_facts")
+    if isinstance(facts, dict):
+        titles, sent_ids = facts.get("title"), facts.get("sent_id")
+        if not isinstance(titles, list) or not isinstance(sent_ids, list) or len(titles) != len(sent_ids):
+            raise InputError(path, record.label, "'supporting_facts' must hold lists 'title' and 'sent_id' of equal length")
+        pairs = list(zip(titles, sent_ids))
+    elif isinstance(facts, list) and all(isinstance(item, list) and len(item) == 2 for item in facts):
+        pairs = [tuple(item) for item in facts]
+    else:
+        raise InputError(path, record.label, "'supporting_facts' must be {title: [...], sent_id: [...]} or [[title, sent_id]]")
+    if not all(isinstance(title, str) and isinstance(sid, int) for title, sid in pairs):
+        raise InputError(path, record.label, "supporting facts must pair a title string with an integer sentence index")
+    return set(pairs)
+
+
+def split_paragraphs(context: list[Paragraph], facts: set[tuple[str, int]]) -> tuple[list[str], list[str], int]:
+    """(positives, negatives, empty paragraphs dropped) at paragraph level."""
+    support_titles = {title for title, _ in facts}
+    kept = [(title, "".join(body)) for title, body in context if "".join(body).strip()]
+    positives = [hotpotqa.titled(title, body) for title, body in kept if title in support_titles]
+    negatives = [hotpotqa.titled(title, body) for title, body in kept if title not in support_titles]
+    return positives, negatives, len(context) - len(kept)
+
+
+def split_sentences(context: list[Paragraph], facts: set[tuple[str, int]]) -> tuple[list[str], list[str], int]:
+    """(positives, negatives, empty sentences dropped) at sentence level."""
+    labelled = [((title, index) in facts, title, sentence) for title, body in context for index, sentence in enumerate(body)]
+    kept = [item for item in labelled if item[2].strip()]
+    positives = [hotpotqa.titled(title, sentence) for support, title, sentence in kept if support]
+    negatives = [hotpotqa.titled(title, sentence) for support, title, sentence in kept if not support]
+    return positives, negatives, len(labelled) - len(kept)
+
+
+def missing_facts(context: list[Paragraph], facts: set[tuple[str, int]]) -> int:
+    """How many supporting facts name a (title, sentence index) absent from the context."""
+    present = {(title, index) for title, body in context for index in range(len(body))}
+    return len(facts - present)
+
+
+COLUMNS = ("id", "subset", "q", "p", "n", "level", "source_id")
+
+
+def read(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
+    """Texts table and source notes (empty texts dropped, supporting facts missing) of a HotpotQA HF/original file."""
+    source = Path(path)
+    grain = hotpotqa.granularity(source, level)
+    split = split_paragraphs if grain == "paragraph" else split_sentences
+    rows, labels, dropped, missing = [], [], 0, 0
+    for position, raw in enumerate(read_records(source)):
+        key = "_id" if "_id" in raw.data and "id" not in raw.data else "id"
+        source_id = required_id(source, raw, key)
+        record = with_id(raw, source_id)
+        difficulty = required_string(source, record, "level")
+        if difficulty not in hotpotqa.LEVEL_SUFFIX:
+            raise InputError(source, record.label, f"'level' must be easy, medium or hard, got {difficulty!r}")
+        question = required_string(source, record, "question")
+        context, facts = paragraphs(source, record), supporting_facts(source, record)
+        positives, negatives, empty = split(context, facts)
+        subset = hotpotqa.subset_name(grain, difficulty)
+        rows.append((f"{subset}-{position}", subset, question, positives, negatives, difficulty, source_id))
+        labels.append(record.label)
+        dropped += empty
+        missing += missing_facts(context, facts)
+    check_unique(source, [row[-1] for row in rows], labels, "question id")
+    notes = {"granularity": grain, "empty_texts_dropped": dropped, "supporting_facts_missing": missing}
+    return texts_frame(rows, COLUMNS), notes

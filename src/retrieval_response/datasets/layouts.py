@@ -1,0 +1,82 @@
+"""Source layouts by name: read any of them into the texts table, then sample queries.
+
+The texts table (docs/DESIGN.md): ``id`` (unique, ``<subset>-<n>``), ``subset``, ``q``,
+``p: list[str]``, ``n: list[str]``, then the layout's extras (``level``, ``c1``, ``c2``,
+``q2``, ``source_id``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import polars as pl
+
+from retrieval_response.datasets import (
+    arxiv_parquet,
+    arxiv_snapshot,
+    generic,
+    hotpotqa_hf,
+    hotpotqa_ircot,
+    msmarco,
+    natural_questions,
+    published_texts,
+)
+from retrieval_response.datasets.sampling import sample_queries
+
+Reader = Callable[[str | Path, str | None], tuple[pl.DataFrame, dict]]
+
+READERS: dict[str, Reader] = {
+    "hotpotqa_hf": hotpotqa_hf.read,
+    "hotpotqa_ircot": hotpotqa_ircot.read,
+    "arxiv_parquet": arxiv_parquet.read,
+    "arxiv_snapshot": arxiv_snapshot.read,
+    "msmarco": msmarco.read,
+    "natural_questions": natural_questions.read,
+    "published_texts": published_texts.read,
+    "generic": generic.read,
+}
+LAYOUTS = tuple(READERS)
+
+
+def read_with_notes(layout: str, path: str | Path, *, level: str | None = None, subset: str | None = None) -> tuple[pl.DataFrame, dict]:
+    """The texts table of ``path`` in ``layout`` and the adapter's notes (texts dropped, categories left out ...).
+
+    ``subset`` names the subset of a ``generic`` file (default: the id prefix); other layouts
+    take their subsets from the data and reject it. ValueError for an unknown layout.
+    """
+    if layout not in READERS:
+        raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
+    if layout == "generic":
+        return generic.read(path, level, subset)
+    if subset is not None:
+        raise ValueError(f"layout {layout!r} takes its subsets from the data; 'subset' applies to 'generic' only")
+    return READERS[layout](path, level)
+
+
+def read_texts(layout: str, path: str | Path, *, level: str | None = None, subset: str | None = None) -> pl.DataFrame:
+    """The texts table of ``path`` read with ``layout`` (one of LAYOUTS); InputError on bad input.
+
+    ``level`` is the HotpotQA granularity (``paragraph``, the default, or ``sentence``).
+    """
+    return read_with_notes(layout, path, level=level, subset=subset)[0]
+
+
+def prepare(
+    layout: str,
+    path: str | Path,
+    *,
+    level: str | None = None,
+    subset: str | None = None,
+    n_queries: int | None,
+    seed: int,
+    designs: list[tuple[int, int]],
+) -> tuple[pl.DataFrame, dict]:
+    """``read_texts`` then ``sample_queries``: the sampled texts table and its report.
+
+    The report is sample_queries' report plus ``source`` (path), ``layout``, ``level``
+    and ``source_notes`` (what the adapter dropped or left out, by reason).
+    """
+    texts, notes = read_with_notes(layout, path, level=level, subset=subset)
+    sampled, report = sample_queries(texts, n_queries=n_queries, seed=seed, designs=designs)
+    return sampled, {"source": str(path), "layout": layout, "level": level, **report, "source_notes": notes}

@@ -1,0 +1,61 @@
+"""MS MARCO v1.1 / v2.1 question answering, Hugging Face ``ms_marco`` layout.
+
+Records (JSON array, JSON lines or Parquet): ``query_id``, ``query`` and ``passages`` as the
+Hugging Face columns ``{is_selected: [0|1], passage_text: [str], url: [str]}``; the row
+layout of the original release, ``passages: [{is_selected, passage_text, url}]``, is read too.
+Positives = passages with ``is_selected`` 1, negatives = the others, in source order.
+Empty passages are dropped and counted as ``empty_texts_dropped``. Ids are ``M-<n>`` with n
+the record's 0-based position in the file; ``source_id`` is the query_id.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from retrieval_response.datasets.records import Record, read_records
+from retrieval_response.datasets.validation import check_unique, required, required_id, required_string, texts_frame, with_id
+from retrieval_response.errors import InputError
+
+SUBSET = "M"
+COLUMNS = ("id", "subset", "q", "p", "n", "source_id")
+
+
+def labelled_passages(path: Path, record: Record) -> list[tuple[int, str]]:
+    """(is_selected, passage_text) of each passage, from the column or the row layout."""
+    passages = required(path, record, "passages")
+    if isinstance(passages, dict):
+        selected, texts = passages.get("is_selected"), passages.get("passage_text")
+        if not isinstance(selected, list) or not isinstance(texts, list) or len(selected) != len(texts):
+            raise InputError(path, record.label, "'passages' must hold lists 'is_selected' and 'passage_text' of equal length")
+        pairs = list(zip(selected, texts))
+    elif isinstance(passages, list) and all(isinstance(item, dict) for item in passages):
+        pairs = [(item.get("is_selected"), item.get("passage_text")) for item in passages]
+    else:
+        raise InputError(path, record.label, "'passages' must be {is_selected: [...], passage_text: [...]} or a list of objects")
+    for index, (flag, text) in enumerate(pairs):
+        if flag not in (0, 1) or isinstance(flag, float):
+            raise InputError(path, record.label, f"passage {index}: is_selected must be 0 or 1, got {flag!r}")
+        if not isinstance(text, str):
+            raise InputError(path, record.label, f"passage {index}: passage_text must be a string, found {type(text).__name__}")
+    return pairs
+
+
+def read(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
+    """Texts table (subset M) and source notes (empty passages dropped) of an MS MARCO file; ``level`` is unused."""
+    source = Path(path)
+    rows, labels, dropped = [], [], 0
+    for position, raw in enumerate(read_records(source)):
+        source_id = required_id(source, raw, "query_id")
+        record = with_id(raw, source_id)
+        query = required_string(source, record, "query")
+        labelled = labelled_passages(source, record)
+        kept = [(flag, text.strip()) for flag, text in labelled if text.strip()]
+        positives = [text for flag, text in kept if flag]
+        negatives = [text for flag, text in kept if not flag]
+        rows.append((f"{SUBSET}-{position}", SUBSET, query, positives, negatives, source_id))
+        labels.append(record.label)
+        dropped += len(labelled) - len(kept)
+    check_unique(source, [row[-1] for row in rows], labels, "query_id")
+    return texts_frame(rows, COLUMNS), {"empty_texts_dropped": dropped}

@@ -1,0 +1,122 @@
+"""Pick the queries of a texts table that can serve the configured designs, and count the others.
+
+A design is (Nc, Np) with 2 <= Np < Nc; its candidates are the first Np positives and the
+first Nc - Np negatives (SPEC 2). A query serves a design when len(p) >= Np and
+len(n) >= Nc - Np. A query is usable when it serves at least one design; a query serving
+none is skipped for one reason:
+
+- ``fewer_positives_than_Np``: len(p) < Np for every design;
+- ``too_few_candidates``: some design has Np <= len(p), but each such design lacks negatives
+  (len(n) < Nc - Np), i.e. len(p) + len(n) < Nc with the positives capped at Np.
+
+``per_design_usable`` and ``per_design_skipped`` give the same counts for each design alone.
+
+Sampling is bottom-k by hash: each usable query gets the key blake2b("<seed>:<id>") and the
+``n_queries`` smallest keys are kept. The choice depends only on the seed and the ids, so it
+does not change when other datasets are added, and adding queries to a dataset only swaps in
+queries with smaller keys. The output is sorted by id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import polars as pl
+
+FEWER_POSITIVES = "fewer_positives_than_Np"
+TOO_FEW_CANDIDATES = "too_few_candidates"
+
+
+def design_name(nc: int, np_: int) -> str:
+    """Report key of one design: ``Nc<Nc>_Np<Np>``."""
+    return f"Nc{nc}_Np{np_}"
+
+
+def check_designs(designs: list[tuple[int, int]]) -> None:
+    """ValueError unless there is at least one design and each has 2 <= Np < Nc."""
+    if not designs:
+        raise ValueError("at least one (Nc, Np) design is required")
+    for nc, np_ in designs:
+        if not 2 <= np_ < nc:
+            raise ValueError(f"design Nc={nc}, Np={np_} breaks 2 <= Np < Nc")
+
+
+def sample_key(seed: int, query_id: str) -> bytes:
+    """The bottom-k sampling key of one query: blake2b-64 of ``"<seed>:<id>"``."""
+    return hashlib.blake2b(f"{seed}:{query_id}".encode(), digest_size=8).digest()
+
+
+def feasibility(texts: pl.DataFrame, designs: list[tuple[int, int]]) -> pl.DataFrame:
+    """Per query: ``enough_p_<design>`` (len(p) >= Np) and ``serves_<design>`` (also len(n) >= Nc - Np)."""
+    n_pos, n_neg = pl.col("p").list.len(), pl.col("n").list.len()
+    return texts.select(
+        "id",
+        *[(n_pos >= np_).alias(f"enough_p_{design_name(nc, np_)}") for nc, np_ in designs],
+        *[((n_pos >= np_) & (n_neg >= nc - np_)).alias(f"serves_{design_name(nc, np_)}") for nc, np_ in designs],
+    )
+
+
+def skip_counts(flags: pl.DataFrame, designs: list[tuple[int, int]]) -> tuple[pl.Series, dict, dict, dict]:
+    """(usable mask, skipped by reason, usable per design, skipped per design by reason)."""
+    names = [design_name(nc, np_) for nc, np_ in designs]
+    rows = flags.select(
+        pl.any_horizontal([pl.col(f"serves_{name}") for name in names]).alias("usable"),
+        pl.any_horizontal([pl.col(f"enough_p_{name}") for name in names]).alias("any_enough_p"),
+    )
+    usable = rows["usable"]
+    skipped = {
+        FEWER_POSITIVES: int((~usable & ~rows["any_enough_p"]).sum()),
+        TOO_FEW_CANDIDATES: int((~usable & rows["any_enough_p"]).sum()),
+    }
+    counts = flags.select(
+        *[pl.col(f"serves_{name}").sum().alias(f"usable {name}") for name in names],
+        *[(~pl.col(f"enough_p_{name}")).sum().alias(f"{FEWER_POSITIVES} {name}") for name in names],
+        *[(pl.col(f"enough_p_{name}") & ~pl.col(f"serves_{name}")).sum().alias(f"{TOO_FEW_CANDIDATES} {name}") for name in names],
+    ).row(0, named=True)
+    per_design_usable = {name: counts[f"usable {name}"] for name in names}
+    per_design_skipped = {
+        name: {reason: counts[f"{reason} {name}"] for reason in (FEWER_POSITIVES, TOO_FEW_CANDIDATES)} for name in names
+    }
+    return usable, skipped, per_design_usable, per_design_skipped
+
+
+def bottom_k(ids: pl.Series, n_queries: int | None, seed: int) -> pl.Series:
+    """The ``n_queries`` ids with the smallest sampling keys (all ids when None), sorted."""
+    if n_queries is None or n_queries >= ids.len():
+        return ids.sort()
+    keys = pl.Series("key", [sample_key(seed, query_id) for query_id in ids], dtype=pl.Binary)
+    return pl.DataFrame({"id": ids, "key": keys}).sort("key").head(n_queries)["id"].sort()
+
+
+def sample_queries(
+    texts: pl.DataFrame, *, n_queries: int | None, seed: int, designs: list[tuple[int, int]]
+) -> tuple[pl.DataFrame, dict]:
+    """Usable queries of ``texts`` (serving at least one design), ``n_queries`` of them sampled by seed.
+
+    Returns the sampled rows sorted by id and a report: ``read``, ``usable``, ``sampled``,
+    ``skipped`` {reason: count}, ``designs`` [[Nc, Np]], ``per_design_usable`` and
+    ``per_design_skipped`` {Nc<Nc>_Np<Np>: ...}, ``n_queries``, ``seed`` and, when fewer
+    queries are usable than asked for, a ``note`` (all usable queries are then kept).
+    """
+    designs = list(dict.fromkeys((int(nc), int(np_)) for nc, np_ in designs))
+    check_designs(designs)
+    if n_queries is not None and n_queries < 1:
+        raise ValueError(f"n_queries must be >= 1 or None, got {n_queries}")
+    usable, skipped, per_design_usable, per_design_skipped = skip_counts(feasibility(texts, designs), designs)
+    candidates = texts.filter(usable)
+    chosen = bottom_k(candidates["id"], n_queries, seed)
+    sampled = candidates.filter(pl.col("id").is_in(chosen.implode())).sort("id")
+    report = {
+        "read": texts.height,
+        "usable": candidates.height,
+        "sampled": sampled.height,
+        "skipped": skipped,
+        "designs": [[nc, np_] for nc, np_ in designs],
+        "per_design_usable": per_design_usable,
+        "per_design_skipped": per_design_skipped,
+        "n_queries": n_queries,
+        "seed": seed,
+    }
+    if n_queries is not None and candidates.height < n_queries:
+        report["note"] = f"only {candidates.height} usable queries for {n_queries} requested: all kept"
+    return sampled, report

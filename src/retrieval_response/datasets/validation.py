@@ -1,0 +1,81 @@
+"""Checks on source records and on the texts table; each failure is one InputError.
+
+Record checks run while an adapter reads JSON objects (types cannot be checked after polars
+has coerced them); table checks (duplicate ids, empty query) run vectorised on the texts table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from retrieval_response.datasets.records import Record
+from retrieval_response.errors import InputError
+
+TEXTS_SCHEMA = {"id": pl.String, "subset": pl.String, "q": pl.String, "p": pl.List(pl.String), "n": pl.List(pl.String)}
+"""Columns every texts table starts with; extras (level, source_id, c1, c2, q2) are strings."""
+
+
+def required(path: Path, record: Record, key: str) -> object:
+    """``record.data[key]``; InputError ``missing key`` when absent or null."""
+    value = record.data.get(key)
+    if value is None:
+        raise InputError(path, record.label, f"missing key {key!r} (required, not null)")
+    return value
+
+
+def required_string(path: Path, record: Record, key: str) -> str:
+    """``record.data[key]`` as a string with non-blank content; InputError otherwise."""
+    value = required(path, record, key)
+    if not isinstance(value, str):
+        raise InputError(path, record.label, f"{key!r} must be a string, found {type(value).__name__}")
+    if not value.strip():
+        raise InputError(path, record.label, f"{key!r} is empty (a non-blank string is required)")
+    return value
+
+
+def required_id(path: Path, record: Record, key: str) -> str:
+    """``record.data[key]`` as an id string: a non-blank string or an integer (converted)."""
+    value = required(path, record, key)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return required_string(path, record, key)
+
+
+def text_list(path: Path, record: Record, key: str) -> list[str]:
+    """``record.data[key]`` as a list of non-blank strings.
+
+    InputError names the list and the 0-based index of the first bad element, e.g.
+    ``p[3] is empty`` or ``n[0] must be a string, found int``. An empty list is allowed.
+    """
+    value = required(path, record, key)
+    if not isinstance(value, list):
+        raise InputError(path, record.label, f"{key!r} must be a list of strings, found {type(value).__name__}")
+    for index, text in enumerate(value):
+        if not isinstance(text, str):
+            raise InputError(path, record.label, f"{key}[{index}] must be a string, found {type(text).__name__}")
+        if not text.strip():
+            raise InputError(path, record.label, f"{key}[{index}] is empty (texts must be non-blank strings)")
+    return value
+
+
+def with_id(record: Record, record_id: str) -> Record:
+    """``record`` relabelled as ``<label> (id <record_id>)`` for later messages."""
+    return Record(f"{record.label} (id {record_id})", record.data)
+
+
+def check_unique(path: Path, values: list[str], labels: list[str], what: str) -> None:
+    """InputError at the earliest repeat of any value of ``values``, naming its first occurrence."""
+    frame = pl.DataFrame({"value": values, "label": labels}, schema={"value": pl.String, "label": pl.String})
+    repeats = frame.filter(~pl.col("value").is_first_distinct())
+    if repeats.height:
+        repeat = repeats.row(0, named=True)
+        first = frame.filter(pl.col("value") == repeat["value"]).row(0, named=True)
+        raise InputError(path, repeat["label"], f"duplicate {what} {repeat['value']!r} (first at {first['label']})")
+
+
+def texts_frame(rows: list[tuple], columns: tuple[str, ...]) -> pl.DataFrame:
+    """The texts table of row tuples named by ``columns``: TEXTS_SCHEMA types, extras as strings."""
+    schema = {name: TEXTS_SCHEMA.get(name, pl.String) for name in columns}
+    return pl.DataFrame(rows, schema=schema, orient="row")
