@@ -1,0 +1,196 @@
+"""Persistent, content-addressed LLM response cache, safe with concurrent writers.
+
+Layout: a folder of JSON-lines shard files. Each process appends to its own shard
+``<host>-<pid>-<random>.jsonl`` (so writers on several hosts of a shared filesystem never touch
+the same file) and holds an exclusive ``flock`` on it while open. Every record is one line
+``{"key": "<sha256>", ...}`` written with a single ``write()`` then ``fsync`` before ``put``
+returns: a completed call is durable before its result is used, so a killed run resumes where it
+stopped. Readers index every shard (key -> file, offset), read new bytes incrementally on a miss
+(so records written meanwhile by other jobs are found), and ignore a torn last line.
+``compact()`` merges the shards of finished writers into one, atomically.
+
+The key is the sha256 of the canonical JSON of (model, messages, sampling parameters, api_base
+without credentials or query string); API keys are never part of a key or a record.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import secrets
+import socket
+import urllib.parse
+from pathlib import Path
+
+from ..atomic import atomic_path
+
+_PREFIX = b'{"key":"'
+_KEY_END = len(_PREFIX) + 64
+
+
+def public_api_base(api_base: str | None) -> str | None:
+    """``api_base`` without user:password, query string or fragment (None stays None)."""
+    if not api_base:
+        return None
+    parts = urllib.parse.urlsplit(api_base)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+def request_key(model: str, messages: list[dict], params: dict, api_base: str | None) -> str:
+    """sha256 hex of canonical JSON {model, messages, params, api_base (public part)}.
+
+    ``params`` holds what changes the response (temperature, max_tokens, seed, logprobs,
+    top_logprobs); canonical = sorted keys, compact separators, UTF-8.
+    """
+    payload = {"model": model, "messages": messages, "params": params,
+               "api_base": public_api_base(api_base)}
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _record_key(line: bytes) -> str:
+    if line.startswith(_PREFIX) and line[_KEY_END:_KEY_END + 1] == b'"':
+        return line[len(_PREFIX):_KEY_END].decode("ascii")
+    return json.loads(line)["key"]
+
+
+class ResponseCache:
+    """The cache folder ``root`` (created if missing); see the module docstring."""
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._index: dict[str, tuple[Path, int, int]] = {}
+        self._consumed: dict[Path, int] = {}
+        self._shard: Path | None = None
+        self._fd: int | None = None
+        self._size = 0
+        self.refresh()
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __contains__(self, key: str) -> bool:
+        return self.get(key) is not None
+
+    def keys(self) -> set[str]:
+        """Keys of every complete record on disk now."""
+        self.refresh()
+        return set(self._index)
+
+    def refresh(self) -> None:
+        """Index complete lines appended to any shard since the last refresh (first record of a
+        key wins; a torn or unreadable line is skipped)."""
+        for path in sorted(self.root.glob("*.jsonl")):
+            start = self._consumed.get(path, 0)
+            try:
+                with open(path, "rb") as handle:
+                    handle.seek(start)
+                    data = handle.read()
+            except FileNotFoundError:
+                continue
+            end = data.rfind(b"\n") + 1
+            offset = start
+            for line in data[:end].splitlines(keepends=True):
+                try:
+                    self._index.setdefault(_record_key(line), (path, offset, len(line)))
+                except (ValueError, KeyError, UnicodeDecodeError):
+                    pass
+                offset += len(line)
+            self._consumed[path] = start + end
+
+    def get(self, key: str) -> dict | None:
+        """The record stored under ``key``, or None (after looking for new records on disk)."""
+        if key not in self._index:
+            self.refresh()
+        if key not in self._index:
+            return None
+        try:
+            return self._read(*self._index[key])
+        except FileNotFoundError:  # merged away by compact(): index again from scratch
+            self._index.clear()
+            self._consumed.clear()
+            self.refresh()
+            return self._read(*self._index[key]) if key in self._index else None
+
+    def _read(self, path: Path, offset: int, length: int) -> dict:
+        if path == self._shard:
+            return json.loads(os.pread(self._fd, length, offset))
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            return json.loads(handle.read(length))
+
+    def put(self, key: str, record: dict) -> None:
+        """Append ``record`` under ``key`` to this process's shard: one write, then fsync."""
+        if self._fd is None:
+            self._open_shard()
+        line = (json.dumps({"key": key, **record}, separators=(",", ":"), ensure_ascii=False)
+                + "\n").encode("utf-8")
+        view = memoryview(line)
+        while view:
+            view = view[os.write(self._fd, view):]
+        os.fsync(self._fd)
+        self._index.setdefault(key, (self._shard, self._size, len(line)))
+        self._size += len(line)
+        self._consumed[self._shard] = self._size
+
+    def _open_shard(self) -> None:
+        name = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}.jsonl"
+        self._shard = self.root / name
+        self._fd = os.open(self._shard, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        self._size = 0
+
+    def close(self) -> None:
+        """Release this process's shard (it becomes eligible for ``compact``)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+            self._shard = None
+
+    def compact(self) -> int:
+        """Merge every shard whose writer has finished into one new shard, atomically, then
+        remove the merged shards; return how many shards were merged. Shards still locked by a
+        live writer are left alone, as is a compaction already running elsewhere."""
+        with open(self.root / ".compact.lock", "a+b") as guard:
+            try:
+                fcntl.flock(guard, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return 0
+            merged, records, seen = [], [], set()
+            for path in sorted(self.root.glob("*.jsonl")):
+                if path == self._shard:
+                    continue
+                with open(path, "rb") as handle:
+                    try:
+                        fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    except BlockingIOError:
+                        continue
+                    data = handle.read()
+                merged.append(path)
+                for line in data[:data.rfind(b"\n") + 1].splitlines(keepends=True):
+                    try:
+                        key = _record_key(line)
+                    except (ValueError, KeyError, UnicodeDecodeError):
+                        continue
+                    if key not in seen:
+                        seen.add(key)
+                        records.append(line)
+            if len(merged) < 2:
+                return 0
+            target = self.root / f"compact-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}.jsonl"
+            with atomic_path(target) as tmp:
+                with open(tmp, "wb") as out:
+                    out.writelines(records)
+                    out.flush()
+                    os.fsync(out.fileno())
+            for path in merged:
+                path.unlink(missing_ok=True)
+        self._index.clear()
+        self._consumed.clear()
+        self.refresh()
+        return len(merged)

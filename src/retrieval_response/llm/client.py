@@ -1,0 +1,189 @@
+"""One paced, retried, cached chat completion through ``litellm.acompletion``.
+
+Each logical request is looked up in the response cache first (a hit costs no call); identical
+requests in flight at the same time share one call. A miss goes through the pacer (concurrency,
+requests/min, tokens/min) and a bounded retry loop that is the only retry layer: litellm and the
+OpenAI client are called with ``num_retries=0`` and ``max_retries=0``, so one HTTP 429 costs
+exactly one extra request. A response is in the cache (fsync'ed) before it is returned.
+The API key is read from the environment variable the config names, at call time, and goes
+nowhere but into the litellm call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Awaitable, Iterable, TypeVar
+
+import litellm
+from tqdm import tqdm
+
+from .accounting import CallStats
+from .cache import ResponseCache, request_key
+from .config import TOP_LOGPROBS, ModelConfig, PacingConfig
+from .pacing import Pacer, estimate_tokens
+from .retry import backoff_seconds, classify
+
+litellm.suppress_debug_info = True
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Completion:
+    """Outcome of one logical request: ``status`` is ``ok`` or the failure reason."""
+
+    key: str
+    status: str
+    content: str | None = None
+    logprobs: list[dict] | None = None
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def _logprobs_content(choice) -> list[dict] | None:
+    raw = getattr(choice, "logprobs", None)
+    if raw is None:
+        return None
+    data = raw.model_dump() if hasattr(raw, "model_dump") else dict(raw)
+    entries = data.get("content") or []
+    return [{"token": e["token"], "logprob": e["logprob"],
+             "top_logprobs": [{"token": t["token"], "logprob": t["logprob"]}
+                              for t in e.get("top_logprobs") or []]}
+            for e in entries] or None
+
+
+def response_record(response, model: str) -> dict:
+    """The cache record of a litellm ``ModelResponse``: content, logprobs (token, logprob,
+    top_logprobs), usage, cost (None when litellm has no price), finish reason, response id."""
+    choice = response.choices[0]
+    usage = getattr(response, "usage", None)
+    return {"model": model, "content": choice.message.content,
+            "logprobs": _logprobs_content(choice),
+            "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+            "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+            "cost_usd": (getattr(response, "_hidden_params", None) or {}).get("response_cost"),
+            "finish_reason": choice.finish_reason, "response_id": response.id}
+
+
+class LLMClient:
+    """Paced, retried, cached completions for one model config (see module docstring).
+
+    A ``llamacpp/<alias>`` model is served in-process by llama.cpp with ``local_threads``
+    threads (the Snakemake job's threads)."""
+
+    def __init__(self, model: ModelConfig, pacing: PacingConfig, cache: ResponseCache,
+                 stats: CallStats | None = None, jitter_seed: int | None = None,
+                 local_threads: int | None = None):
+        self.model = model
+        self.pacing = pacing
+        self.cache = cache
+        self.stats = stats if stats is not None else CallStats()
+        self._rng = random.Random(jitter_seed)
+        self._pacer: Pacer | None = None
+        self._in_flight: dict[str, asyncio.Task] = {}
+        if model.model.startswith("llamacpp/"):
+            from .local import register_llamacpp
+
+            register_llamacpp(model, local_threads)
+
+    def sampling_params(self) -> dict:
+        """Parameters that change the response (part of the cache key)."""
+        params = {"temperature": self.model.temperature, "max_tokens": self.model.max_tokens,
+                  "seed": self.model.seed}
+        if self.model.logprobs:
+            params |= {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
+        if self.model.model_path:
+            params["model_file"] = Path(self.model.model_path).name
+        return params
+
+    def key(self, messages: list[dict]) -> str:
+        """Cache key of ``messages`` under this model config."""
+        return request_key(self.model.model, messages, self.sampling_params(), self.model.api_base)
+
+    async def complete(self, messages: list[dict]) -> Completion:
+        """The completion of ``messages``: from the cache, from an identical call in flight, or
+        from a new paced call with retries."""
+        self.stats.requests += 1
+        key = self.key(messages)
+        if key in self._in_flight:
+            self.stats.cache_hits += 1
+            return await asyncio.shield(self._in_flight[key])
+        record = self.cache.get(key)
+        if record is not None:
+            self.stats.cache_hits += 1
+            return Completion(key, "ok", record["content"], record.get("logprobs"), cached=True)
+        task = asyncio.ensure_future(self._call(key, messages))
+        self._in_flight[key] = task
+        try:
+            return await asyncio.shield(task)
+        finally:
+            self._in_flight.pop(key, None)
+
+    def _litellm_kwargs(self, messages: list[dict]) -> dict:
+        params = {k: v for k, v in self.sampling_params().items() if k != "model_file"}
+        kwargs = {"model": self.model.model, "messages": messages, **params,
+                  "timeout": self.pacing.timeout_seconds, "num_retries": 0, "max_retries": 0}
+        if params.get("seed") is None:
+            kwargs.pop("seed")
+        if self.model.api_base:
+            kwargs["api_base"] = self.model.api_base
+        if self.model.api_key_env:
+            kwargs["api_key"] = os.environ.get(self.model.api_key_env)
+        return kwargs
+
+    async def _call(self, key: str, messages: list[dict]) -> Completion:
+        estimated = estimate_tokens(messages, self.model.max_tokens)
+        for attempt in range(self.pacing.max_retries + 1):
+            async with self._pacer.slot(estimated) as pacer:
+                self.stats.calls += 1
+                try:
+                    response = await litellm.acompletion(**self._litellm_kwargs(messages))
+                except Exception as exc:  # classified below; never re-raised with the key in it
+                    kind = classify(exc)
+                else:
+                    record = response_record(response, self.model.model)
+                    self.cache.put(key, record)
+                    self._count_usage(record)
+                    pacer.correct_tokens(estimated, record["prompt_tokens"] + record["completion_tokens"])
+                    return Completion(key, "ok", record["content"], record["logprobs"])
+            if not kind.retryable or attempt == self.pacing.max_retries:
+                reason = kind.reason if not kind.retryable else f"retries_exhausted:{kind.reason}"
+                self.stats.failures_by_reason[reason] += 1
+                return Completion(key, reason)
+            self.stats.retries += 1
+            self.stats.retries_by_reason[kind.reason] += 1
+            delay = backoff_seconds(attempt + 1, kind, self.pacing.backoff_base_seconds,
+                                    self.pacing.backoff_max_seconds, self._rng)
+            if kind.retry_after_s is not None:
+                self._pacer.pause(delay)
+            await asyncio.sleep(delay)
+        raise AssertionError("unreachable: the loop returns on its last attempt")
+
+    def _count_usage(self, record: dict) -> None:
+        self.stats.prompt_tokens += record["prompt_tokens"]
+        self.stats.completion_tokens += record["completion_tokens"]
+        self.stats.add_cost(record["cost_usd"])
+
+    def run_all(self, tasks: Iterable[Awaitable[T]], desc: str) -> list[T]:
+        """Run the awaitables (e.g. ``client.complete(...)`` or coroutines built on it) on one
+        event loop under this client's pacing, with a tqdm progress bar on stderr; results in
+        input order."""
+        return asyncio.run(self._gather(list(tasks), desc))
+
+    async def _gather(self, tasks: list[Awaitable[T]], desc: str) -> list[T]:
+        self._pacer = Pacer(self.pacing)
+        with tqdm(total=len(tasks), desc=desc, file=sys.stderr, mininterval=1.0,
+                  disable=False) as bar:
+            async def tracked(task: Awaitable[T]) -> T:
+                result = await task
+                bar.update(1)
+                return result
+
+            return await asyncio.gather(*(tracked(t) for t in tasks))

@@ -1,0 +1,55 @@
+"""Model and pacing settings, read from the ``llm`` section of the workflow config."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from typing import Mapping
+
+TOP_LOGPROBS = 5  # alternatives asked per token when a model config sets logprobs
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """One LLM reached through litellm. ``api_key_env`` names the environment variable holding
+    the key; the key itself is never stored here."""
+
+    model: str
+    api_base: str | None = None
+    api_key_env: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 200
+    seed: int | None = 0
+    logprobs: bool = False
+    model_path: str | None = None
+    n_ctx: int = 4096
+
+    @classmethod
+    def from_mapping(cls, values: Mapping) -> "ModelConfig":
+        """Build from a config mapping (unknown keys raise TypeError)."""
+        return cls(**dict(values))
+
+    def fingerprint(self) -> str:
+        """sha256 (16 hex) of every field that changes responses: a Snakemake param, so that
+        changing the model makes exactly its dependent targets stale."""
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class PacingConfig:
+    """Limits inside one job: concurrent calls, requests and tokens per minute (None = no limit);
+    retry bound and per-attempt timeout."""
+
+    concurrency: int = 4
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+    max_retries: int = 5
+    timeout_seconds: float = 300.0
+    backoff_base_seconds: float = 0.5
+    backoff_max_seconds: float = 60.0
+
+    @classmethod
+    def from_mapping(cls, values: Mapping) -> "PacingConfig":
+        """Build from a config mapping (unknown keys raise TypeError)."""
+        return cls(**dict(values))

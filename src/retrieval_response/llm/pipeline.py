@@ -1,0 +1,149 @@
+"""Ranked samples -> ideal answers, top-K answers, grades (tables of docs/DESIGN.md).
+
+Every input row comes out: a sample whose LLM call failed keeps its row with ``status`` set to
+the reason (``empty_answer``, ``api_error:<Class>``, ``retries_exhausted:<why>``,
+``unparseable_grade``, or, in the graded table, ``ideal_answer:<reason>`` /
+``topk_answer:<reason>`` when an input answer was missing) and null answer or grade.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from .client import Completion, LLMClient
+from .grading import expected_grade, parse_grade
+from .prompts import Prompt, format_references
+
+ANSWERED = "ok"
+GRADED = "graded"
+REASK_SEPARATOR = "\n--- re-ask ---\n"
+
+
+def _answer_status(completion: Completion, client: LLMClient) -> str:
+    if not completion.ok:
+        return completion.status
+    if not (completion.content or "").strip():
+        client.stats.failures_by_reason["empty_answer"] += 1
+        return "empty_answer"
+    return ANSWERED
+
+
+def _answer_all(client: LLMClient, prompt: Prompt, queries: list[str], references: list[list[str]],
+                desc: str) -> tuple[list[str | None], list[str]]:
+    messages = [prompt.messages(query=q, references=format_references(refs))
+                for q, refs in zip(queries, references)]
+    completions = client.run_all([client.complete(m) for m in messages], desc)
+    statuses = [_answer_status(c, client) for c in completions]
+    answers = [c.content if s == ANSWERED else None for c, s in zip(completions, statuses)]
+    return answers, statuses
+
+
+def ideal_answers(texts: pl.DataFrame, nps: list[int], client: LLMClient, prompt: Prompt) -> pl.DataFrame:
+    """One ideal answer per (id, Np) for Np in ``nps``, written from the first Np positives
+    ``p[:Np]`` of queries that have at least Np; columns id, Np, answer_ideal, status."""
+    pairs = (texts.select("id", "q", "p")
+             .join(pl.DataFrame({"Np": sorted(set(nps))}, schema={"Np": pl.Int32}), how="cross")
+             .filter(pl.col("p").list.len() >= pl.col("Np"))
+             .with_columns(refs=pl.col("p").list.head(pl.col("Np")))
+             .sort("id", "Np"))
+    answers, statuses = _answer_all(client, prompt, pairs["q"].to_list(), pairs["refs"].to_list(),
+                                    "ideal answers")
+    return pairs.select("id", "Np").with_columns(
+        answer_ideal=pl.Series(answers, dtype=pl.String), status=pl.Series(statuses, dtype=pl.String))
+
+
+def topk_selections(ranked: pl.DataFrame, texts: pl.DataFrame) -> pl.DataFrame:
+    """One row per (id, E, Nc, Np, K) of the ranked table: rank = rank[:K], inK (1 where the
+    ranked candidate is a positive, i.e. index < Np), P and R at that K, q, and refs = the top-K
+    candidate texts in rank order (candidates = p[:Np] + n[:Nc-Np])."""
+    positives = pl.lit(1, pl.Int8).repeat_by(pl.col("Np"))
+    negatives = pl.lit(0, pl.Int8).repeat_by(pl.col("Nc") - pl.col("Np"))
+    candidates = pl.concat_list(pl.col("p").list.head(pl.col("Np")),
+                                pl.col("n").list.head(pl.col("Nc") - pl.col("Np")))
+    return (ranked.join(texts.select("id", "q", "p", "n"), on="id", how="inner")
+            .explode("K", "P", "R")
+            .with_columns(rank=pl.col("rank").list.head(pl.col("K")))
+            .with_columns(inK=pl.concat_list(positives, negatives).list.gather(pl.col("rank")),
+                          refs=candidates.list.gather(pl.col("rank")))
+            .select("id", "subset", "E", "Nc", "Np", pl.col("K").cast(pl.Int32), "rank", "inK",
+                    "P", "R", "q", "refs")
+            .sort("id", "E", "Nc", "Np", "K"))
+
+
+def topk_answers(ranked: pl.DataFrame, texts: pl.DataFrame, client: LLMClient, prompt: Prompt) -> pl.DataFrame:
+    """One top-K answer per (id, E, Nc, Np, K), from the top-K texts in rank order; columns
+    id, subset, E, Nc, Np, K, rank, inK, P, R, answer_topK, status. Ranked ids missing from
+    ``texts`` are an error of the caller (checked by the workflow script)."""
+    rows = topk_selections(ranked, texts)
+    answers, statuses = _answer_all(client, prompt, rows["q"].to_list(), rows["refs"].to_list(),
+                                    "top-K answers")
+    return rows.drop("q", "refs").with_columns(
+        answer_topK=pl.Series(answers, dtype=pl.String), status=pl.Series(statuses, dtype=pl.String))
+
+
+@dataclass(frozen=True)
+class GradeOutcome:
+    """Result of grading one sample (``status`` = ``graded`` or the reason it is not)."""
+
+    grade: int | None
+    grade_expected: float | None
+    status: str
+    grade_raw: str | None
+
+
+async def grade_one(client: LLMClient, prompt: Prompt, messages: list[dict]) -> GradeOutcome:
+    """Ask for a grade; if the reply is not a strict grade 1..5, ask once more with the prompt's
+    [reask] message; after that the sample is ``unparseable_grade`` with the raw replies kept."""
+    first = await client.complete(messages)
+    if not first.ok:
+        return GradeOutcome(None, None, first.status, None)
+    grade = parse_grade(first.content)
+    if grade is not None:
+        return GradeOutcome(grade, expected_grade(first.logprobs), GRADED, first.content)
+    second = await client.complete(prompt.reask_messages(messages, first.content or ""))
+    if not second.ok:
+        return GradeOutcome(None, None, second.status, first.content)
+    raw = f"{first.content or ''}{REASK_SEPARATOR}{second.content or ''}"
+    grade = parse_grade(second.content)
+    if grade is None:
+        client.stats.failures_by_reason["unparseable_grade"] += 1
+        return GradeOutcome(None, None, "unparseable_grade", raw)
+    return GradeOutcome(grade, expected_grade(second.logprobs), GRADED, raw)
+
+
+async def _skipped(status: str) -> GradeOutcome:
+    return GradeOutcome(None, None, status, None)
+
+
+def grade_answers(topk: pl.DataFrame, ideal: pl.DataFrame, texts: pl.DataFrame, client: LLMClient,
+                  prompt: Prompt) -> pl.DataFrame:
+    """The graded table of docs/DESIGN.md: each top-K answer graded against the ideal answer of
+    its (id, Np), given the query. Samples with a missing answer are kept ungraded with status
+    ``topk_answer:<reason>`` or ``ideal_answer:<reason>`` (``ideal_answer:missing`` when no
+    ideal row exists)."""
+    rows = (topk.rename({"status": "topk_status"})
+            .join(ideal.rename({"status": "ideal_status"}), on=["id", "Np"], how="left")
+            .join(texts.select("id", "q"), on="id", how="left")
+            .with_columns(pl.col("ideal_status").fill_null("missing")))
+    tasks = []
+    for q, ideal_answer, answer, topk_status, ideal_status in rows.select(
+            "q", "answer_ideal", "answer_topK", "topk_status", "ideal_status").iter_rows():
+        if topk_status != ANSWERED:
+            tasks.append(_skipped(f"topk_answer:{topk_status}"))
+        elif ideal_status != ANSWERED:
+            tasks.append(_skipped(f"ideal_answer:{ideal_status}"))
+        else:
+            tasks.append(grade_one(client, prompt, prompt.messages(
+                query=q, ideal_answer=ideal_answer, answer=answer)))
+    outcomes = client.run_all(tasks, "grades")
+    return rows.select(
+        "id", "subset", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK",
+    ).with_columns(
+        grade=pl.Series([o.grade for o in outcomes], dtype=pl.Int8),
+        grade_expected=pl.Series([o.grade_expected for o in outcomes], dtype=pl.Float64),
+        P=rows["P"].cast(pl.Float64), R=rows["R"].cast(pl.Float64),
+        status=pl.Series([o.status for o in outcomes], dtype=pl.String),
+        grade_raw=pl.Series([o.grade_raw for o in outcomes], dtype=pl.String),
+    )

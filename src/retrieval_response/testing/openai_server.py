@@ -1,0 +1,353 @@
+"""A loopback HTTP server speaking the OpenAI chat-completions protocol, for tests and benchmarks.
+
+``POST /v1/chat/completions`` answers deterministically from the request's messages, after a
+configurable latency, under a server-side rate limit (sliding one-second window; excess gets
+HTTP 429 with ``Retry-After`` and ``retry-after-ms``), with a seeded fault schedule (injected 429,
+500, timeouts, malformed JSON bodies, unparseable grade content). ``GET /stats`` returns the
+counters as JSON; ``OpenAIServer.stats()`` returns them in-process.
+
+Use as a context manager (server thread in this process)::
+
+    with OpenAIServer(latency_s=0.1, rate_limit_rps=20) as server:
+        litellm.completion(model="openai/fake", api_base=server.base_url, api_key="x", ...)
+
+or ``python -m retrieval_response.testing.openai_server --latency 0.1 --rps 20`` (prints
+``PORT <n>``) to keep its threads off the client's interpreter lock; see ``serve_in_subprocess``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import random
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections import Counter, deque
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable, Iterator
+
+FAULT_KINDS = ("fault_429", "fault_500", "fault_timeout", "fault_malformed", "fault_unparseable")
+UNPARSEABLE_CONTENT = "Somewhere between 3 and 4, I would say."
+
+
+@dataclass(frozen=True)
+class FaultSchedule:
+    """Fractions of requests that get each injected fault (drawn per request from a seeded RNG).
+
+    ``timeout_sleep_s`` is how long a "timeout" request hangs before answering (make it longer
+    than the client's timeout); ``retry_after_s`` is the Retry-After of injected 429s.
+    """
+
+    rate_limit_429: float = 0.0
+    server_error_500: float = 0.0
+    timeout: float = 0.0
+    malformed_json: float = 0.0
+    unparseable_grade: float = 0.0
+    retry_after_s: float = 0.05
+    timeout_sleep_s: float = 3.0
+    seed: int = 0
+
+    def scaled_to(self, total: float) -> "FaultSchedule":
+        """The same mix of the five faults, scaled so that their fractions sum to ``total``."""
+        kinds = (self.rate_limit_429, self.server_error_500, self.timeout, self.malformed_json,
+                 self.unparseable_grade)
+        factor = total / sum(kinds)
+        return FaultSchedule(*(k * factor for k in kinds), self.retry_after_s, self.timeout_sleep_s,
+                             self.seed)
+
+
+def messages_sha256(messages: list[dict]) -> str:
+    """sha256 hex of the canonical JSON of ``messages`` (sorted keys, compact separators)."""
+    canonical = json.dumps(messages, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def default_answer(messages: list[dict]) -> str:
+    """Deterministic content: ``Grade: g`` (g = 1 + hash mod 5) when the prompt mentions a grade,
+    else ``Answer <hash12>``."""
+    digest = messages_sha256(messages)
+    text = " ".join(str(m.get("content", "")) for m in messages).lower()
+    if "grade" in text:
+        return f"Grade: {1 + int(digest[:8], 16) % 5}"
+    return f"Answer {digest[:12]}."
+
+
+def token_logprobs(content: str, top_n: int) -> list[dict]:
+    """OpenAI-style ``logprobs.content`` for ``content``: a digit token 1..5 gets a distribution
+    with 0.6 on itself and the rest spread over its neighbours; other tokens get probability 1."""
+    tokens = re.findall(r"\d|\w+|\s+|[^\w\s]", content)
+    entries = []
+    for token in tokens:
+        if token in {"1", "2", "3", "4", "5"}:
+            g = int(token)
+            neighbours = [n for n in (g - 1, g + 1) if 1 <= n <= 5]
+            probs = {str(g): 0.6, **{str(n): 0.4 / len(neighbours) for n in neighbours}}
+        else:
+            probs = {token: 1.0}
+        top = sorted(probs.items(), key=lambda kv: -kv[1])[:max(top_n, 1)]
+        entries.append({
+            "token": token, "logprob": math.log(probs[token]), "bytes": list(token.encode()),
+            "top_logprobs": [{"token": t, "logprob": math.log(p), "bytes": list(t.encode())}
+                             for t, p in top],
+        })
+    return entries
+
+
+@dataclass
+class _State:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    outcomes: Counter = field(default_factory=Counter)
+    by_prompt: Counter = field(default_factory=Counter)
+    ok_by_prompt: Counter = field(default_factory=Counter)
+    ok_times: list = field(default_factory=list)
+    window: deque = field(default_factory=deque)
+    in_flight: int = 0
+    max_in_flight: int = 0
+
+
+class OpenAIServer:
+    """Loopback OpenAI chat-completions server (see module docstring); a context manager."""
+
+    def __init__(self, latency_s: float = 0.0, rate_limit_rps: float | None = None,
+                 faults: FaultSchedule = FaultSchedule(),
+                 answer: Callable[[list[dict]], str] = default_answer, port: int = 0):
+        self.latency_s = latency_s
+        self.rate_limit_rps = rate_limit_rps
+        self.faults = faults
+        self.answer = answer
+        self._rng = random.Random(faults.seed)
+        self._state = _State()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        """The ``api_base`` for litellm's ``openai/`` route."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> "OpenAIServer":
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def serve_forever(self) -> None:
+        self._httpd.serve_forever()
+
+    def stats(self) -> dict:
+        """Counters: ``requests``, ``outcomes`` (ok, rate_limited, fault_*), ``by_prompt`` and
+        ``ok_by_prompt`` (messages sha256 -> count), ``max_in_flight``, ``ok_rps`` (200s per
+        second between the first and the last one)."""
+        s = self._state
+        with s.lock:
+            times = sorted(s.ok_times)
+            span = times[-1] - times[0] if len(times) > 1 else 0.0
+            return {
+                "requests": sum(s.by_prompt.values()),
+                "outcomes": dict(s.outcomes),
+                "by_prompt": dict(s.by_prompt),
+                "ok_by_prompt": dict(s.ok_by_prompt),
+                "max_in_flight": s.max_in_flight,
+                "ok_rps": (len(times) - 1) / span if span > 0 else None,
+                "config": {"latency_s": self.latency_s, "rate_limit_rps": self.rate_limit_rps,
+                           "faults": asdict(self.faults)},
+            }
+
+    def reset_stats(self) -> None:
+        """Zero every counter (the rate-limit window is kept)."""
+        with self._state.lock:
+            window = self._state.window
+            self._state = _State(window=window)
+
+    # -- request handling -------------------------------------------------------------
+
+    def _admit(self) -> float | None:
+        """Record an arrival in the rate-limit window; return the wait in seconds if over."""
+        if self.rate_limit_rps is None:
+            return None
+        now = time.monotonic()
+        window = self._state.window
+        while window and window[0] <= now - 1.0:
+            window.popleft()
+        if len(window) >= self.rate_limit_rps:
+            return window[0] + 1.0 - now
+        window.append(now)
+        return None
+
+    def _draw_fault(self) -> str | None:
+        f = self.faults
+        u = self._rng.random()
+        for kind, frac in zip(FAULT_KINDS, (f.rate_limit_429, f.server_error_500, f.timeout,
+                                            f.malformed_json, f.unparseable_grade)):
+            if u < frac:
+                return kind
+            u -= frac
+        return None
+
+    def _completion_body(self, request: dict, content: str, prompt_hash: str) -> dict:
+        messages = request.get("messages", [])
+        prompt_chars = sum(len(str(m.get("content", ""))) for m in messages)
+        choice = {"index": 0, "message": {"role": "assistant", "content": content},
+                  "finish_reason": "stop", "logprobs": None}
+        if request.get("logprobs"):
+            choice["logprobs"] = {"content": token_logprobs(content, int(request.get("top_logprobs") or 0))}
+        completion_tokens = max(1, len(content) // 4)
+        prompt_tokens = max(1, prompt_chars // 4)
+        return {"id": f"chatcmpl-{prompt_hash[:24]}", "object": "chat.completion",
+                "created": int(time.time()), "model": request.get("model", "loopback"),
+                "choices": [choice],
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                          "total_tokens": prompt_tokens + completion_tokens}}
+
+    def _handler_class(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def _send(self, status: int, body: bytes, headers: dict | None = None) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/stats"):
+                    self._send(200, json.dumps(server.stats()).encode())
+                else:
+                    self._send(404, b'{"error": {"message": "not found"}}')
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                try:
+                    request = json.loads(self.rfile.read(length))
+                except json.JSONDecodeError:
+                    self._send(400, b'{"error": {"message": "bad json"}}')
+                    return
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, b'{"error": {"message": "not found"}}')
+                    return
+                prompt_hash = messages_sha256(request.get("messages", []))
+                state = server._state
+                with state.lock:
+                    state.by_prompt[prompt_hash] += 1
+                    wait = server._admit()
+                    fault = None if wait is not None else server._draw_fault()
+                    outcome = "rate_limited" if wait is not None else (fault or "ok")
+                    state.outcomes[outcome] += 1
+                    state.in_flight += 1
+                    state.max_in_flight = max(state.max_in_flight, state.in_flight)
+                try:
+                    self._respond(request, prompt_hash, wait, fault)
+                finally:
+                    with state.lock:
+                        state.in_flight -= 1
+
+            def _respond(self, request: dict, prompt_hash: str, wait: float | None,
+                         fault: str | None) -> None:
+                if wait is not None:
+                    self._rate_limited(wait, "rate limit exceeded")
+                    return
+                time.sleep(server.latency_s)
+                if fault == "fault_429":
+                    self._rate_limited(server.faults.retry_after_s, "injected 429")
+                elif fault == "fault_500":
+                    self._send(500, b'{"error": {"message": "injected 500", "type": "server_error"}}')
+                elif fault == "fault_timeout":
+                    time.sleep(server.faults.timeout_sleep_s)
+                    self._send(504, b'{"error": {"message": "injected timeout"}}')
+                elif fault == "fault_malformed":
+                    self._send(200, b'{"id": "chatcmpl-broken", "choices": [{"message": ')
+                else:
+                    content = (UNPARSEABLE_CONTENT if fault == "fault_unparseable"
+                               else server.answer(request.get("messages", [])))
+                    body = server._completion_body(request, content, prompt_hash)
+                    self._send(200, json.dumps(body).encode())
+                    with server._state.lock:
+                        server._state.ok_by_prompt[prompt_hash] += 1
+                        server._state.ok_times.append(time.monotonic())
+
+            def _rate_limited(self, wait_s: float, message: str) -> None:
+                body = json.dumps({"error": {"message": message, "type": "rate_limit_error"}})
+                self._send(429, body.encode(), {"Retry-After": str(max(1, math.ceil(wait_s))),
+                                                "retry-after-ms": str(max(1, round(wait_s * 1000)))})
+
+        return Handler
+
+
+def fetch_stats(base_url: str) -> dict:
+    """The ``GET /stats`` counters of a running server at ``base_url`` (``http://127.0.0.1:P/v1``)."""
+    with urllib.request.urlopen(f"{base_url}/stats", timeout=10) as response:
+        return json.loads(response.read())
+
+
+@dataclass(frozen=True)
+class RemoteServer:
+    """Handle on a server running in a child process: ``base_url`` and ``stats()``."""
+
+    base_url: str
+    process: subprocess.Popen
+
+    def stats(self) -> dict:
+        return fetch_stats(self.base_url)
+
+
+@contextmanager
+def serve_in_subprocess(latency_s: float = 0.0, rate_limit_rps: float | None = None,
+                        faults: FaultSchedule = FaultSchedule()) -> Iterator[RemoteServer]:
+    """Run the server (default answers) in a child Python process; terminate it on exit."""
+    args = [sys.executable, "-m", "retrieval_response.testing.openai_server",
+            "--latency", str(latency_s), "--faults-json", json.dumps(asdict(faults))]
+    if rate_limit_rps is not None:
+        args += ["--rps", str(rate_limit_rps)]
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+    try:
+        line = process.stdout.readline()
+        if not line.startswith("PORT "):
+            raise RuntimeError(f"loopback server did not start: {line!r}")
+        yield RemoteServer(f"http://127.0.0.1:{int(line.split()[1])}/v1", process)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--rps", type=float, default=None)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--faults-json", default="{}")
+    args = parser.parse_args(argv)
+    server = OpenAIServer(args.latency, args.rps, FaultSchedule(**json.loads(args.faults_json)),
+                          port=args.port)
+    print(f"PORT {server.port}", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
