@@ -125,6 +125,9 @@ def test_csv_and_jsonl_errors_name_lines(tmp_path):
     (tmp_path / "h.jsonl").write_text(json.dumps(records[0]) + "\n{not json\n")
     with pytest.raises(InputError, match=r"h\.jsonl: line 2: invalid JSON"):
         read_human_grades(tmp_path / "h.jsonl")
+    (tmp_path / "empty.csv").write_text("")
+    with pytest.raises(InputError, match=r"empty\.csv: line 1: unreadable CSV"):
+        read_human_grades(tmp_path / "empty.csv")
     (tmp_path / "none.json").write_text(json.dumps([{"id": "A-1", "E": "x", "Nc": 3, "Np": 2, "K": 1}]))
     with pytest.raises(InputError, match="no grade_human_<n> field"):
         read_human_grades(tmp_path / "none.json")
@@ -169,3 +172,5 @@ def test_agreement_table_is_seeded_and_uses_given_llm_grades(human):
     assert row["alpha"] == pytest.approx(1.0) and row["spearman"] == pytest.approx(1.0)
     without_llm = agreement_table(human.drop("grade"), resamples=50)
     assert not any(p.startswith("llm") for p in without_llm["pair"])
+    one_human = agreement_table(human.select("id", "E", "Nc", "Np", "K", "grade", "grade_human_1"), resamples=50)
+    assert one_human["pair"].to_list() == ["llm-human_1"]

@@ -91,6 +91,11 @@ def test_small_segments_are_dropped(graded):
     assert empty.embedders == [] and empty.fractions.size == 0
 
 
+def test_grades_off_the_scale_are_rejected(graded):
+    with pytest.raises(ValueError, match="grade 7 outside the scale 1..5"):
+        grade_distribution_matrix(graded.with_columns(pl.lit(7, pl.Int8).alias("grade")), min_segment_samples=1)
+
+
 def test_grade_distribution_png(graded, tmp_path):
     path = tmp_path / "dist.png"
     plot_grade_distribution(graded, path, dataset="A", min_segment_samples=50)

@@ -153,7 +153,10 @@ def _json_records(path: Path) -> list[tuple[str, object]]:
 
 
 def _csv_records(path: Path) -> list[tuple[str, object]]:
-    table = pl.read_csv(path, infer_schema=False)
+    try:
+        table = pl.read_csv(path, infer_schema=False)
+    except pl.exceptions.PolarsError as error:
+        raise InputError(path, "line 1", f"unreadable CSV: {error}") from None
     return [(f"line {i + 2}", row) for i, row in enumerate(table.iter_rows(named=True))]
 
 
@@ -281,9 +284,9 @@ def agreement_table(
 
     Rows, in order: ``human_i-human_j`` for each pair of humans, ``llm-human_i`` for each
     human, ``all-humans`` (all human columns as raters) and ``llm-all-humans`` (the LLM plus
-    all humans); LLM rows only when some LLM grade is known. LLM grades are the ``grade``
-    column of ``llm_grades`` joined on (id, E, Nc, Np, K), or of ``human`` itself when
-    ``llm_grades`` is None.
+    all humans), group rows only with two humans or more; LLM rows only when some LLM grade
+    is known. LLM grades are the ``grade`` column of ``llm_grades`` joined on
+    (id, E, Nc, Np, K), or of ``human`` itself when ``llm_grades`` is None.
 
     Columns: pair; n = units with at least two ratings among the row's raters; alpha =
     Krippendorff's alpha (ordinal) over those units; spearman = Spearman's rho on the units
@@ -300,8 +303,7 @@ def agreement_table(
     named = [("-".join(labels[c] for c in group), group) for group in groups]
     if len(humans) > 1:
         named.append(("all-humans", humans))
-    if has_llm:
-        named.append(("llm-all-humans", ["llm", *humans]))
+        named += [("llm-all-humans", ["llm", *humans])] if has_llm else []
     rows = [
         _agreement_row(name, raters.select(group).to_numpy().astype(np.float64).T,
                        resamples, seed, confidence)

@@ -99,6 +99,9 @@ def grade_distribution_matrix(graded: pl.DataFrame, *, min_segment_samples: int)
     """
     _require(graded, ("E", "Np", "K", "grade"), "graded")
     rows = graded.filter(pl.col("grade").is_not_null()).select("E", "Np", "K", "grade")
+    outside = rows.filter(~pl.col("grade").is_in(GRADES))
+    if outside.height:
+        raise ValueError(f"graded: grade {outside['grade'][0]} outside the scale {GRADES[0]}..{GRADES[-1]}")
     rows = rows.with_columns(ratio_segment(rows))
     counts = rows.group_by("E", "segment", "grade").len()
     sizes = counts.group_by("E", "segment").agg(pl.col("len").sum().alias("size"))
@@ -109,18 +112,13 @@ def grade_distribution_matrix(graded: pl.DataFrame, *, min_segment_samples: int)
     size_matrix = np.zeros((len(embedders), len(segments)), dtype=np.int64)
     if not embedders:
         return GradeDistribution(embedders, segments, fractions, size_matrix)
-    e_index = {e: i for i, e in enumerate(embedders)}
-    s_index = {s: i for i, s in enumerate(segments)}
     kept_counts = counts.join(kept, on=["E", "segment"])
-    e = np.array([e_index[v] for v in kept_counts["E"]])
-    s = np.array([s_index[v] for v in kept_counts["segment"]])
+    e = kept_counts["E"].replace_strict(embedders, list(range(len(embedders))), return_dtype=pl.Int64).to_numpy()
+    s = kept_counts["segment"].replace_strict(segments, list(range(len(segments))), return_dtype=pl.Int64).to_numpy()
     g = kept_counts["grade"].to_numpy().astype(np.int64) - GRADES[0]
-    in_scale = (g >= 0) & (g < len(GRADES))
     size_matrix[e, s] = kept_counts["size"].to_numpy()
     fractions[e, :, s] = 0.0
-    fractions[e[in_scale], g[in_scale], s[in_scale]] = (
-        kept_counts["len"].to_numpy()[in_scale] / kept_counts["size"].to_numpy()[in_scale]
-    )
+    fractions[e, g, s] = kept_counts["len"].to_numpy() / kept_counts["size"].to_numpy()
     return GradeDistribution(embedders, segments, fractions, size_matrix)
 
 
