@@ -39,7 +39,10 @@ def clean_papers(papers: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
     normalised = papers.with_columns(pl.col("abstract").str.replace_all(r"\s+", " ").str.strip_chars())
     non_empty = normalised.filter(pl.col("abstract").str.len_chars() > 0)
     unique = non_empty.unique("paper_id", keep="first", maintain_order=True)
-    notes = {"empty_abstracts_dropped": papers.height - non_empty.height, "duplicate_papers_dropped": non_empty.height - unique.height}
+    notes = {
+        "empty_abstracts_dropped": papers.height - non_empty.height,
+        "duplicate_papers_dropped": non_empty.height - unique.height,
+    }
     return unique, notes
 
 
@@ -47,7 +50,9 @@ def related_categories(counts: pl.DataFrame) -> pl.DataFrame:
     """For each category (``c1``) the related one (``c2``, ``q2``): most papers in the same archive, ties by code."""
     with_archive = counts.with_columns(pl.col("code").str.split(".").list.first().alias("archive"))
     pairs = with_archive.join(with_archive, on="archive", suffix="_2").filter(pl.col("code") != pl.col("code_2"))
-    best = pairs.sort(["code", "papers_2", "code_2"], descending=[False, True, False]).group_by("code", maintain_order=True).first()
+    best = (
+        pairs.sort(["code", "papers_2", "code_2"], descending=[False, True, False]).group_by("code", maintain_order=True).first()
+    )
     return best.select(pl.col("code").alias("c1"), pl.col("code_2").alias("c2"), pl.col("name_2").alias("q2"))
 
 

@@ -10,13 +10,12 @@ Queries are then built as described in ``retrieval_response.datasets.arxiv``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import polars as pl
 
 from retrieval_response.datasets import arxiv
-from retrieval_response.datasets.records import existing_file
+from retrieval_response.datasets.records import existing_file, iter_json_lines
 from retrieval_response.errors import InputError
 
 SCHEMA = {"id": pl.String, "categories": pl.String, "abstract": pl.String}
@@ -25,15 +24,11 @@ SCHEMA = {"id": pl.String, "categories": pl.String, "abstract": pl.String}
 def first_malformed_line(path: Path) -> InputError:
     """The InputError for the first line of ``path`` that is not a JSON object (called once parsing failed)."""
     with path.open(encoding="utf-8", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as error:
-                return InputError(path, f"line {number}", f"malformed JSON line: {error.msg} (column {error.colno})")
-            if not isinstance(item, dict):
-                return InputError(path, f"line {number}", f"expected a JSON object, found {type(item).__name__}")
+        try:
+            for _ in iter_json_lines(path, handle):
+                pass
+        except InputError as error:
+            return error
     return InputError(path, "file", "cannot be parsed as JSON lines")
 
 

@@ -50,7 +50,9 @@ def paragraphs(path: Path, record: Record) -> list[Paragraph]:
         raise InputError(path, record.label, "'context' must be {title: [...], sentences: [[...]]} or [[title, [sentences]]]")
     for index, (title, body) in enumerate(pairs):
         if not isinstance(title, str) or not isinstance(body, list) or not all(isinstance(s, str) for s in body):
-            raise InputError(path, record.label, f"context paragraph {index} must be a title string with a list of sentence strings")
+            raise InputError(
+                path, record.label, f"context paragraph {index} must be a title string with a list of sentence strings"
+            )
     return pairs
 
 

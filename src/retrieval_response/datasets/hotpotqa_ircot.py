@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from retrieval_response.datasets import hotpotqa
-from retrieval_response.datasets.records import Record, read_records
+from retrieval_response.datasets.records import Record, json_type, read_records
 from retrieval_response.datasets.validation import (
     check_unique,
     required,
@@ -33,14 +33,16 @@ def labelled_paragraphs(path: Path, record: Record) -> list[tuple[bool, str, str
     """(is_supporting, title, paragraph_text) of each context paragraph; InputError on a malformed context."""
     contexts = required(path, record, "contexts")
     if not isinstance(contexts, list):
-        raise InputError(path, record.label, f"'contexts' must be a list of objects, found {type(contexts).__name__}")
+        raise InputError(path, record.label, f"'contexts' must be a list of objects, found {json_type(contexts)}")
     labelled = []
     for index, context in enumerate(contexts):
         if not isinstance(context, dict):
             raise InputError(path, record.label, f"contexts[{index}] must be an object")
         title, body, support = context.get("title"), context.get("paragraph_text"), context.get("is_supporting")
         if not isinstance(title, str) or not isinstance(body, str) or not isinstance(support, bool):
-            raise InputError(path, record.label, f"contexts[{index}] needs title (str), paragraph_text (str), is_supporting (bool)")
+            raise InputError(
+                path, record.label, f"contexts[{index}] needs title (str), paragraph_text (str), is_supporting (bool)"
+            )
         labelled.append((support, title, body))
     return labelled
 

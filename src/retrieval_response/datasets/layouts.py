@@ -7,8 +7,8 @@ The texts table (docs/DESIGN.md): ``id`` (unique, ``<subset>-<n>``), ``subset``,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import polars as pl
 
@@ -22,7 +22,7 @@ from retrieval_response.datasets import (
     natural_questions,
     published_texts,
 )
-from retrieval_response.datasets.sampling import sample_queries
+from retrieval_response.datasets.sampling import no_usable_query, sample_queries
 
 Reader = Callable[[str | Path, str | None], tuple[pl.DataFrame, dict]]
 
@@ -39,7 +39,9 @@ READERS: dict[str, Reader] = {
 LAYOUTS = tuple(READERS)
 
 
-def read_with_notes(layout: str, path: str | Path, *, level: str | None = None, subset: str | None = None) -> tuple[pl.DataFrame, dict]:
+def read_with_notes(
+    layout: str, path: str | Path, *, level: str | None = None, subset: str | None = None
+) -> tuple[pl.DataFrame, dict]:
     """The texts table of ``path`` in ``layout`` and the adapter's notes (texts dropped, categories left out ...).
 
     ``subset`` names the subset of a ``generic`` file (default: the id prefix); other layouts
@@ -75,8 +77,11 @@ def prepare(
     """``read_texts`` then ``sample_queries``: the sampled texts table and its report.
 
     The report is sample_queries' report plus ``source`` (path), ``layout``, ``level``
-    and ``source_notes`` (what the adapter dropped or left out, by reason).
+    and ``source_notes`` (what the adapter dropped or left out, by reason). Skipped queries
+    are only counted, but a file none of whose queries is usable raises InputError.
     """
     texts, notes = read_with_notes(layout, path, level=level, subset=subset)
     sampled, report = sample_queries(texts, n_queries=n_queries, seed=seed, designs=designs)
+    if report["usable"] == 0:
+        raise no_usable_query(path, texts, report)
     return sampled, {"source": str(path), "layout": layout, "level": level, **report, "source_notes": notes}

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-from retrieval_response.datasets.records import Record, read_records
+from retrieval_response.datasets.records import Record, json_type, read_records
 from retrieval_response.datasets.validation import check_unique, required, required_id, required_string, texts_frame, with_id
 from retrieval_response.errors import InputError
 
@@ -38,7 +38,7 @@ def labelled_passages(path: Path, record: Record) -> list[tuple[int, str]]:
         if flag not in (0, 1) or isinstance(flag, float):
             raise InputError(path, record.label, f"passage {index}: is_selected must be 0 or 1, got {flag!r}")
         if not isinstance(text, str):
-            raise InputError(path, record.label, f"passage {index}: passage_text must be a string, found {type(text).__name__}")
+            raise InputError(path, record.label, f"passage {index}: passage_text must be a string, found {json_type(text)}")
     return pairs
 
 

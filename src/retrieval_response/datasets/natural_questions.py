@@ -81,7 +81,9 @@ def chosen_candidates(path: Path, record: Record, count: int) -> list[int]:
         long_answer = annotation.get("long_answer") if isinstance(annotation, dict) else None
         candidate = long_answer.get("candidate_index") if isinstance(long_answer, dict) else None
         if not isinstance(candidate, int) or not -1 <= candidate < count:
-            raise InputError(path, record.label, f"annotations[{index}].long_answer.candidate_index must be -1 or a candidate index < {count}")
+            raise InputError(
+                path, record.label, f"annotations[{index}].long_answer.candidate_index must be -1 or a candidate index < {count}"
+            )
         if candidate >= 0:
             chosen.add(candidate)
     return sorted(chosen)
@@ -92,9 +94,17 @@ def simplified_texts(path: Path, record: Record) -> tuple[list[str], list[str], 
     tokens = required_string(path, record, "document_text").split(" ")
     spans = candidate_spans(path, record)
     chosen = chosen_candidates(path, record, len(spans))
-    labelled = [(index in chosen, span_text(tokens, start, end)) for index, (start, end, top) in enumerate(spans) if top or index in chosen]
+    labelled = [
+        (index in chosen, span_text(tokens, start, end))
+        for index, (start, end, top) in enumerate(spans)
+        if top or index in chosen
+    ]
     kept = [(positive, text) for positive, text in labelled if text]
-    return [text for positive, text in kept if positive], [text for positive, text in kept if not positive], len(labelled) - len(kept)
+    return (
+        [text for positive, text in kept if positive],
+        [text for positive, text in kept if not positive],
+        len(labelled) - len(kept),
+    )
 
 
 def read(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:

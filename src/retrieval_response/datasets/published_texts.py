@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 
 from retrieval_response.datasets import generic
-from retrieval_response.datasets.records import Record
+from retrieval_response.datasets.records import Record, json_type
 from retrieval_response.datasets.validation import texts_frame
 from retrieval_response.errors import InputError
 
@@ -26,7 +26,7 @@ def extras(path: Path, record: Record) -> tuple[str | None, ...]:
     values = tuple(record.data.get(key) for key in EXTRAS)
     for key, value in zip(EXTRAS, values):
         if value is not None and not isinstance(value, str):
-            raise InputError(path, record.label, f"{key!r} must be a string, found {type(value).__name__}")
+            raise InputError(path, record.label, f"{key!r} must be a string, found {json_type(value)}")
     return values
 
 

@@ -9,6 +9,7 @@ the line and the rule broken.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,22 @@ class Record:
 
     label: str
     data: dict
+
+
+JSON_TYPE_NAMES = {
+    type(None): "null",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
+
+
+def json_type(value: object) -> str:
+    """The JSON name of ``value``'s type (``null``, ``integer``, ``array`` ...) for error messages."""
+    return JSON_TYPE_NAMES.get(type(value), type(value).__name__)
 
 
 def is_parquet(path: Path) -> bool:
@@ -54,29 +71,32 @@ def parse_json_array(path: Path, text: str) -> list[Record]:
     try:
         items = json.loads(text)
     except json.JSONDecodeError as error:
-        raise InputError(path, f"line {error.lineno}", f"malformed JSON: {error.msg} (column {error.colno})") from error
+        raise InputError(path, f"line {error.lineno}", f"malformed JSON: {error.msg}, at column {error.colno}") from error
     if not isinstance(items, list):
         raise InputError(path, "line 1", "expected a JSON array of objects or JSON lines")
     for index, item in enumerate(items):
         if not isinstance(item, dict):
-            raise InputError(path, f"item {index}", f"expected a JSON object, found {type(item).__name__}")
+            raise InputError(path, f"item {index}", f"expected a JSON object, found {json_type(item)}")
     return [Record(f"item {index}", item) for index, item in enumerate(items)]
 
 
-def parse_json_lines(path: Path, text: str) -> list[Record]:
-    """Records of a JSON-lines document (one object per line; blank lines are skipped)."""
-    records = []
-    for number, line in enumerate(text.splitlines(), start=1):
+def iter_json_lines(path: Path, lines: Iterable[str]) -> Iterator[Record]:
+    """Records of JSON-lines text, one object per line (blank lines skipped), parsed lazily."""
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             item = json.loads(line)
         except json.JSONDecodeError as error:
-            raise InputError(path, f"line {number}", f"malformed JSON line: {error.msg} (column {error.colno})") from error
+            raise InputError(path, f"line {number}", f"malformed JSON line: {error.msg}, at column {error.colno}") from error
         if not isinstance(item, dict):
-            raise InputError(path, f"line {number}", f"expected a JSON object, found {type(item).__name__}")
-        records.append(Record(f"line {number}", item))
-    return records
+            raise InputError(path, f"line {number}", f"expected a JSON object, found {json_type(item)}")
+        yield Record(f"line {number}", item)
+
+
+def parse_json_lines(path: Path, text: str) -> list[Record]:
+    """Records of a JSON-lines document (one object per line; blank lines are skipped)."""
+    return list(iter_json_lines(path, text.splitlines()))
 
 
 def read_parquet_frame(path: Path) -> pl.DataFrame:

@@ -20,8 +20,11 @@ queries with smaller keys. The output is sorted by id.
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import polars as pl
+
+from retrieval_response.errors import InputError
 
 FEWER_POSITIVES = "fewer_positives_than_Np"
 TOO_FEW_CANDIDATES = "too_few_candidates"
@@ -120,3 +123,22 @@ def sample_queries(
     if n_queries is not None and candidates.height < n_queries:
         report["note"] = f"only {candidates.height} usable queries for {n_queries} requested: all kept"
     return sampled, report
+
+
+def no_usable_query(path: str | Path, texts: pl.DataFrame, report: dict) -> InputError:
+    """The InputError for a file none of whose queries serves a design, naming its first query and why."""
+    skipped = ", ".join(f"{reason} {count}" for reason, count in report["skipped"].items())
+    if texts.height == 0:
+        return InputError(path, "file", "no query could be built from the file")
+    first = texts.row(0, named=True)
+    n_pos, n_neg = len(first["p"]), len(first["n"])
+    min_np = min(np_ for _, np_ in report["designs"])
+    why = (
+        f"{n_pos} positives, fewer than Np={min_np}"
+        if n_pos < min_np
+        else f"{n_pos} positives and {n_neg} negatives, too few candidates"
+    )
+    designs = ", ".join(design_name(nc, np_) for nc, np_ in report["designs"])
+    return InputError(
+        path, f"id {first['id']}", f"{why} for every design ({designs}); no query of the file is usable ({skipped})"
+    )

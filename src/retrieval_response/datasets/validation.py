@@ -10,7 +10,7 @@ from pathlib import Path
 
 import polars as pl
 
-from retrieval_response.datasets.records import Record
+from retrieval_response.datasets.records import Record, json_type
 from retrieval_response.errors import InputError
 
 TEXTS_SCHEMA = {"id": pl.String, "subset": pl.String, "q": pl.String, "p": pl.List(pl.String), "n": pl.List(pl.String)}
@@ -29,7 +29,7 @@ def required_string(path: Path, record: Record, key: str) -> str:
     """``record.data[key]`` as a string with non-blank content; InputError otherwise."""
     value = required(path, record, key)
     if not isinstance(value, str):
-        raise InputError(path, record.label, f"{key!r} must be a string, found {type(value).__name__}")
+        raise InputError(path, record.label, f"{key!r} must be a string, found {json_type(value)}")
     if not value.strip():
         raise InputError(path, record.label, f"{key!r} is empty (a non-blank string is required)")
     return value
@@ -51,10 +51,10 @@ def text_list(path: Path, record: Record, key: str) -> list[str]:
     """
     value = required(path, record, key)
     if not isinstance(value, list):
-        raise InputError(path, record.label, f"{key!r} must be a list of strings, found {type(value).__name__}")
+        raise InputError(path, record.label, f"{key!r} must be a list of strings, found {json_type(value)}")
     for index, text in enumerate(value):
         if not isinstance(text, str):
-            raise InputError(path, record.label, f"{key}[{index}] must be a string, found {type(text).__name__}")
+            raise InputError(path, record.label, f"{key}[{index}] must be a string, found {json_type(text)}")
         if not text.strip():
             raise InputError(path, record.label, f"{key}[{index}] is empty (texts must be non-blank strings)")
     return value
