@@ -88,6 +88,9 @@ class LLMClient:
         self._rng = random.Random(jitter_seed)
         self._pacer: Pacer | None = None
         self._in_flight: dict[str, asyncio.Task] = {}
+        if model.api_key_env and model.api_key_env not in os.environ:
+            raise ValueError(f"model {model.model}: environment variable {model.api_key_env} "
+                             "(api_key_env) is not set")
         if model.model.startswith("llamacpp/"):
             from .local import register_llamacpp
 

@@ -249,7 +249,7 @@ class OpenAIServer:
                 except json.JSONDecodeError:
                     self._send(400, b'{"error": {"message": "bad json"}}')
                     return
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                if self.path.rstrip("/") != "/v1/chat/completions":
                     self._send(404, b'{"error": {"message": "not found"}}')
                     return
                 prompt_hash = messages_sha256(request.get("messages", []))
