@@ -1,0 +1,42 @@
+"""A grading run against an OpenAI-compatible server, as a separate process (for the SIGKILL test).
+
+``python -m retrieval_response.testing.grading_worker API_BASE CACHE_DIR OUT.parquet N_QUERIES``
+answers and grades a synthetic design (one embedder, Nc=5, Np=2, K=1..3) with the shipped prompts
+and writes the graded table.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..atomic import write_parquet
+from ..llm import pipeline
+from ..llm.cache import ResponseCache
+from ..llm.client import LLMClient
+from ..llm.config import ModelConfig, PacingConfig
+from ..llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
+from .synthetic import synthetic_ranked, synthetic_texts
+
+PROMPTS = Path(__file__).resolve().parents[3] / "resources" / "prompts"
+
+
+def run(api_base: str, cache_dir: str, out: str, n_queries: int) -> None:
+    """Ideal answers, top-K answers and grades of the synthetic design, written to ``out``."""
+    texts = synthetic_texts(n_queries)
+    ranked = synthetic_ranked(texts, "E1", nc=5, np_=2, ks=[1, 2, 3])
+    cache = ResponseCache(cache_dir)
+    pacing = PacingConfig(concurrency=2, max_retries=3, timeout_seconds=5)
+    generator = LLMClient(ModelConfig("openai/loopback", api_base=api_base, api_key_env="RR_LOOPBACK_KEY"),
+                          pacing, cache)
+    grader = LLMClient(ModelConfig("openai/loopback", api_base=api_base, api_key_env="RR_LOOPBACK_KEY",
+                                   max_tokens=4, logprobs=True), pacing, cache)
+    answer = load_prompt(PROMPTS / "answer.txt", ANSWER_FIELDS)
+    grade = load_prompt(PROMPTS / "grade.txt", GRADE_FIELDS, needs_reask=True)
+    ideal = pipeline.ideal_answers(texts, [2], generator, answer)
+    topk = pipeline.topk_answers(ranked, texts, generator, answer)
+    write_parquet(pipeline.grade_answers(topk, ideal, texts, grader, grade), out)
+
+
+if __name__ == "__main__":
+    run(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]))

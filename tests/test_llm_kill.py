@@ -1,0 +1,58 @@
+"""A grading run killed with SIGKILL resumes: no completed prompt is requested again, and the
+output equals that of an uninterrupted run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+
+from retrieval_response.llm.cache import ResponseCache
+from retrieval_response.testing.openai_server import OpenAIServer
+
+N_QUERIES = 6  # 6 ideal + 18 top-K answers + 18 grades = 42 prompts
+
+
+def _worker(api_base: str, cache: Path, out: Path) -> subprocess.Popen:
+    env = {**os.environ, "RR_LOOPBACK_KEY": "x", "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.Popen([sys.executable, "-m", "retrieval_response.testing.grading_worker",
+                             api_base, str(cache), str(out), str(N_QUERIES)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def _completed(cache_dir: Path) -> set[str]:
+    """Prompt hash prefixes of the responses durably in the cache (the server's ids carry them)."""
+    cache = ResponseCache(cache_dir)
+    return {cache.get(k)["response_id"].removeprefix("chatcmpl-") for k in cache.keys()}
+
+
+def test_sigkill_then_rerun_repeats_no_completed_call_and_matches_an_uninterrupted_run(tmp_path):
+    with OpenAIServer(latency_s=0.1) as reference_server:
+        proc = _worker(reference_server.base_url, tmp_path / "cache_ref", tmp_path / "ref.parquet")
+        assert proc.wait(timeout=120) == 0, proc.stderr.read()
+        assert reference_server.stats()["requests"] == 42
+    with OpenAIServer(latency_s=0.1) as server:
+        proc = _worker(server.base_url, tmp_path / "cache", tmp_path / "out.parquet")
+        deadline = time.monotonic() + 120
+        while len(_completed(tmp_path / "cache")) < 15 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        done_before_kill = _completed(tmp_path / "cache")
+        assert 15 <= len(done_before_kill) < 42 and not (tmp_path / "out.parquet").exists()
+        rerun = _worker(server.base_url, tmp_path / "cache", tmp_path / "out.parquet")
+        assert rerun.wait(timeout=120) == 0, rerun.stderr.read()
+        counts = server.stats()["by_prompt"]
+    assert len(counts) == 42
+    for prefix in done_before_kill:
+        [count] = [n for digest, n in counts.items() if digest.startswith(prefix)]
+        assert count == 1, f"completed prompt {prefix} was requested {count} times"
+    repeated = sum(n - 1 for n in counts.values())
+    assert repeated <= 2  # at most the calls in flight at the kill (concurrency 2)
+    out, ref = pl.read_parquet(tmp_path / "out.parquet"), pl.read_parquet(tmp_path / "ref.parquet")
+    assert out.equals(ref) and (out["status"] == "graded").all()

@@ -1,0 +1,132 @@
+"""Ideal answers, top-K answers and grades with a deterministic in-process litellm provider."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from retrieval_response.errors import InputError
+from retrieval_response.graded import export_published_json, validate_graded
+from retrieval_response.llm import pipeline
+from retrieval_response.llm.cache import ResponseCache
+from retrieval_response.llm.client import LLMClient
+from retrieval_response.llm.config import ModelConfig, PacingConfig
+from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
+from retrieval_response.testing.deterministic_provider import register_deterministic
+from retrieval_response.testing.openai_server import default_answer
+from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
+
+REPO = Path(__file__).resolve().parents[1]
+ANSWER = load_prompt(REPO / "resources/prompts/answer.txt", ANSWER_FIELDS)
+GRADE = load_prompt(REPO / "resources/prompts/grade.txt", GRADE_FIELDS, needs_reask=True)
+
+
+def _clients(tmp_path):
+    cache = ResponseCache(tmp_path / "cache")
+    return (LLMClient(ModelConfig("det/generator"), PacingConfig(), cache),
+            LLMClient(ModelConfig("det/grader", max_tokens=4, logprobs=True), PacingConfig(), cache))
+
+
+def _run(tmp_path, texts, ranked):
+    generator, grader = _clients(tmp_path)
+    ideal = pipeline.ideal_answers(texts, [2], generator, ANSWER)
+    topk = pipeline.topk_answers(ranked, texts, generator, ANSWER)
+    return pipeline.grade_answers(topk, ideal, texts, grader, GRADE), generator, grader
+
+
+def test_topk_selection_takes_the_ranked_prefix_and_marks_positives():
+    texts = synthetic_texts(4, n_pos=3, n_neg=5)
+    ranked = synthetic_ranked(texts, "E1", nc=6, np_=2, ks=[1, 3, 5])
+    rows = pipeline.topk_selections(ranked, texts)
+    assert rows.height == 4 * 3
+    by_id = {r["id"]: r for r in texts.iter_rows(named=True)}
+    for row in rows.iter_rows(named=True):
+        full = ranked.filter(pl.col("id") == row["id"]).row(0, named=True)
+        assert row["rank"] == full["rank"][:row["K"]]
+        assert row["inK"] == [int(i < 2) for i in row["rank"]]
+        candidates = by_id[row["id"]]["p"][:2] + by_id[row["id"]]["n"][:4]
+        assert row["refs"] == [candidates[i] for i in row["rank"]]
+        assert row["P"] == pytest.approx(sum(row["inK"]) / row["K"])
+        assert row["R"] == pytest.approx(sum(row["inK"]) / 2)
+
+
+def test_pipeline_grades_every_sample_and_exports_the_published_layout(tmp_path):
+    provider = register_deterministic()
+    texts = synthetic_texts(3)
+    graded, generator, grader = _run(tmp_path, texts, synthetic_ranked(texts, "E1", 5, 2, [1, 2, 4]))
+    validate_graded(graded, "graded.parquet")
+    assert graded.height == 9 and (graded["status"] == "graded").all()
+    assert graded["grade_expected"].is_not_null().all()
+    for row in graded.iter_rows(named=True):
+        assert abs(row["grade_expected"] - row["grade"]) < 1  # 0.6 on the grade, the rest on neighbours
+    assert generator.stats.calls == 3 + 9 and grader.stats.calls == 9
+    assert sum(provider.calls.values()) == 21
+    export_published_json(graded, tmp_path / "samples_graded.json")
+    records = json.loads((tmp_path / "samples_graded.json").read_text())
+    assert list(records[0]) == ["id", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK", "grade", "P", "R"]
+    assert [r["grade"] for r in records] == graded["grade"].to_list()
+    assert all(set(r["inK"]) <= {0, 1} and len(r["inK"]) == r["K"] for r in records)
+
+
+def test_same_topk_from_two_embedders_costs_one_call_and_a_rerun_none(tmp_path):
+    provider = register_deterministic()
+    texts = synthetic_texts(3)
+    ranked_a = synthetic_ranked(texts, "EA", 5, 2, [1, 2], seed=7)
+    ranked_b = ranked_a.with_columns(E=pl.lit("EB"))  # identical rankings from another embedder
+    _run(tmp_path, texts, ranked_a)
+    calls_a = sum(provider.calls.values())
+    graded_b, generator, grader = _run(tmp_path, texts, ranked_b)
+    assert sum(provider.calls.values()) == calls_a  # every prompt of EB was already answered
+    assert generator.stats.cache_hits == generator.stats.requests
+    rerun, _, _ = _run(tmp_path, texts, ranked_b)
+    assert sum(provider.calls.values()) == calls_a and rerun.equals(graded_b)
+
+
+def _grades_need_reask(messages):
+    if messages[-1]["content"].startswith("Reply with a single digit"):
+        return "3"
+    return "Between 3 and 4." if "Grade (1-5)" in messages[-1]["content"] else default_answer(messages)
+
+
+def test_unparseable_grade_is_asked_again_once(tmp_path):
+    provider = register_deterministic(_grades_need_reask)
+    texts = synthetic_texts(2)
+    graded, _, grader = _run(tmp_path, texts, synthetic_ranked(texts, "E1", 5, 2, [2]))
+    assert graded["grade"].to_list() == [3, 3] and (graded["status"] == "graded").all()
+    assert graded["grade_raw"].to_list()[0] == f"Between 3 and 4.{pipeline.REASK_SEPARATOR}3"
+    assert grader.stats.calls == 4 and not grader.stats.failures_by_reason
+    assert len(provider.calls) == 2 + 2 + 4
+
+
+def _never_a_grade_and_some_empty_answers(messages):
+    text = messages[-1]["content"]
+    if "Grade (1-5)" in text or text.startswith("Reply with a single digit"):
+        return "I cannot say."
+    return "" if "(1)?" in text else default_answer(messages)
+
+
+def test_failures_are_kept_with_their_reason_never_dropped(tmp_path):
+    register_deterministic(_never_a_grade_and_some_empty_answers)
+    texts = synthetic_texts(3)
+    graded, generator, grader = _run(tmp_path, texts, synthetic_ranked(texts, "E1", 5, 2, [1, 3]))
+    validate_graded(graded, "graded.parquet")
+    status = dict(zip(graded["id"], graded["status"]))
+    assert graded.height == 6 and graded["grade"].is_null().all()
+    assert status["S-1"] == "topk_answer:empty_answer"  # query (1) gets empty answers
+    assert status["S-0"] == status["S-2"] == "unparseable_grade"
+    assert graded.filter(pl.col("id") == "S-0")["grade_raw"][0].count("I cannot say.") == 2
+    assert generator.stats.failures_by_reason == {"empty_answer": 3}  # the ideal one and two top-K
+    assert grader.stats.failures_by_reason == {"unparseable_grade": 4}
+
+
+def test_validate_graded_names_the_breaking_sample():
+    row = {"id": "S-0", "subset": "S", "E": "E1", "Nc": 5, "Np": 2, "K": 2, "rank": [0, 1], "inK": [1, 1],
+           "answer_ideal": "a", "answer_topK": "b", "grade": 7, "grade_expected": None, "P": 1.0, "R": 1.0,
+           "status": "graded", "grade_raw": "7"}
+    with pytest.raises(InputError, match="g.parquet: id S-0: grade outside 1..5"):
+        validate_graded(pl.DataFrame([row]), "g.parquet")
+    with pytest.raises(InputError, match="len\\(inK\\) != K"):
+        validate_graded(pl.DataFrame([{**row, "grade": 4, "inK": [1]}]), "g.parquet")
