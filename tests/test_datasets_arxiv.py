@@ -112,3 +112,13 @@ def test_snapshot_fixture_ties_unknown_codes_and_whitespace():
     math_ca = texts.filter(pl.col("c1") == "math.CA").row(0, named=True)
     assert math_ca["p"][0] == "We prove sharp bounds for oscillatory integrals."
     assert math_ca["q"] == "Classical Analysis and ODEs" and math_ca["q2"] == "Number Theory"
+
+
+def test_abstract_whitespace_is_normalised_like_a_split_and_join():
+    from retrieval_response.datasets.arxiv import clean_papers
+
+    abstracts = ["  a\u00a0b  c\n\nd\te \u2003 f\n", "single spaces stay", " \n\t "]
+    papers = pl.DataFrame({"paper_id": ["1", "2", "3"], "code": ["x.A"] * 3, "name": ["X"] * 3, "abstract": abstracts})
+    cleaned, notes = clean_papers(papers)
+    assert cleaned["abstract"].to_list() == [" ".join(text.split()) for text in abstracts[:2]]
+    assert notes["empty_abstracts_dropped"] == 1

@@ -1,7 +1,8 @@
 """Checks on source records and on the texts table; each failure is one InputError.
 
-Record checks run while an adapter reads JSON objects (types cannot be checked after polars
-has coerced them); table checks (duplicate ids, empty query) run vectorised on the texts table.
+Record checks run while an adapter reads JSON objects, before anything reaches polars (whose
+JSON readers silently coerce 5 to "5" and ["a", 3] to ["a", "3"]); the duplicate-id check is
+vectorised.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def text_list(path: Path, record: Record, key: str) -> list[str]:
     """``record.data[key]`` as a list of non-blank strings.
 
     InputError names the list and the 0-based index of the first bad element, e.g.
-    ``p[3] is empty`` or ``n[0] must be a string, found int``. An empty list is allowed.
+    ``p[3] is empty`` or ``n[0] must be a string, found integer``. An empty list is allowed.
     """
     value = required(path, record, key)
     if not isinstance(value, list):
