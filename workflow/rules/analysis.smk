@@ -1,6 +1,119 @@
-"""Stage 5: measures, per-segment correlations, figures."""
+"""Stage 5: measures, per-segment correlations with bootstrap intervals, figures, agreement."""
+
+ANALYSIS = config["analysis"]
+HUMAN_GRADES = (PUBLISHED or {}).get("human") or ANALYSIS["human"]
+
+
+def analysis_targets():
+    """Correlation and difference tables per segmentation, the figures, the agreement table."""
+    targets = [
+        f"results/analysis/{table}_{segmentation}.parquet"
+        for segmentation in ANALYSIS["segmentations"]
+        for table in ("correlations", "differences")
+    ]
+    targets.append("results/figures")
+    if HUMAN_GRADES:
+        targets.append("results/analysis/agreement.parquet")
+    return targets
 
 
 def all_targets():
     """Everything the default target builds."""
-    return ranked_targets()
+    if PUBLISHED:
+        return analysis_targets()
+    return ranked_targets() + graded_targets() + analysis_targets() + ["results/run_summary.json"]
+
+
+if PUBLISHED:
+
+    rule collect_published:
+        input:
+            graded=PUBLISHED["graded"],
+            ranked=PUBLISHED["ranked"] or [],
+        output:
+            graded="results/analysis/graded.parquet",
+        log:
+            "logs/collect_published.log",
+        conda:
+            "../../envs/retrieval-response.yaml"
+        script:
+            "../scripts/collect_published.py"
+
+else:
+
+    rule collect_graded:
+        input:
+            graded=graded_targets(),
+            ranked=ranked_targets(),
+        output:
+            graded="results/analysis/graded.parquet",
+        log:
+            "logs/collect_graded.log",
+        conda:
+            "../../envs/retrieval-response.yaml"
+        script:
+            "../scripts/collect_graded.py"
+
+
+rule correlations:
+    input:
+        graded="results/analysis/graded.parquet",
+    output:
+        correlations="results/analysis/correlations_{segmentation}.parquet",
+        differences="results/analysis/differences_{segmentation}.parquet",
+    params:
+        alpha_grid=ANALYSIS["alpha_grid"],
+        corr_types=ANALYSIS["corr_types"],
+        min_segment_samples=ANALYSIS["min_segment_samples"],
+        finer_keys=ANALYSIS["finer_keys"],
+        bootstrap_resamples=ANALYSIS["bootstrap_resamples"],
+        seed=ANALYSIS["seed"],
+    threads: 2
+    resources:
+        mem_mb=6000,
+    log:
+        "logs/correlations/{segmentation}.log",
+    conda:
+        "../../envs/retrieval-response.yaml"
+    script:
+        "../scripts/correlations.py"
+
+
+rule figures:
+    input:
+        graded="results/analysis/graded.parquet",
+        correlations=expand("results/analysis/correlations_{segmentation}.parquet", segmentation=ANALYSIS["segmentations"]),
+        differences=expand("results/analysis/differences_{segmentation}.parquet", segmentation=ANALYSIS["segmentations"]),
+    output:
+        report(
+            directory("results/figures"),
+            patterns=["{figure}.png"],
+            caption="../report/figures.rst",
+            category="Figures",
+        ),
+    params:
+        segmentations=ANALYSIS["segmentations"],
+        corr_types=ANALYSIS["corr_types"],
+        min_segment_samples=ANALYSIS["min_segment_samples"],
+    log:
+        "logs/figures.log",
+    conda:
+        "../../envs/retrieval-response.yaml"
+    script:
+        "../scripts/figures.py"
+
+
+rule agreement:
+    input:
+        human=HUMAN_GRADES or [],
+    output:
+        agreement="results/analysis/agreement.parquet",
+    params:
+        resamples=ANALYSIS["bootstrap_resamples"],
+        seed=ANALYSIS["seed"],
+    log:
+        "logs/agreement.log",
+    conda:
+        "../../envs/retrieval-response.yaml"
+    script:
+        "../scripts/agreement.py"

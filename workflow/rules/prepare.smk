@@ -10,6 +10,7 @@ rule prepare_dataset:
     params:
         layout=lambda wc: DATASETS[wc.dataset]["layout"],
         level=lambda wc: DATASETS[wc.dataset]["level"],
+        subset=lambda wc: DATASETS[wc.dataset]["subset"],
         queries=lambda wc: DATASETS[wc.dataset]["queries"],
         seed=lambda wc: DATASETS[wc.dataset]["seed"],
         designs=lambda wc: [[d["Nc"], d["Np"]] for d in dataset_designs(wc.dataset)],

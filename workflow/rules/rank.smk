@@ -16,3 +16,9 @@ rule rank:
         "../../envs/retrieval-response.yaml"
     script:
         "../scripts/rank.py"
+
+
+rule ranked:
+    """Stop after ranking: every ranked-sample file of the config (no LLM needed)."""
+    input:
+        ranked_targets(),

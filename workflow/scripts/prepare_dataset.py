@@ -9,6 +9,7 @@ texts, report = prepare(
     snakemake.params.layout,
     snakemake.input.source,
     level=snakemake.params.level,
+    subset=snakemake.params.subset,
     n_queries=snakemake.params.queries,
     seed=snakemake.params.seed,
     designs=[tuple(d) for d in snakemake.params.designs],
