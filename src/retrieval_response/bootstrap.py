@@ -1,0 +1,62 @@
+"""Bootstrap over query ids (SPEC 7): graded samples of one query are not independent.
+
+A resample draws, within each stratum (subset), as many query ids as the stratum has, with
+replacement; every graded sample of a drawn query enters with the query's multiplicity. The
+same draw serves every measure and segment (paired differences). With the count
+representation a resample is just re-weighted cell x grade counts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+
+def resample_weights(strata: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """(n_resamples, Q) multiplicities of Q query ids: a multinomial draw within each stratum.
+
+    Row r is how many times each query was drawn in resample r; each stratum's row sum equals
+    its number of queries. Reproducible for a given seed and strata order.
+    """
+    strata = np.asarray(strata)
+    rng = np.random.default_rng(seed)
+    weights = np.zeros((n_resamples, len(strata)), dtype=np.float64)
+    for stratum in np.unique(strata):
+        members = np.flatnonzero(strata == stratum)
+        weights[:, members] = rng.multinomial(len(members), np.full(len(members), 1.0 / len(members)), size=n_resamples)
+    return weights
+
+
+def resampled_tables(
+    weights: np.ndarray, query: np.ndarray, cell: np.ndarray, grade: np.ndarray, n_cells: int, n_grades: int
+) -> np.ndarray:
+    """(R, n_cells, n_grades) counts: table_r[c, g] = sum of weights[r, query[i]] over samples i in (c, g).
+
+    ``query``, ``cell``, ``grade`` are per-sample integer indexes (query into the columns of
+    ``weights``). Computed as one sparse product, cost R x (distinct query-cell-grade triples).
+    """
+    per_query = sparse.csr_matrix(
+        (np.ones(len(query)), (query, cell * n_grades + grade)), shape=(weights.shape[1], n_cells * n_grades)
+    )
+    per_query.sum_duplicates()
+    return np.asarray(per_query.T @ weights.T).T.reshape(weights.shape[0], n_cells, n_grades)
+
+
+def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval over the last axis, ignoring NaN resamples: ((1-level)/2, (1+level)/2) quantiles."""
+    samples = np.asarray(samples, np.float64)
+    low = np.full(samples.shape[:-1], np.nan)
+    high = np.full(samples.shape[:-1], np.nan)
+    finite = ~np.isnan(samples).all(axis=-1)
+    if finite.any():
+        low[finite], high[finite] = np.nanquantile(samples[finite], [(1 - level) / 2, (1 + level) / 2], axis=-1)
+    return low, high
+
+
+def share_positive(differences: np.ndarray) -> np.ndarray:
+    """Share of resamples (with a defined difference) in which the difference is > 0; NaN if none."""
+    differences = np.asarray(differences, np.float64)
+    defined = ~np.isnan(differences)
+    n = defined.sum(axis=-1)
+    with np.errstate(invalid="ignore"):
+        return np.where(n > 0, (defined & (differences > 0)).sum(axis=-1) / np.maximum(n, 1), np.nan)

@@ -1,0 +1,242 @@
+"""Retrieval measures of one graded sample (SPEC 3), vectorised over samples and alphas.
+
+Notation, per graded sample: ``inK`` the 0/1 relevance of the top-K ranked items, n_p = sum(inK)
+(positives in the top K), n_n = K - n_p, Np the total number of positives, and
+np_2K the number of positives in the top 2K of the same ranked sample.
+
+Every measure with a parameter takes ``alpha`` as a 1-d array and returns an array of shape
+(len(alpha), n_samples); the others return shape (n_samples,). All arithmetic is float64 and
+elementwise, so a measure evaluated on distinct feature combinations ("cells") gives
+bit-identical values to the same measure evaluated sample by sample: ties are the same.
+
+Registry: :data:`MEASURES` maps a measure name to a :class:`Measure` that names the feature
+columns its value depends on (``n_p``, ``K``, ``Np``, ``np_2K``, ``np_partner``, or the value
+itself for nDCG) and how to evaluate it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import polars as pl
+
+PARTNER_EPSILON = 1e-10
+"""Added to the denominator of ``F_e_partner``, as in the paper's code."""
+
+
+def alpha_grid(spec: str) -> np.ndarray:
+    """The sorted alpha grid named by ``spec``.
+
+    ``"l<N>^<b>"`` (the paper's ``l350^0.95``): {0} U {b^j : j=1..N} U {1-b^j : j=1..N} U {1},
+    sorted and de-duplicated (702 values for N=350, b=0.95). ``"linear:<n>"``: n evenly
+    spaced values in [0, 1] (n >= 2).
+    """
+    geometric = re.fullmatch(r"l(\d+)\^(0?\.\d+)", spec)
+    if geometric:
+        n, base = int(geometric.group(1)), float(geometric.group(2))
+        powers = base ** np.arange(1, n + 1, dtype=np.float64)
+        return np.unique(np.concatenate([[0.0, 1.0], powers, 1.0 - powers]))
+    linear = re.fullmatch(r"linear:(\d+)", spec)
+    if linear and int(linear.group(1)) >= 2:
+        return np.linspace(0.0, 1.0, int(linear.group(1)))
+    raise ValueError(f"alpha grid {spec!r}: expected 'l<N>^<base>' (e.g. 'l350^0.95') or 'linear:<n>' with n >= 2")
+
+
+def _column(alpha: np.ndarray) -> np.ndarray:
+    return np.asarray(alpha, dtype=np.float64)[:, None]
+
+
+def precision(n_p: np.ndarray, K: np.ndarray) -> np.ndarray:
+    """P = n_p / K."""
+    return np.asarray(n_p, np.float64) / np.asarray(K, np.float64)
+
+
+def recall(n_p: np.ndarray, Np: np.ndarray) -> np.ndarray:
+    """R = n_p / Np."""
+    return np.asarray(n_p, np.float64) / np.asarray(Np, np.float64)
+
+
+def f_measure(n_p: np.ndarray, K: np.ndarray, Np: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """F(a) = n_p / (a*K + (1-a)*Np): the weighted harmonic mean of P and R (1/(a/P + (1-a)/R))."""
+    a = _column(alpha)
+    return np.asarray(n_p, np.float64) / (a * np.asarray(K, np.float64) + (1.0 - a) * np.asarray(Np, np.float64))
+
+
+def f_estimated(n_p: np.ndarray, K: np.ndarray, np_2K: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """F_e(a) = n_p / (a*K + (1-a)*np_2K), np_2K = positives in the top min(2K, Nc) of the ranking.
+
+    0 when n_p = 0 (then np_2K may be 0 too and the ratio would be 0/0 at a = 0).
+    """
+    a = _column(alpha)
+    n = np.asarray(n_p, np.float64)
+    denominator = a * np.asarray(K, np.float64) + (1.0 - a) * np.asarray(np_2K, np.float64)
+    return np.divide(n, denominator, out=np.zeros(np.broadcast_shapes(n.shape, denominator.shape)), where=n > 0)
+
+
+def f_estimated_partner(n_p: np.ndarray, K: np.ndarray, np_partner: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """F_e_partner(a) = n_p / (a*K + (1-a)*n_p' + 1e-10), the paper's code.
+
+    n_p' = n_p of the graded sample of the same (id, E, Nc, Np) with K' = round(2K); samples
+    without such a partner have no value (see :func:`partner_positives`).
+    """
+    a = _column(alpha)
+    return np.asarray(n_p, np.float64) / (
+        a * np.asarray(K, np.float64) + (1.0 - a) * np.asarray(np_partner, np.float64) + PARTNER_EPSILON
+    )
+
+
+def t_measure(n_p: np.ndarray, K: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """T(a) = (1-a)*n_p - a*n_n/K, with n_n = K - n_p (the paper's measure without Np)."""
+    a = _column(alpha)
+    n = np.asarray(n_p, np.float64)
+    k = np.asarray(K, np.float64)
+    return (1.0 - a) * n - a * ((k - n) / k)
+
+
+def t_unnormalised(n_p: np.ndarray, K: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """T_u(a) = (1-a)*n_p - a*n_n, with n_n = K - n_p."""
+    a = _column(alpha)
+    n = np.asarray(n_p, np.float64)
+    return (1.0 - a) * n - a * (np.asarray(K, np.float64) - n)
+
+
+def _discounts(depth: int) -> np.ndarray:
+    """1/log2(i+1) for ranks i = 1..depth."""
+    return 1.0 / np.log2(np.arange(2, depth + 2, dtype=np.float64))
+
+
+def _ideal_dcg(n_relevant: np.ndarray) -> np.ndarray:
+    """IDCG(m) = sum_{i=1..m} 1/log2(i+1), summed left to right (IDCG(0) = 0)."""
+    m = np.asarray(n_relevant, np.int64)
+    table = np.concatenate([[0.0], np.cumsum(_discounts(int(m.max(initial=0))))])
+    return table[m]
+
+
+def dcg(inK: pl.Series) -> np.ndarray:
+    """DCG = sum_{i=1..K} inK_i / log2(i+1), summed left to right, per sample of a list column."""
+    lengths = inK.list.len().to_numpy().astype(np.int64)
+    flat = inK.explode().to_numpy().astype(np.float64)
+    owner = np.repeat(np.arange(len(lengths)), lengths)
+    position = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.bincount(owner, weights=flat * _discounts(int(lengths.max(initial=0)))[position], minlength=len(lengths))
+
+
+def ndcg_paper(inK: pl.Series) -> np.ndarray:
+    """nDCG (paper) = DCG / IDCG(n_p): ideal over the n_p positives retrieved; 0 when n_p = 0."""
+    gain = dcg(inK)
+    ideal = _ideal_dcg(inK.list.sum().to_numpy())
+    return np.divide(gain, ideal, out=np.zeros_like(gain), where=ideal > 0)
+
+
+def ndcg_at_k(inK: pl.Series, Np: np.ndarray) -> np.ndarray:
+    """nDCG@K (standard) = DCG / IDCG(min(Np, K)): ideal over all Np positives, cut at K."""
+    ideal = _ideal_dcg(np.minimum(np.asarray(Np, np.int64), inK.list.len().to_numpy()))
+    return dcg(inK) / ideal
+
+
+def positives_in_top_2k(graded: pl.DataFrame, ranked: pl.DataFrame) -> pl.Series:
+    """np_2K per graded row: the count of rank indexes < Np among ranked.rank[:min(2K, Nc)].
+
+    ``ranked`` has id, E, Nc, Np, rank (the full ranking); rows are matched on (id, E, Nc, Np).
+    Null where the graded row has no ranked sample.
+    """
+    keys = ["id", "E", "Nc", "Np"]
+    positions = (
+        ranked.select(*keys, "rank")
+        .with_columns(pl.col("Nc").cast(pl.Int32), pl.col("Np").cast(pl.Int32))
+        .explode("rank")
+        .with_columns(
+            depth=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over(keys),
+            np_2K=(pl.col("rank") < pl.col("Np")).cast(pl.Int32).cum_sum().over(keys),
+        )
+        .drop("rank")
+    )
+    queries = graded.select(
+        *keys, depth=pl.min_horizontal(2 * pl.col("K"), pl.col("Nc")).cast(pl.Int32)
+    ).with_columns(pl.col("Nc").cast(pl.Int32), pl.col("Np").cast(pl.Int32))
+    return queries.join(positions, on=[*keys, "depth"], how="left", maintain_order="left")["np_2K"]
+
+
+def partner_positives(graded: pl.DataFrame) -> pl.Series:
+    """np_partner per graded row: n_p of the row of the same (id, E, Nc, Np) with K' = round(2K).
+
+    K is an integer, so round(2K) = 2K. Null where no such row exists (the paper drops these).
+    """
+    keys = ["id", "E", "Nc", "Np"]
+    partners = graded.select(*keys, K=pl.col("K").cast(pl.Int64), np_partner=pl.col("inK").list.sum().cast(pl.Int64))
+    queries = graded.select(*keys, K=2 * pl.col("K").cast(pl.Int64))
+    return queries.join(partners, on=[*keys, "K"], how="left", maintain_order="left")["np_partner"]
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A measure: its name, the feature columns its value depends on, and its evaluation.
+
+    ``evaluate(features, alpha)`` takes a dict of 1-d feature arrays (one entry per column in
+    ``features``) and the alpha grid, and returns shape (len(alpha), n) for measures with
+    alpha and (1, n) for the others.
+    """
+
+    name: str
+    features: tuple[str, ...]
+    has_alpha: bool
+    evaluate: Callable[[dict[str, np.ndarray], np.ndarray], np.ndarray]
+    description: str
+
+
+def _without_alpha(function: Callable[..., np.ndarray], *columns: str):
+    return lambda f, alpha: function(*(f[c] for c in columns))[None, :]
+
+
+def _with_alpha(function: Callable[..., np.ndarray], *columns: str):
+    return lambda f, alpha: function(*(f[c] for c in columns), alpha)
+
+
+def _identity(column: str):
+    return lambda f, alpha: np.asarray(f[column], np.float64)[None, :]
+
+
+MEASURES: dict[str, Measure] = {
+    m.name: m
+    for m in [
+        Measure("F", ("n_p", "K", "Np"), True, _with_alpha(f_measure, "n_p", "K", "Np"), f_measure.__doc__),
+        Measure("F_e", ("n_p", "K", "np_2K"), True, _with_alpha(f_estimated, "n_p", "K", "np_2K"), f_estimated.__doc__),
+        Measure(
+            "F_e_partner",
+            ("n_p", "K", "np_partner"),
+            True,
+            _with_alpha(f_estimated_partner, "n_p", "K", "np_partner"),
+            f_estimated_partner.__doc__,
+        ),
+        Measure("T", ("n_p", "K"), True, _with_alpha(t_measure, "n_p", "K"), t_measure.__doc__),
+        Measure("T_u", ("n_p", "K"), True, _with_alpha(t_unnormalised, "n_p", "K"), t_unnormalised.__doc__),
+        Measure("nDCG", ("nDCG",), False, _identity("nDCG"), ndcg_paper.__doc__),
+        Measure("nDCG@K", ("nDCG@K",), False, _identity("nDCG@K"), ndcg_at_k.__doc__),
+        Measure("P", ("n_p", "K"), False, _without_alpha(precision, "n_p", "K"), precision.__doc__),
+        Measure("R", ("n_p", "Np"), False, _without_alpha(recall, "n_p", "Np"), recall.__doc__),
+    ]
+}
+"""All measures by name. ``F_e`` counts np_2K in the ranking; ``F_e_partner`` is the paper's lookup."""
+
+
+def add_features(graded: pl.DataFrame, ranked: pl.DataFrame | None = None) -> pl.DataFrame:
+    """``graded`` with the feature columns every measure needs.
+
+    Adds n_p (i64), nDCG, nDCG@K (f64), np_partner (nullable i64) and, when ``ranked`` is given
+    or a column ``np_2K`` already exists, np_2K (nullable i64; counted from ``ranked`` wins).
+    """
+    inK = graded["inK"]
+    out = graded.with_columns(
+        n_p=inK.list.sum().cast(pl.Int64),
+        nDCG=pl.Series(ndcg_paper(inK), dtype=pl.Float64),
+        **{"nDCG@K": pl.Series(ndcg_at_k(inK, graded["Np"].to_numpy()), dtype=pl.Float64)},
+        np_partner=partner_positives(graded),
+    )
+    if ranked is not None:
+        out = out.with_columns(np_2K=positives_in_top_2k(graded, ranked).cast(pl.Int64))
+    elif "np_2K" in out.columns:
+        out = out.with_columns(pl.col("np_2K").cast(pl.Int64))
+    return out

@@ -1,0 +1,226 @@
+"""Readers for the published primer-ai/retrieval-response files (SPEC 2).
+
+Each file is a JSON array of records or JSON lines (one record per line). Field names are the
+published dataset's. A bad record raises :class:`InputError` naming the file, the record
+(``line N`` for JSON lines, ``record N`` for an array, both 1-based, with its id when it has one)
+and the rule it breaks.
+
+- :func:`read_graded` (``samples_graded.json``) -> id, subset, E, Nc, Np, K, rank, inK, grade,
+  and, when present, P, R, answer_ideal, answer_topK. subset = id.split('-')[0].
+- :func:`read_ranked` (``samples_ranked.json``) -> id, subset, E, Nc, Np, K, P, R, rank.
+- :func:`read_human` (``samples_human.json``) -> id, E, Nc, Np, K, grade (the LLM's, null when
+  absent) and grade_human_1.. (one column per ``grade_human_<i>`` field).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Callable
+
+import polars as pl
+
+from .errors import InputError
+
+Record = dict
+Check = Callable[[Record], str | None]
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_int_list(value) -> bool:
+    return isinstance(value, list) and all(_is_int(v) for v in value)
+
+
+def _is_number_list(value) -> bool:
+    return isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+
+
+def _load_records(path: str | os.PathLike) -> list[tuple[str, Record]]:
+    """(record label, record) pairs from a JSON array or JSON-lines file."""
+    text = Path(path).read_text(encoding="utf-8")
+    if text.lstrip().startswith("["):
+        try:
+            records = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise InputError(path, f"line {error.lineno}", f"not valid JSON ({error.msg})") from None
+        labelled = [(f"record {i + 1}", r) for i, r in enumerate(records)]
+    else:
+        labelled = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                labelled.append((f"line {number}", json.loads(line)))
+            except json.JSONDecodeError as error:
+                raise InputError(path, f"line {number}", f"not valid JSON ({error.msg})") from None
+    for label, record in labelled:
+        if not isinstance(record, dict):
+            raise InputError(path, label, "a record must be a JSON object")
+    return labelled
+
+
+def _validate(path, labelled: list[tuple[str, Record]], checks: list[Check]) -> None:
+    for label, record in labelled:
+        for check in checks:
+            problem = check(record)
+            if problem:
+                where = f"{label} (id {record['id']})" if isinstance(record.get("id"), str) else label
+                raise InputError(path, where, problem)
+
+
+def _require(fields: dict[str, Callable[[object], bool]]) -> Check:
+    def check(record: Record) -> str | None:
+        for name, is_valid in fields.items():
+            if name not in record:
+                return f"missing field {name!r}"
+            if not is_valid(record[name]):
+                return f"field {name!r} has an invalid value {record[name]!r}"
+        return None
+
+    return check
+
+
+def _sample_keys_valid(record: Record) -> str | None:
+    if "-" not in record["id"]:
+        return "id must be '<subset>-<number>'"
+    if not 2 <= record["Np"] < record["Nc"]:
+        return f"need 2 <= Np < Nc, got Np={record['Np']}, Nc={record['Nc']}"
+    return None
+
+
+SAMPLE_KEYS = {"id": lambda v: isinstance(v, str), "E": lambda v: isinstance(v, str), "Nc": _is_int, "Np": _is_int}
+
+
+def _graded_valid(record: Record) -> str | None:
+    K, inK = record["K"], record["inK"]
+    if K < 1:
+        return f"K must be >= 1, got {K}"
+    if len(inK) != K:
+        return f"len(inK) = {len(inK)} must equal K = {K}"
+    if any(v not in (0, 1) for v in inK):
+        return "inK must hold only 0 and 1"
+    if sum(inK) > record["Np"]:
+        return f"sum(inK) = {sum(inK)} exceeds Np = {record['Np']}"
+    if "rank" in record:
+        rank = record["rank"]
+        if not _is_int_list(rank) or len(rank) != K:
+            return "rank must be a list of K integers"
+        if [int(r < record["Np"]) for r in rank] != list(inK):
+            return "inK must be 1 exactly where rank < Np"
+    grade = record["grade"]
+    if grade is not None and not (_is_int(grade) and 1 <= grade <= 5):
+        return f"grade must be an integer 1..5 or null, got {grade!r}"
+    return None
+
+
+def _frame(labelled, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    present = [c for c in schema if any(c in r for _, r in labelled)]
+    columns = {c: [r.get(c) for _, r in labelled] for c in present}
+    frame = pl.DataFrame(columns, schema={c: schema[c] for c in present})
+    return frame.with_columns(subset=pl.col("id").str.split("-").list.first()).select(
+        "id", "subset", *[c for c in present if c != "id"]
+    )
+
+
+GRADED_SCHEMA = {
+    "id": pl.String, "E": pl.String, "Nc": pl.Int32, "Np": pl.Int32, "K": pl.Int32,
+    "rank": pl.List(pl.Int32), "inK": pl.List(pl.Int8), "grade": pl.Int8, "P": pl.Float64, "R": pl.Float64,
+    "answer_ideal": pl.String, "answer_topK": pl.String,
+}
+
+
+def read_graded(path: str | os.PathLike) -> pl.DataFrame:
+    """Graded samples: one row per (id, E, Nc, Np, K), in the DESIGN.md graded columns found.
+
+    Rules: id, E strings; Nc, Np, K integers with 2 <= Np < Nc and K >= 1; inK a list of K 0/1
+    values with sum(inK) <= Np; rank (optional) K integers with inK = (rank < Np); grade an
+    integer 1..5 or null (ungraded); (id, E, Nc, Np, K) unique.
+    """
+    labelled = _load_records(path)
+    checks = [
+        _require({**SAMPLE_KEYS, "K": _is_int, "inK": _is_int_list, "grade": lambda v: v is None or _is_int(v)}),
+        _sample_keys_valid,
+        _graded_valid,
+    ]
+    _validate(path, labelled, checks)
+    frame = _frame(labelled, GRADED_SCHEMA)
+    _check_unique(path, frame, ["id", "E", "Nc", "Np", "K"])
+    return frame
+
+
+def _ranked_valid(record: Record) -> str | None:
+    K, P, R, rank = record["K"], record["P"], record["R"], record["rank"]
+    if not len(P) == len(R) == len(K):
+        return "K, P and R must have the same length"
+    if sorted(rank) != list(range(record["Nc"])):
+        return "rank must be a permutation of 0..Nc-1"
+    if K != sorted(K) or any(k < 1 or k > record["Nc"] for k in K):
+        return "K must be sorted values in 1..Nc"
+    return None
+
+
+RANKED_SCHEMA = {
+    "id": pl.String, "E": pl.String, "Nc": pl.Int32, "Np": pl.Int32, "K": pl.List(pl.Int32),
+    "P": pl.List(pl.Float64), "R": pl.List(pl.Float64), "rank": pl.List(pl.Int32),
+}
+
+
+def read_ranked(path: str | os.PathLike) -> pl.DataFrame:
+    """Ranked samples: one row per (id, E, Nc, Np) with the full ranking.
+
+    Rules: id, E strings; Nc, Np integers with 2 <= Np < Nc; K sorted integers in 1..Nc; P, R
+    number lists as long as K; rank a permutation of 0..Nc-1; (id, E, Nc, Np) unique.
+    """
+    labelled = _load_records(path)
+    checks = [
+        _require({**SAMPLE_KEYS, "K": _is_int_list, "P": _is_number_list, "R": _is_number_list, "rank": _is_int_list}),
+        _sample_keys_valid,
+        _ranked_valid,
+    ]
+    _validate(path, labelled, checks)
+    frame = _frame(labelled, RANKED_SCHEMA)
+    _check_unique(path, frame, ["id", "E", "Nc", "Np"])
+    return frame
+
+
+def _human_grades_valid(record: Record) -> str | None:
+    names = [k for k in record if k.startswith("grade_human_")]
+    if len(names) < 1:
+        return "no grade_human_<i> field"
+    for name in names:
+        grade = record[name]
+        if grade is not None and not (_is_int(grade) and 1 <= grade <= 5):
+            return f"{name} must be an integer 1..5 or null, got {grade!r}"
+    grade = record.get("grade")
+    if grade is not None and not (_is_int(grade) and 1 <= grade <= 5):
+        return f"grade must be an integer 1..5 or null, got {grade!r}"
+    return None
+
+
+def read_human(path: str | os.PathLike) -> pl.DataFrame:
+    """Human grades: id, E, Nc, Np, K, grade (LLM, nullable Int8), grade_human_1.. (nullable Int8).
+
+    Rules: the sample keys as in :func:`read_graded`; at least one ``grade_human_<i>`` field;
+    every grade an integer 1..5 or null; every record has the same grade_human fields.
+    """
+    labelled = _load_records(path)
+    names = sorted({k for _, r in labelled for k in r if k.startswith("grade_human_")}, key=lambda k: (len(k), k))
+    checks = [_require({**SAMPLE_KEYS, "K": _is_int}), _sample_keys_valid, _human_grades_valid]
+    checks.append(lambda r: next((f"missing field {n!r}" for n in names if n not in r), None))
+    _validate(path, labelled, checks)
+    columns = ["id", "E", "Nc", "Np", "K", "grade", *names]
+    schema = {**{c: GRADED_SCHEMA[c] for c in columns[:6]}, **{n: pl.Int8 for n in names}}
+    frame = pl.DataFrame({c: [r.get(c) for _, r in labelled] for c in columns}, schema=schema)
+    _check_unique(path, frame, ["id", "E", "Nc", "Np", "K"])
+    return frame
+
+
+def _check_unique(path, frame: pl.DataFrame, keys: list[str]) -> None:
+    repeated = frame.with_row_index("row").filter(~pl.struct(keys).is_first_distinct())
+    if len(repeated):
+        row = repeated.row(0, named=True)
+        raise InputError(path, f"record {row['row'] + 1} (id {row['id']})", f"duplicate key ({', '.join(keys)})")

@@ -1,0 +1,79 @@
+"""Data segments for the correlations (SPEC 4).
+
+A segment key is (E, subset, [finer keys...], segment) where ``segment`` is
+
+- segmentation ``"fit"``: ``"narrow"`` when K < Np, ``"wide"`` when K >= Np;
+- segmentation ``"ratio"``: round(K/Np, 1) with Python's ``round`` on the float (so 0.25 -> 0.2,
+  0.35 -> 0.3, 0.45 -> 0.5), written with one decimal, e.g. ``"0.5"``, ``"1.3"``.
+
+``subset`` is the paper's ``id.split('-')[0]`` when the table has no ``subset`` column
+(``Hp-e``, ``Hp-m``, ``Hp-h`` fall into ``Hp``); the finer key ``level`` is the id's full
+prefix ``id.rsplit('-', 1)[0]`` (``Hp-e``). Other finer keys: ``Nc``, ``Np``.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+SEGMENTATIONS = ("fit", "ratio")
+FINER_KEYS = ("level", "Nc", "Np")
+
+
+def with_subset_and_level(samples: pl.DataFrame) -> pl.DataFrame:
+    """Add ``subset`` = id.split('-')[0] when absent and ``level`` = id.rsplit('-', 1)[0]."""
+    out = samples
+    if "subset" not in out.columns:
+        out = out.with_columns(subset=pl.col("id").str.split("-").list.first())
+    if "level" not in out.columns:
+        out = out.with_columns(level=pl.col("id").str.replace(r"-[^-]*$", ""))
+    return out
+
+
+def ratio_label(K: int, Np: int) -> str:
+    """round(K/Np, 1) with Python's float rounding, formatted with one decimal."""
+    return f"{round(K / Np, 1):.1f}"
+
+
+def segment_labels(samples: pl.DataFrame, segmentation: str) -> pl.Series:
+    """The ``segment`` label of each row of a table with K and Np (see the module docstring)."""
+    if segmentation == "fit":
+        return samples.select(
+            segment=pl.when(pl.col("K") < pl.col("Np")).then(pl.lit("narrow")).otherwise(pl.lit("wide"))
+        )["segment"]
+    if segmentation == "ratio":
+        pairs = samples.select(pl.col("K").cast(pl.Int64), pl.col("Np").cast(pl.Int64)).unique()
+        labels = pairs.with_columns(
+            segment=pl.Series([ratio_label(k, n) for k, n in pairs.iter_rows()], dtype=pl.String)
+        )
+        return (
+            samples.select(pl.col("K").cast(pl.Int64), pl.col("Np").cast(pl.Int64))
+            .join(labels, on=["K", "Np"], how="left", maintain_order="left")["segment"]
+        )
+    raise ValueError(f"segmentation {segmentation!r}: expected one of {SEGMENTATIONS}")
+
+
+def segment_keys(finer_keys: tuple[str, ...] | list[str] = ()) -> list[str]:
+    """The columns that identify a segment: E, subset, finer keys..., segment."""
+    unknown = set(finer_keys) - set(FINER_KEYS)
+    if unknown:
+        raise ValueError(f"finer keys {sorted(unknown)}: expected a subset of {FINER_KEYS}")
+    return ["E", "subset", *finer_keys, "segment"]
+
+
+def assign_segments(samples: pl.DataFrame, segmentation: str) -> pl.DataFrame:
+    """``samples`` with ``subset``, ``level`` and ``segment`` columns added."""
+    out = with_subset_and_level(samples)
+    return out.with_columns(segment=segment_labels(out, segmentation))
+
+
+def segment_sizes(samples: pl.DataFrame, keys: list[str], min_segment_samples: int) -> pl.DataFrame:
+    """Per segment: ``n`` graded rows (grade not null), ``n_ungraded``, and ``kept`` = n >= min.
+
+    Sorted by the keys. Only graded rows count towards ``min_segment_samples``.
+    """
+    return (
+        samples.group_by(keys)
+        .agg(n=pl.col("grade").is_not_null().sum().cast(pl.Int64), n_ungraded=pl.col("grade").is_null().sum().cast(pl.Int64))
+        .with_columns(kept=pl.col("n") >= min_segment_samples)
+        .sort(keys)
+    )
