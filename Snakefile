@@ -15,7 +15,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 min_version("9.0")
 
 
-configfile: "config.yaml"
+# config.yaml is the default; a --configfile replaces it rather than being merged into it.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config.yaml"
+
 
 
 include: "workflow/rules/common.smk"

@@ -1,28 +1,5 @@
 """Stage 5: measures, per-segment correlations with bootstrap intervals, figures, agreement."""
 
-ANALYSIS = config["analysis"]
-HUMAN_GRADES = (PUBLISHED or {}).get("human") or ANALYSIS["human"]
-
-
-def analysis_targets():
-    """Correlation and difference tables per segmentation, the figures, the agreement table."""
-    targets = [
-        f"results/analysis/{table}_{segmentation}.parquet"
-        for segmentation in ANALYSIS["segmentations"]
-        for table in ("correlations", "differences")
-    ]
-    targets.append("results/figures")
-    if HUMAN_GRADES:
-        targets.append("results/analysis/agreement.parquet")
-    return targets
-
-
-def all_targets():
-    """Everything the default target builds."""
-    if PUBLISHED:
-        return analysis_targets()
-    return ranked_targets() + graded_targets() + analysis_targets() + ["results/run_summary.json"]
-
 
 if PUBLISHED:
 

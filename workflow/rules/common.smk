@@ -4,14 +4,30 @@ import hashlib
 import json
 from pathlib import Path
 
+import jsonschema
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from retrieval_response.errors import InputError
 
-
-validate(config, schema="../schemas/config.schema.yaml")
-
 CONFIG_FILE = ", ".join(map(str, workflow.overwrite_configfiles or ["config.yaml"]))
+
+
+def schema_violation(error):
+    """The jsonschema error that Snakemake's validation error was raised from, if any."""
+    cause = error.__cause__ or error.__context__
+    return cause if isinstance(cause, jsonschema.ValidationError) else None
+
+
+try:
+    validate(config, schema="../schemas/config.schema.yaml")
+except WorkflowError as error:
+    violation = schema_violation(error)
+    if violation is None:
+        raise
+    key = ".".join(map(str, violation.absolute_path)) or "(top level)"
+    raise InputError(CONFIG_FILE, f"config key {key}", violation.message) from None
+
 DATASETS = config["datasets"]
 EMBEDDERS = config["embedders"]
 PUBLISHED = config.get("published")
@@ -108,3 +124,27 @@ def design_of(wildcards):
         if design_name(design) == wildcards.design:
             return {"Nc": design["Nc"], "Np": design["Np"], "K": design_cutoffs(design)}
     raise InputError(CONFIG_FILE, f"config key datasets.{wildcards.dataset}.designs", f"no design {wildcards.design}")
+
+
+ANALYSIS = config["analysis"]
+HUMAN_GRADES = (PUBLISHED or {}).get("human") or ANALYSIS["human"]
+
+
+def analysis_targets():
+    """Correlation and difference tables per segmentation, the figures, the agreement table."""
+    targets = [
+        f"results/analysis/{table}_{segmentation}.parquet"
+        for segmentation in ANALYSIS["segmentations"]
+        for table in ("correlations", "differences")
+    ]
+    targets.append("results/figures")
+    if HUMAN_GRADES:
+        targets.append("results/analysis/agreement.parquet")
+    return targets
+
+
+def all_targets():
+    """Everything the default target builds."""
+    if PUBLISHED:
+        return analysis_targets()
+    return ranked_targets() + graded_targets() + analysis_targets() + ["results/run_summary.json"]
