@@ -146,6 +146,7 @@ def positives_in_top_2k(graded: pl.DataFrame, ranked: pl.DataFrame) -> pl.Series
     keys = ["id", "E", "Nc", "Np"]
     positions = (
         ranked.select(*keys, "rank")
+        .unique(keys, keep="first", maintain_order=True)
         .with_columns(pl.col("Nc").cast(pl.Int32), pl.col("Np").cast(pl.Int32))
         .explode("rank")
         .with_columns(
@@ -166,7 +167,9 @@ def partner_positives(graded: pl.DataFrame) -> pl.Series:
     K is an integer, so round(2K) = 2K. Null where no such row exists (the paper drops these).
     """
     keys = ["id", "E", "Nc", "Np"]
-    partners = graded.select(*keys, K=pl.col("K").cast(pl.Int64), np_partner=pl.col("inK").list.sum().cast(pl.Int64))
+    partners = graded.select(
+        *keys, K=pl.col("K").cast(pl.Int64), np_partner=pl.col("inK").list.sum().cast(pl.Int64)
+    ).unique([*keys, "K"], keep="first", maintain_order=True)
     queries = graded.select(*keys, K=2 * pl.col("K").cast(pl.Int64))
     return queries.join(partners, on=[*keys, "K"], how="left", maintain_order="left")["np_partner"]
 

@@ -1,0 +1,100 @@
+"""run_analysis end to end: table layout, variants, finer keys, errors, writing."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from retrieval_response.analysis import alpha_grid, run_analysis, write_analysis
+from retrieval_response.errors import InputError
+
+_spec = importlib.util.spec_from_file_location("bench_analysis", Path(__file__).parents[1] / "benchmarks" / "analysis.py")
+bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench)
+
+CORRELATION_COLUMNS = [
+    "segmentation", "E", "subset", "segment", "n", "n_ungraded", "measure", "corr_type", "value", "alpha",
+    "alpha_rule", "value_crossfit", "ci_low", "ci_high",
+]
+DIFFERENCE_COLUMNS = [
+    "segmentation", "E", "subset", "segment", "n", "difference", "corr_type", "value", "ci_low", "ci_high", "share_positive",
+]
+
+
+@pytest.fixture(scope="module")
+def graded():
+    table = bench.synthetic_graded(8000, seed=2)
+    return table.with_columns(grade=pl.when(pl.int_range(pl.len()) % 10 == 0).then(None).otherwise(pl.col("grade")))
+
+
+def test_table_layout_and_alpha_columns(graded):
+    correlations, differences = run_analysis(
+        graded, segmentation="ratio", alpha_grid="l350^0.95", corr_types=["spearman", "kendall_c"],
+        min_segment_samples=25, bootstrap_resamples=50,
+    )
+    assert correlations.columns == CORRELATION_COLUMNS
+    assert differences.columns == DIFFERENCE_COLUMNS
+    assert set(correlations["corr_type"]) == {"spearman", "kendall_c"}
+    assert set(correlations["measure"]) == {"F", "F_e", "T", "T_u", "nDCG", "nDCG@K", "P", "R"}
+    with_alpha = correlations.filter(pl.col("measure").is_in(["F", "F_e", "T", "T_u"])).drop_nulls("value")
+    assert with_alpha["alpha"].is_in(alpha_grid("l350^0.95").tolist()).all()
+    assert with_alpha["alpha_rule"].unique().to_list() == ["first max over l350^0.95 (702 values)"]
+    without = correlations.filter(pl.col("measure").is_in(["nDCG", "P"]))
+    assert without["alpha"].is_null().all() and without["alpha_rule"].is_null().all()
+    assert without.drop_nulls("value").select((pl.col("value") == pl.col("value_crossfit")).all()).item()
+    # ratio segments are ordered numerically within (E, subset) and all are big enough
+    first = correlations.filter((pl.col("E") == "AML12v2") & (pl.col("subset") == "A"))["segment"].unique(maintain_order=True)
+    assert first.cast(pl.Float64).is_sorted()
+    assert correlations.height > 0 and (correlations["n"] >= 25).all()
+    # every tenth row is ungraded: counted beside, never in n
+    totals = correlations.filter((pl.col("measure") == "F") & (pl.col("corr_type") == "spearman"))
+    assert totals["n_ungraded"].sum() > 0
+    assert totals["n"].sum() + totals["n_ungraded"].sum() <= len(graded)
+
+
+def test_maximum_is_at_least_the_crossfit_and_every_grid_point(graded):
+    correlations, _ = run_analysis(
+        graded, segmentation="fit", alpha_grid="linear:21", min_segment_samples=100, bootstrap_resamples=0, measures=["T", "P"]
+    )
+    t = correlations.filter(pl.col("measure") == "T").drop_nulls("value_crossfit")
+    assert (t["value"] >= t["value_crossfit"] - 0.05).all()
+    # T at alpha 1 ranks like -n_n/K, i.e. like P: the maximum over alpha is at least P's correlation
+    merged = t.join(correlations.filter(pl.col("measure") == "P"), on=["E", "subset", "segment", "corr_type"], suffix="_P")
+    assert (merged["value"] >= merged["value_P"] - 1e-12).all()
+
+
+def test_partner_variant_when_no_np_2k_and_finer_keys(graded):
+    correlations, differences = run_analysis(
+        graded.drop("np_2K").with_columns(id=pl.col("id").str.replace(r"^A-", "A-x-")),
+        segmentation="fit", alpha_grid="linear:11", min_segment_samples=50, finer_keys=["level", "Np"],
+        bootstrap_resamples=0,
+    )
+    assert "F_e_partner" in correlations["measure"].to_list() and "F_e" not in correlations["measure"].to_list()
+    assert "F_e_partner-F" in differences["difference"].to_list()
+    assert correlations.columns[:6] == ["segmentation", "E", "subset", "level", "Np", "segment"]
+    assert "A-x" in correlations["level"].to_list()
+    partner = correlations.filter(pl.col("measure") == "F_e_partner")
+    f = correlations.filter(pl.col("measure") == "F")
+    # K' = 2K exists only for K <= 7: the partner variant sees fewer samples
+    assert partner["n"].sum() < f["n"].sum()
+    assert differences["ci_low"].is_null().all()
+
+
+def test_errors_and_writing(graded, tmp_path):
+    with pytest.raises(InputError, match="graded table: column grade: required"):
+        run_analysis(graded.drop("grade"), segmentation="fit", alpha_grid="linear:3")
+    with pytest.raises(ValueError, match="segmentation"):
+        run_analysis(graded, segmentation="KNp", alpha_grid="linear:3")
+    with pytest.raises(ValueError, match="measures"):
+        run_analysis(graded, segmentation="fit", alpha_grid="linear:3", measures=["G"])
+    correlations, differences = run_analysis(
+        graded, segmentation="fit", alpha_grid=np.array([0.0, 0.5, 1.0]), min_segment_samples=100, bootstrap_resamples=0
+    )
+    assert correlations.drop_nulls("alpha_rule")["alpha_rule"].unique().to_list() == ["first max over 3 given values (3 values)"]
+    write_analysis(correlations, differences, tmp_path / "c.parquet", tmp_path / "d.parquet")
+    assert pl.read_parquet(tmp_path / "c.parquet").equals(correlations)
+    assert pl.read_parquet(tmp_path / "d.parquet").equals(differences)
