@@ -94,7 +94,7 @@ def test_errors_and_writing(graded, tmp_path):
     correlations, differences = run_analysis(
         graded, segmentation="fit", alpha_grid=np.array([0.0, 0.5, 1.0]), min_segment_samples=100, bootstrap_resamples=0
     )
-    assert correlations.drop_nulls("alpha_rule")["alpha_rule"].unique().to_list() == ["first max over 3 given values (3 values)"]
+    assert correlations.drop_nulls("alpha_rule")["alpha_rule"].unique().to_list() == ["first max over a given grid (3 values)"]
     write_analysis(correlations, differences, tmp_path / "c.parquet", tmp_path / "d.parquet")
     assert pl.read_parquet(tmp_path / "c.parquet").equals(correlations)
     assert pl.read_parquet(tmp_path / "d.parquet").equals(differences)

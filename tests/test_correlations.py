@@ -86,7 +86,7 @@ def test_max_over_alpha_and_crossfit_equal_scipy_reference(graded):
     )
     rows = assign_segments(add_features(graded), "fit").filter(pl.col("grade").is_not_null())
     queries = rows.select("id", "subset").unique("id").sort("id")
-    half = dict(zip(queries["id"], query_halves(queries["id"].to_numpy(), queries["subset"].to_numpy(), seed=0)))
+    half = dict(zip(queries["id"], query_halves(queries["id"].to_numpy(), queries["subset"].to_numpy(), seed=0), strict=True))
     rows = rows.with_columns(half_a=pl.col("id").replace_strict(half, return_dtype=pl.Boolean))
     rng = np.random.default_rng(0)
     checked = 0
@@ -98,7 +98,8 @@ def test_max_over_alpha_and_crossfit_equal_scipy_reference(graded):
             part_rows = segment_rows.drop_nulls(list(measure.features))
             measure_grid = grid if measure.has_alpha else np.zeros(1)
             curves = {}
-            for part, frame in (("full", part_rows), ("a", part_rows.filter("half_a")), ("b", part_rows.filter(~pl.col("half_a")))):
+            parts = (("full", part_rows), ("a", part_rows.filter("half_a")), ("b", part_rows.filter(~pl.col("half_a"))))
+            for part, frame in parts:
                 values = measure.evaluate({c: frame[c].to_numpy() for c in measure.features}, measure_grid)
                 grade = frame["grade"].to_numpy().astype(float)
                 curves[part] = {

@@ -72,5 +72,7 @@ def test_min_segment_samples_leaves_small_segments_out():
     assert correlations["segment"].unique().to_list() == ["narrow"]
     assert correlations["n_ungraded"].unique().to_list() == [0]
     assert differences["segment"].unique().to_list() == ["narrow"]
-    everything, _ = run_analysis(graded, segmentation="fit", alpha_grid="linear:11", min_segment_samples=wide, bootstrap_resamples=0)
+    everything, _ = run_analysis(
+        graded, segmentation="fit", alpha_grid="linear:11", min_segment_samples=wide, bootstrap_resamples=0
+    )
     assert sorted(everything["segment"].unique().to_list()) == ["narrow", "wide"]

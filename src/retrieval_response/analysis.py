@@ -207,7 +207,7 @@ def run_analysis(
     out; ``measures`` defaults to :func:`default_measures`. Halves and resamples depend only on
     ``seed`` and the query ids.
     """
-    grid_spec = alpha_grid if isinstance(alpha_grid, str) else f"{len(alpha_grid)} given values"
+    grid_spec = alpha_grid if isinstance(alpha_grid, str) else "a given grid"
     grid = measures_module.alpha_grid(alpha_grid) if isinstance(alpha_grid, str) else np.asarray(alpha_grid, np.float64)
     corr_types = list(corr_types)
     measure_names = measures or default_measures(graded, ranked)
@@ -228,8 +228,8 @@ def run_analysis(
             else np.full(value.shape + (0,), np.nan)
         )
         boots[name] = (value, boot)
-        low, high = percentile_interval(boot, ci_level) if weights is not None else (value * np.nan, value * np.nan)
-        alpha = np.where(alpha_index >= 0, grid[np.maximum(alpha_index, 0)], np.nan) if measure.has_alpha else value * np.nan
+        low, high = percentile_interval(boot, ci_level)
+        alpha = np.where((alpha_index >= 0) & measure.has_alpha, grid[np.maximum(alpha_index, 0)], np.nan)
         correlation_parts.append(
             _long_table(
                 {
@@ -268,20 +268,16 @@ def _long_table(columns: dict, corr_types: list[str]) -> pl.DataFrame:
 
 
 def _differences(boots: dict, corr_types: list[str], ci_level: float) -> pl.DataFrame:
+    """Rows (segment, corr type) per difference in :data:`DIFFERENCES` whose two measures ran."""
     parts = []
     for first, second in DIFFERENCES:
         if first not in boots or second not in boots:
             continue
         (value_1, boot_1), (value_2, boot_2) = boots[first], boots[second]
         diff = boot_1 - boot_2
-        low, high = percentile_interval(diff, ci_level) if diff.shape[-1] else (value_1 * np.nan, value_1 * np.nan)
-        share = share_positive(diff) if diff.shape[-1] else value_1 * np.nan
-        parts.append(
-            _long_table(
-                {"difference": f"{first}-{second}", "value": value_1 - value_2, "ci_low": low, "ci_high": high, "share_positive": share},
-                corr_types,
-            )
-        )
+        low, high = percentile_interval(diff, ci_level)
+        columns = {"difference": f"{first}-{second}", "value": value_1 - value_2, "ci_low": low, "ci_high": high}
+        parts.append(_long_table({**columns, "share_positive": share_positive(diff)}, corr_types))
     if not parts:
         schema = {"seg": pl.Int64, "corr_type": pl.String, "difference": pl.String, "value": pl.Float64,
                   "ci_low": pl.Float64, "ci_high": pl.Float64, "share_positive": pl.Float64}
