@@ -49,15 +49,16 @@ class TokenBucket:
 class Pacer:
     """Concurrency semaphore + optional request and token buckets + a shared pause.
 
-    Request bucket: rate rpm/60 per second, capacity 1 (evenly spaced requests, no bursts that
-    a provider's own window would reject). Token bucket: rate tpm/60 per second, capacity one
-    second of tokens.
+    Request bucket: rate r = rpm/60 per second, capacity max(1, r/10): requests are evenly spaced,
+    and time lost to event-loop lag is made up with bursts of at most a tenth of a second's worth,
+    so any one-second window holds at most 1.1 r (+1) requests. Token bucket: rate tpm/60 per
+    second, capacity one second of tokens.
     """
 
     def __init__(self, pacing: PacingConfig):
         self._slots = asyncio.Semaphore(pacing.concurrency)
         rpm, tpm = pacing.requests_per_minute, pacing.tokens_per_minute
-        self._requests = TokenBucket(rpm / 60.0, 1.0) if rpm else None
+        self._requests = TokenBucket(rpm / 60.0, max(1.0, rpm / 600.0)) if rpm else None
         self._tokens = TokenBucket(tpm / 60.0, tpm / 60.0) if tpm else None
         self._resume_at = 0.0
 
