@@ -6,6 +6,8 @@ import struct
 
 import numpy as np
 import polars as pl
+
+from retrieval_response.segments import segment_labels
 import pytest
 
 from retrieval_response import figures
@@ -20,7 +22,6 @@ from retrieval_response.figures import (
     plot_grade_distribution,
     plot_ratio_correlations,
     plot_ratio_differences,
-    ratio_segment,
 )
 
 EMBEDDERS = ["E5Sv2", "AML12v2", "ME5S"]
@@ -59,7 +60,7 @@ def graded() -> pl.DataFrame:
 
 def test_ratio_segment_uses_python_round():
     table = pl.DataFrame({"K": [5, 3, 1, 7, 2], "Np": [4, 4, 4, 4, 2]})
-    assert ratio_segment(table).to_list() == ["1.2", "0.8", "0.2", "1.8", "1.0"]
+    assert segment_labels(table, "ratio").to_list() == ["1.2", "0.8", "0.2", "1.8", "1.0"]
 
 
 def test_grade_distribution_columns_sum_to_one(graded):
@@ -84,7 +85,7 @@ def test_grade_distribution_counts_match_a_direct_count(graded):
 
 
 def test_small_segments_are_dropped(graded):
-    all_segments = set(ratio_segment(graded).unique().to_list())
+    all_segments = set(segment_labels(graded, "ratio").unique().to_list())
     dist = grade_distribution_matrix(graded, min_segment_samples=100)
     assert set(dist.segments) < all_segments
     empty = grade_distribution_matrix(graded, min_segment_samples=10**9)

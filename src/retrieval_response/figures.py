@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -18,6 +19,7 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from retrieval_response.atomic import atomic_path
+from retrieval_response.segments import segment_labels
 
 DPI = 120
 GRADES: tuple[int, ...] = (1, 2, 3, 4, 5)
@@ -60,18 +62,6 @@ def heatmap_size(n_rows: int, n_cols: int, n_panels: int = 1) -> tuple[float, fl
     return width, height
 
 
-def ratio_segment(graded: pl.DataFrame) -> pl.Series:
-    """The K/Np segment label of each row: str(round(K / Np, 1)) with Python's round (SPEC 4).
-
-    Python's round is applied once per distinct (K, Np) pair, then joined back.
-    """
-    pairs = graded.select("K", "Np").unique()
-    labels = pairs.with_columns(
-        pl.Series("segment", [str(round(k / n, 1)) for k, n in pairs.iter_rows()], dtype=pl.String)
-    )
-    return graded.select("K", "Np").join(labels, on=["K", "Np"], how="left", maintain_order="left")["segment"]
-
-
 def _segment_order(labels) -> list[str]:
     return sorted(set(labels), key=float)
 
@@ -102,7 +92,7 @@ def grade_distribution_matrix(graded: pl.DataFrame, *, min_segment_samples: int)
     outside = rows.filter(~pl.col("grade").is_in(GRADES))
     if outside.height:
         raise ValueError(f"graded: grade {outside['grade'][0]} outside the scale {GRADES[0]}..{GRADES[-1]}")
-    rows = rows.with_columns(ratio_segment(rows))
+    rows = rows.with_columns(segment_labels(rows, "ratio"))
     counts = rows.group_by("E", "segment", "grade").len()
     sizes = counts.group_by("E", "segment").agg(pl.col("len").sum().alias("size"))
     kept = sizes.filter(pl.col("size") >= min_segment_samples)
@@ -340,3 +330,50 @@ def plot_ratio_differences(diff: pl.DataFrame, path: str | os.PathLike, *, subse
     axes.set_title(title, fontsize=9, wrap=True)
     figure.colorbar(image, ax=axes, label=f"difference of {corr_type} correlations", shrink=0.7)
     _save(figure, path)
+
+
+RATIO_MEASURES: tuple[str, ...] = ("F", "T", "T_u", "nDCG", "F_e")
+"""Measures drawn per K/Np segment (SPEC 5 item 3), where the correlations table has them."""
+
+
+def render_figures(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], differences: dict[str, pl.DataFrame],
+                   folder: str | os.PathLike, *, corr_types: list[str], min_segment_samples: int) -> list[Path]:
+    """Write the paper's figure set into ``folder``; return the PNG paths.
+
+    ``correlations`` / ``differences`` map a segmentation ("fit", "ratio") to its table.
+    Per paper subset (id prefix): ``grades_<subset>.png`` (item 1); per K/Np segment, for the
+    first correlation type only (the paper shows Spearman), ``ratio_<measure>_<subset>_<type>.png``
+    (item 3) and ``diff_<X-Y>_<subset>_<type>.png`` (item 4). Over all subsets, for every
+    correlation type: ``fit_<type>.png`` (max over alpha) and ``fit_<type>_crossfit.png`` (item 2).
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    subsets = sorted(graded.select(pl.col("id").str.split("-").list.first()).to_series().unique().to_list())
+    for subset in subsets:
+        path = folder / f"grades_{subset}.png"
+        plot_grade_distribution(graded, path, dataset=subset, min_segment_samples=min_segment_samples)
+        written.append(path)
+    if "fit" in correlations:
+        for corr_type in corr_types:
+            for column, suffix in (("value", ""), ("value_crossfit", "_crossfit")):
+                path = folder / f"fit_{corr_type}{suffix}.png"
+                plot_fit_correlations(correlations["fit"], path, corr_type=corr_type, value_column=column,
+                                      min_segment_samples=min_segment_samples)
+                written.append(path)
+    if "ratio" in correlations:
+        corr_type = corr_types[0]
+        measures = [m for m in RATIO_MEASURES if m in set(correlations["ratio"]["measure"].to_list())]
+        pairs = sorted(set(differences["ratio"]["difference"].to_list()))
+        for subset in subsets:
+            for measure in measures:
+                path = folder / f"ratio_{measure}_{subset}_{corr_type}.png"
+                plot_ratio_correlations(correlations["ratio"], path, subset=subset, measure=measure,
+                                        corr_type=corr_type, min_segment_samples=min_segment_samples)
+                written.append(path)
+            for pair in pairs:
+                path = folder / f"diff_{pair}_{subset}_{corr_type}.png"
+                plot_ratio_differences(differences["ratio"], path, subset=subset, difference=pair,
+                                       corr_type=corr_type, min_segment_samples=min_segment_samples)
+                written.append(path)
+    return written

@@ -1,0 +1,12 @@
+"""Snakemake script: human grades -> Krippendorff's alpha and Spearman agreement table."""
+
+from retrieval_response.agreement import agreement_table, read_human_grades
+from retrieval_response.atomic import write_parquet
+from retrieval_response.logs import log_to_file
+
+log = log_to_file(snakemake.log[0])
+table = agreement_table(
+    read_human_grades(snakemake.input.human), resamples=snakemake.params.resamples, seed=snakemake.params.seed
+)
+write_parquet(table, snakemake.output.agreement)
+log.info("agreement over %d pairs", table.height)

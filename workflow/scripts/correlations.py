@@ -1,0 +1,20 @@
+"""Snakemake script: analysis table -> correlations and differences for one segmentation."""
+
+import polars as pl
+
+from retrieval_response.analysis import run_analysis, write_analysis
+from retrieval_response.logs import log_to_file
+
+log = log_to_file(snakemake.log[0])
+correlations, differences = run_analysis(
+    pl.read_parquet(snakemake.input.graded),
+    segmentation=snakemake.wildcards.segmentation,
+    alpha_grid=snakemake.params.alpha_grid,
+    corr_types=list(snakemake.params.corr_types),
+    min_segment_samples=snakemake.params.min_segment_samples,
+    finer_keys=tuple(snakemake.params.finer_keys),
+    bootstrap_resamples=snakemake.params.bootstrap_resamples,
+    seed=snakemake.params.seed,
+)
+write_analysis(correlations, differences, snakemake.output.correlations, snakemake.output.differences)
+log.info("%d correlation rows, %d difference rows", correlations.height, differences.height)
