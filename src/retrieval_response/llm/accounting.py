@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 _COUNTS = ("requests", "cache_hits", "calls", "retries", "prompt_tokens", "completion_tokens",
            "cost_unknown_calls")
 _REASONS = ("retries_by_reason", "failures_by_reason")
+_JOB_COUNTS = ("samples",)  # added to job summaries by the workflow jobs
+_JOB_REASONS = ("samples_by_status",)
 
 
 @dataclass
@@ -50,8 +52,8 @@ class CallStats:
 
 def _merge(summaries: list[dict]) -> dict:
     costs = [s["cost_usd"] for s in summaries if s.get("cost_usd") is not None]
-    merged = {name: sum(s.get(name, 0) for s in summaries) for name in _COUNTS}
-    for name in _REASONS:
+    merged = {name: sum(s.get(name, 0) for s in summaries) for name in _COUNTS + _JOB_COUNTS}
+    for name in _REASONS + _JOB_REASONS:
         total: Counter = Counter()
         for s in summaries:
             total.update(s.get(name, {}))
@@ -61,7 +63,8 @@ def _merge(summaries: list[dict]) -> dict:
 
 
 def merge_summaries(summaries: list[dict]) -> dict:
-    """Run summary: totals over all job summaries plus the same totals per stage; ``seconds``
+    """Run summary: totals over all job summaries plus the same totals per stage (counters
+    summed, ``*_by_*`` counters merged, ``cost_usd`` None when no job knew a price); ``seconds``
     is the sum of job wall times (the time spent per stage, not the elapsed run time)."""
     stages = sorted({s["stage"] for s in summaries})
     return {"total": _merge(summaries),

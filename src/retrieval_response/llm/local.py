@@ -103,3 +103,9 @@ def register_llamacpp(model: ModelConfig, n_threads: int | None = None) -> None:
     _PROVIDER.configure(model, n_threads or os.cpu_count() or 1)
     if not any(item["provider"] == PROVIDER for item in litellm.custom_provider_map):
         litellm.custom_provider_map.append({"provider": PROVIDER, "custom_handler": _PROVIDER})
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(ensure_local_gguf(sys.argv[1]))

@@ -1,0 +1,25 @@
+"""Glue for workflow jobs: clients from the config's ``llm`` section, and job summaries."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import polars as pl
+
+from .cache import ResponseCache
+from .client import LLMClient
+from .config import ModelConfig, PacingConfig
+
+
+def client_from_config(model: Mapping, llm: Mapping, threads: int) -> LLMClient:
+    """A client for one model section (``llm.generator`` or ``llm.grader``) with the run's pacing
+    (``llm.pacing``) and response cache folder (``llm.cache``); ``threads`` for a local model."""
+    return LLMClient(ModelConfig.from_mapping(model), PacingConfig.from_mapping(llm.get("pacing") or {}),
+                     ResponseCache(llm["cache"]), local_threads=threads)
+
+
+def job_summary(client: LLMClient, stage: str, job: str, seconds: float, status: pl.Series) -> dict:
+    """The client's counters for this job plus ``samples`` and ``samples_by_status`` of its output."""
+    counts = dict(sorted(status.value_counts().iter_rows()))
+    return {**client.stats.summary(stage, job, seconds), "model": client.model.model,
+            "samples": status.len(), "samples_by_status": counts}

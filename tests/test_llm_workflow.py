@@ -1,0 +1,115 @@
+"""The LLM rules in Snakemake against the loopback server: outputs, run summary, exact staleness
+(a prompt or model change replans exactly its dependent targets) and zero-call reruns.
+
+The upstream stages are replaced by synthetic texts and ranked files (``--allowed-rules``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+
+from conftest import REPO, run_snakemake
+from retrieval_response.atomic import write_parquet
+from retrieval_response.testing.openai_server import serve_in_subprocess
+from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
+
+LLM_RULES = ("--allowed-rules", "answer_ideal", "answer_topk", "grade", "run_summary")
+GRADED = "results/graded/tiny/ML6/Nc5_Np2"
+
+
+def _planned(workdir: Path) -> set[str]:
+    proc = run_snakemake(workdir, "-n", *LLM_RULES, "--", "results/run_summary.json")
+    outputs = set()
+    for block in re.findall(r"^\s*output: (.+)$", proc.stdout + proc.stderr, re.MULTILINE):
+        outputs.update(part.strip() for part in block.split(","))
+    return outputs
+
+
+@pytest.fixture(scope="module")
+def server():
+    os.environ["RR_LOOPBACK_KEY"] = "loopback-key"
+    with serve_in_subprocess(latency_s=0.01) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def built(server, tmp_path_factory) -> Path:
+    workdir = tmp_path_factory.mktemp("llm_workflow")
+    (workdir / "tiny.jsonl").write_text("")
+    shutil.copytree(REPO / "resources/prompts", workdir / "prompts")
+    model = {"model": "openai/loopback", "api_base": server.base_url, "api_key_env": "RR_LOOPBACK_KEY"}
+    config = {
+        "datasets": {"tiny": {"layout": "generic", "path": "tiny.jsonl"}},
+        "designs": [{"Nc": 5, "Np": 2}], "K": [1, 2, 3],
+        "embedders": {"ML6": {"backend": "gt_minilm_l6"}},
+        "llm": {"generator": {**model, "max_tokens": 50},
+                "grader": {**model, "max_tokens": 4, "logprobs": True},
+                "cache": "results/llm_cache", "pacing": {"concurrency": 4},
+                "prompts": {"answer": "prompts/answer.txt", "grade": "prompts/grade.txt"}},
+    }
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    texts = synthetic_texts(4).with_columns(p=pl.col("p").list.head(2))
+    write_parquet(texts, workdir / "results/texts/tiny.parquet")
+    write_parquet(synthetic_ranked(texts, "ML6", 5, 2, [1, 2, 3]), workdir / "results/ranked/tiny/ML6/Nc5_Np2.parquet")
+    run_snakemake(workdir, "--cores", "2", *LLM_RULES, "--", "results/run_summary.json")
+    return workdir
+
+
+def _copy(built: Path, tmp_path: Path, edit=None) -> Path:
+    copy = tmp_path / "copy"
+    shutil.copytree(built, copy, symlinks=True)
+    if edit:
+        config = yaml.safe_load((copy / "config.yaml").read_text())
+        edit(config)
+        (copy / "config.yaml").write_text(yaml.safe_dump(config))
+    return copy
+
+
+def test_outputs_and_run_summary(built, server):
+    graded = pl.read_parquet(built / f"{GRADED}.parquet")
+    assert graded.height == 12 and (graded["status"] == "graded").all()
+    records = json.loads((built / f"{GRADED}.json").read_text())
+    assert [r["grade"] for r in records] == graded["grade"].to_list()
+    summary = json.loads((built / "results/run_summary.json").read_text())
+    assert set(summary["stages"]) == {"answer_ideal", "answer_topk", "grade"}
+    assert summary["stages"]["grade"]["samples_by_status"] == {"graded": 12}
+    total = summary["total"]
+    assert total["calls"] == server.stats()["requests"] == 4 + 12 + 12
+    assert total["cache_hits"] == 0 and total["failures_by_reason"] == {}
+    assert all(stage["seconds"] > 0 for stage in summary["stages"].values())
+    assert b"loopback-key" not in b"".join(p.read_bytes() for p in (built / "results").rglob("*") if p.is_file())
+    assert _planned(built) == set()
+
+
+def test_changing_the_grader_replans_only_grades(built, tmp_path):
+    copy = _copy(built, tmp_path, lambda c: c["llm"]["grader"].update({"temperature": 0.5}))
+    assert _planned(copy) == {f"{GRADED}.parquet", f"{GRADED}.json", f"{GRADED}.summary.json",
+                              "results/run_summary.json"}
+
+
+def test_changing_the_answer_prompt_replans_answers_and_grades(built, tmp_path):
+    copy = _copy(built, tmp_path)
+    prompt = copy / "prompts/answer.txt"
+    prompt.write_text(prompt.read_text().replace("at most three sentences", "at most two sentences"))
+    assert _planned(copy) == {
+        "results/answers/ideal/tiny.parquet", "results/answers/ideal/tiny.summary.json",
+        "results/answers/topk/tiny/ML6/Nc5_Np2.parquet", "results/answers/topk/tiny/ML6/Nc5_Np2.summary.json",
+        f"{GRADED}.parquet", f"{GRADED}.json", f"{GRADED}.summary.json", "results/run_summary.json"}
+
+
+def test_changing_pacing_replans_nothing_and_a_forced_rerun_costs_no_call(built, server, tmp_path):
+    copy = _copy(built, tmp_path, lambda c: c["llm"]["pacing"].update({"concurrency": 2}))
+    assert _planned(copy) == set()
+    before = server.stats()["requests"]
+    run_snakemake(copy, "--cores", "2", "--forceall", *LLM_RULES, "--", "results/run_summary.json")
+    assert server.stats()["requests"] == before
+    summary = json.loads((copy / "results/run_summary.json").read_text())
+    assert summary["total"]["calls"] == 0 and summary["total"]["cache_hits"] == 4 + 12 + 12
+    assert pl.read_parquet(copy / f"{GRADED}.parquet").equals(pl.read_parquet(built / f"{GRADED}.parquet"))

@@ -1,0 +1,22 @@
+"""Snakemake script: query texts -> one ideal answer per (id, Np) from all Np positives."""
+
+import time
+
+import polars as pl
+
+from retrieval_response.atomic import write_json, write_parquet
+from retrieval_response.llm.jobs import client_from_config, job_summary
+from retrieval_response.llm.pipeline import ideal_answers
+from retrieval_response.llm.prompts import ANSWER_FIELDS, load_prompt
+from retrieval_response.logs import log_to_file
+
+log = log_to_file(snakemake.log[0])
+start = time.monotonic()
+client = client_from_config(snakemake.params.model, snakemake.config["llm"], snakemake.threads)
+answers = ideal_answers(pl.read_parquet(snakemake.input.texts), snakemake.params.nps, client,
+                        load_prompt(snakemake.input.prompt, ANSWER_FIELDS))
+write_parquet(answers, snakemake.output.answers)
+summary = job_summary(client, "answer_ideal", snakemake.wildcards.dataset, time.monotonic() - start, answers["status"])
+write_json(summary, snakemake.output.summary)
+log.info("%s: %d ideal answers, %d calls, %d cache hits", snakemake.wildcards.dataset, answers.height,
+         summary["calls"], summary["cache_hits"])

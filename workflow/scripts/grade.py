@@ -1,0 +1,26 @@
+"""Snakemake script: top-K answers + ideal answers -> graded samples (Parquet and published JSON)."""
+
+import time
+
+import polars as pl
+
+from retrieval_response.atomic import write_json, write_parquet
+from retrieval_response.graded import export_published_json, validate_graded
+from retrieval_response.llm.jobs import client_from_config, job_summary
+from retrieval_response.llm.pipeline import grade_answers
+from retrieval_response.llm.prompts import GRADE_FIELDS, load_prompt
+from retrieval_response.logs import log_to_file
+
+log = log_to_file(snakemake.log[0])
+start = time.monotonic()
+client = client_from_config(snakemake.params.model, snakemake.config["llm"], snakemake.threads)
+graded = grade_answers(pl.read_parquet(snakemake.input.topk), pl.read_parquet(snakemake.input.ideal),
+                       pl.read_parquet(snakemake.input.texts), client,
+                       load_prompt(snakemake.input.prompt, GRADE_FIELDS, needs_reask=True))
+validate_graded(graded, snakemake.output.graded)
+write_parquet(graded, snakemake.output.graded)
+export_published_json(graded, snakemake.output.json)
+job = f"{snakemake.wildcards.dataset}/{snakemake.wildcards.embedder}/{snakemake.wildcards.design}"
+summary = job_summary(client, "grade", job, time.monotonic() - start, graded["status"])
+write_json(summary, snakemake.output.summary)
+log.info("%s: %d samples, by status %s", job, graded.height, summary["samples_by_status"])
