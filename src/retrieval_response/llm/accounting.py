@@ -1,11 +1,12 @@
 """What a job did with the LLM: counters per job, and their merge into a run summary.
 
-Counters: ``requests`` (distinct logical requests asked of the client), ``cache_hits`` (answered
-from the response cache), ``calls`` (HTTP/provider attempts actually made, retries included),
-``retries`` (attempts after a failed one), ``retries_by_reason``, ``failures_by_reason`` (logical
-requests that ended without a response, or samples ended ungraded), ``prompt_tokens`` and
-``completion_tokens`` (provider usage of the calls made), ``cost_usd`` (sum over calls whose price
-litellm knows; None when no call's price was known) and ``cost_unknown_calls``.
+Counters: ``requests`` (logical requests asked of the client, one per prompt per sample),
+``cache_hits`` (requests answered from the response cache, or by an identical request already
+in flight), ``calls`` (provider attempts actually made, retries included), ``retries`` (attempts
+after a failed one), ``retries_by_reason``, ``failures_by_reason`` (requests that ended without
+a response, empty answers, unparseable grades), ``prompt_tokens`` and ``completion_tokens``
+(provider usage of the calls made), ``cost_usd`` (sum over calls whose price litellm knows; None
+when no call's price was known) and ``cost_unknown_calls``.
 """
 
 from __future__ import annotations

@@ -143,7 +143,8 @@ class LLMClient:
 
     async def _call(self, key: str, messages: list[dict]) -> Completion:
         estimated = estimate_tokens(messages, self.model.max_tokens)
-        for attempt in range(self.pacing.max_retries + 1):
+        attempt = 0
+        while True:
             async with self._pacer.slot(estimated) as pacer:
                 self.stats.calls += 1
                 try:
@@ -160,14 +161,14 @@ class LLMClient:
                 reason = kind.reason if not kind.retryable else f"retries_exhausted:{kind.reason}"
                 self.stats.failures_by_reason[reason] += 1
                 return Completion(key, reason)
+            attempt += 1
             self.stats.retries += 1
             self.stats.retries_by_reason[kind.reason] += 1
-            delay = backoff_seconds(attempt + 1, kind, self.pacing.backoff_base_seconds,
+            delay = backoff_seconds(attempt, kind, self.pacing.backoff_base_seconds,
                                     self.pacing.backoff_max_seconds, self._rng)
             if kind.retry_after_s is not None:
                 self._pacer.pause(delay)
             await asyncio.sleep(delay)
-        raise AssertionError("unreachable: the loop returns on its last attempt")
 
     def _count_usage(self, record: dict) -> None:
         self.stats.prompt_tokens += record["prompt_tokens"]
