@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Stop every daemon that start_cluster.sh started (listed in $RR_SLURM_STATE/started), newest
 # first: TERM, up to 30 s grace, then KILL. Daemons it did not start are left alone.
+# When the controller is ours, the jobs still on it are cancelled first: job processes are
+# tracked through /proc, not cgroups, and would outlive slurmd.
 # Idempotent; always exits 0 unless a daemon survives KILL.
 set -uo pipefail
 
@@ -10,6 +12,18 @@ say() { echo "stop_cluster: $*" >&2; }
 [ -s "$STATE/started" ] || { say "nothing recorded in $STATE/started"; exit 0; }
 
 gone() { ! kill -0 "$1" 2>/dev/null; }
+
+ours_alive() {  # ours_alive NAME: NAME was started by start_cluster.sh and still runs
+    local pidfile
+    pidfile=$(awk -v n="$1" '$1 == n {print $2}' "$STATE/started")
+    [ -n "$pidfile" ] && [ -s "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null
+}
+
+if ours_alive slurmctld && [ -n "$(squeue -h -o %A 2>/dev/null)" ]; then
+    say "cancelling the jobs left on the test cluster"
+    squeue -h -o %A | xargs -r scancel
+    for _ in $(seq 30); do [ -z "$(squeue -h -o %A 2>/dev/null)" ] && break; sleep 1; done
+fi
 
 status=0
 # newest first: slurmd, slurmctld, slurmdbd, mariadbd, munged

@@ -1,0 +1,193 @@
+"""Live Slurm test (issue 5): the smoke config through ``snakemake --executor slurm`` on a real
+single-node cluster equals a local run.
+
+tests/slurm/start_cluster.sh installs Debian's slurm-wlm, munge, slurmdbd and mariadb-server
+when they are missing and starts the daemons on localhost; the finalizer stops every daemon the
+script started, also when the test fails. The test is skipped, with the reason, only where
+Slurm cannot run at all (not root, or no apt-get to install it). Both runs use the project's
+Snakefile on the same tiny generic dataset, one offline embedder and the loopback OpenAI
+server; every Parquet table under results/ must be equal, timing columns aside.
+Last printed line: ``slurm_jobs=<n> slurm_seconds=<s> local_seconds=<t> outputs_equal=<true|false>``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+
+from conftest import REPO, SNAKEMAKE
+from retrieval_response.testing.openai_server import serve_in_subprocess
+
+pytestmark = pytest.mark.slurm
+
+CLUSTER_SCRIPTS = REPO / "tests/slurm"
+SLURM_PROFILE = REPO / "profiles/slurm"
+CANNOT_RUN_SLURM = 2  # start_cluster.sh exit code: this machine cannot run Slurm
+RUN_TIMEOUT_S = 1200
+# results/ folders whose files are per-process or per-run (cache shards, store internals)
+PER_RUN_FOLDERS = ("llm_cache", "embedding_store")
+TIMING_COLUMN = re.compile(r"seconds|elapsed|latency|duration|timestamp|_at$", re.IGNORECASE)
+# The smoke config's LLM part: both models are the loopback server (api_base filled in).
+LLM_SMOKE = {
+    "generator": {"model": "openai/loopback", "api_key_env": "RR_LOOPBACK_KEY", "max_tokens": 50},
+    "grader": {"model": "openai/loopback", "api_key_env": "RR_LOOPBACK_KEY", "max_tokens": 4,
+               "logprobs": True},
+    "cache": "results/llm_cache",
+    "pacing": {"concurrency": 4},
+}
+
+
+def cannot_run_slurm_reason() -> str | None:
+    """Why this machine cannot run a Slurm cluster at all, or None when it can try."""
+    if os.geteuid() != 0:
+        return "starting a test cluster (daemons, /etc/slurm, package install) needs root"
+    if not shutil.which("slurmctld") and not shutil.which("apt-get"):
+        return "Slurm is not installed and there is no apt-get to install it"
+    return None
+
+
+def cluster_answers() -> bool:
+    """True when a Slurm controller answers ``scontrol ping``."""
+    if not shutil.which("scontrol"):
+        return False
+    proc = subprocess.run(["scontrol", "ping"], capture_output=True, text=True)
+    return proc.returncode == 0 and "UP" in proc.stdout
+
+
+@pytest.fixture(scope="module")
+def slurm_cluster():
+    """A running single-node cluster; stopped afterwards unless it was already running."""
+    reason = cannot_run_slurm_reason()
+    if reason:
+        print(f"SKIP live Slurm test: {reason}")
+        pytest.skip(reason)
+    already_running = cluster_answers()
+    start = subprocess.run(["bash", str(CLUSTER_SCRIPTS / "start_cluster.sh")], capture_output=True, text=True)
+    try:
+        if start.returncode == CANNOT_RUN_SLURM:
+            print(f"SKIP live Slurm test: {start.stderr.strip()}")
+            pytest.skip(start.stderr.strip().splitlines()[-1])
+        assert start.returncode == 0, f"start_cluster.sh failed ({start.returncode}):\n{start.stderr}"
+        yield
+    finally:
+        if not already_running:
+            stop = subprocess.run(["bash", str(CLUSTER_SCRIPTS / "stop_cluster.sh")], capture_output=True, text=True)
+            assert stop.returncode == 0, f"stop_cluster.sh failed:\n{stop.stderr}"
+
+
+@pytest.fixture(scope="module")
+def llm_server():
+    """The loopback OpenAI-compatible server, reachable from jobs on this host."""
+    os.environ["RR_LOOPBACK_KEY"] = "loopback-key"
+    with serve_in_subprocess(latency_s=0.01) as running:
+        yield running
+
+
+def write_dataset(path: Path, prefix: str, n_queries: int) -> None:
+    """A generic JSON-lines dataset: 3 positives and 5 negatives per query."""
+    with path.open("w") as f:
+        for i in range(n_queries):
+            f.write(json.dumps({
+                "id": f"{prefix}-{i}",
+                "q": f"Which fact makes {prefix} item {i} special?",
+                "p": [f"{prefix} item {i} is special because of fact {j}." for j in range(3)],
+                "n": [f"An unrelated remark number {j} about the weather on day {i}." for j in range(5)],
+            }) + "\n")
+
+
+def smoke_config(llm_base_url: str) -> dict:
+    """Two tiny datasets, one offline embedder, the loopback LLM, a quick analysis."""
+    llm = {**LLM_SMOKE, **{role: {**LLM_SMOKE[role], "api_base": llm_base_url} for role in ("generator", "grader")}}
+    return {
+        "datasets": {name: {"layout": "generic", "path": f"{name}.jsonl"} for name in ("alpha", "beta")},
+        "designs": [{"Nc": 5, "Np": 2}],
+        "K": [1, 2, 3],
+        "embedders": {"ML6": {"backend": "gt_minilm_l6"}},
+        "llm": llm,
+        "analysis": {"segmentations": ["fit", "ratio"], "alpha_grid": "linear:11",
+                     "min_segment_samples": 2, "bootstrap_resamples": 20},
+    }
+
+
+def smoke_workdir(folder: Path, config: dict) -> Path:
+    """``folder`` with the smoke datasets and config.yaml written into it."""
+    folder.mkdir()
+    for name in config["datasets"]:
+        write_dataset(folder / f"{name}.jsonl", name, 6)
+    (folder / "config.yaml").write_text(yaml.safe_dump(config))
+    return folder
+
+
+def run_workflow(workdir: Path, *args: str) -> float:
+    """Run the project's Snakefile in ``workdir``; wall seconds. Fails with the log tail."""
+    cmd = [str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+           "--configfile", str(workdir / "config.yaml"), *args]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir, timeout=RUN_TIMEOUT_S)
+    seconds = time.monotonic() - start
+    (workdir / "snakemake.out").write_text(proc.stdout + proc.stderr)
+    assert proc.returncode == 0, f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-6000:]}"
+    return seconds
+
+
+def slurm_jobs_in(workdir: Path, since: datetime) -> int:
+    """Number of Slurm jobs submitted since ``since`` whose working directory is ``workdir`` (sacct)."""
+    proc = subprocess.run(["sacct", "-X", "-n", "-P", "--starttime", since.strftime("%Y-%m-%dT%H:%M:%S"),
+                           "--format=JobIdRaw,WorkDir"], capture_output=True, text=True, check=True)
+    rows = [line.split("|") for line in proc.stdout.splitlines() if line]
+    return sum(1 for _, folder in rows if Path(folder) == workdir)
+
+
+def result_tables(workdir: Path) -> dict[str, pl.DataFrame]:
+    """Every Parquet table under results/ (per-run folders aside), timing columns dropped."""
+    results = workdir / "results"
+    tables = {}
+    for path in sorted(results.rglob("*.parquet")):
+        relative = path.relative_to(results)
+        if relative.parts[0] in PER_RUN_FOLDERS:
+            continue
+        table = pl.read_parquet(path)
+        tables[str(relative)] = table.drop([c for c in table.columns if TIMING_COLUMN.search(c)])
+    return tables
+
+
+def unequal_tables(local: dict[str, pl.DataFrame], slurm: dict[str, pl.DataFrame]) -> list[str]:
+    """Names of the tables that are missing on one side or differ (NaN equal to NaN)."""
+    names = sorted(set(local) | set(slurm))
+    return [name for name in names
+            if name not in local or name not in slurm or not local[name].equals(slurm[name], null_equal=True)]
+
+
+def test_smoke_config_on_slurm_equals_local_run(slurm_cluster, llm_server, tmp_path, capsys):
+    config = smoke_config(llm_server.base_url)
+    local_dir = smoke_workdir(tmp_path / "local", config)
+    slurm_dir = smoke_workdir(tmp_path / "slurm", config)
+
+    local_seconds = run_workflow(local_dir, "--cores", "2")
+    submitted_since = datetime.now().replace(microsecond=0)
+    slurm_seconds = run_workflow(
+        slurm_dir, "--workflow-profile", str(SLURM_PROFILE),
+        # a test cluster answers at once: poll early, and do not wait a minute for NFS
+        "--slurm-init-seconds-before-status-checks", "2", "--latency-wait", "10",
+        "--slurm-keep-successful-logs",
+    )
+    slurm_jobs = slurm_jobs_in(slurm_dir, submitted_since)
+
+    local_tables, slurm_tables = result_tables(local_dir), result_tables(slurm_dir)
+    differing = unequal_tables(local_tables, slurm_tables)
+    with capsys.disabled():
+        print(f"\nslurm_jobs={slurm_jobs} slurm_seconds={slurm_seconds:.1f} local_seconds={local_seconds:.1f} "
+              f"outputs_equal={str(not differing).lower()}")
+    assert slurm_jobs > 0, "no job of the Slurm run reached sacct"
+    assert any(name.startswith("graded/") for name in local_tables), "the local run wrote no graded table"
+    assert not differing, f"tables differ between the local and the Slurm run: {differing}"
