@@ -89,3 +89,13 @@ def test_compact_merges_finished_shards_and_leaves_live_ones(tmp_path):
     live.put(request_key("m", [{"role": "user", "content": "later"}], PARAMS, None), {"content": "later"})
     assert live.get(live_key)["content"] == "live"
     assert len(ResponseCache(tmp_path)) == len(before) + 1
+
+
+def test_a_miss_finds_records_written_meanwhile_by_another_writer(tmp_path):
+    reader, lazy = ResponseCache(tmp_path, miss_refresh_s=0.0), ResponseCache(tmp_path, miss_refresh_s=3600)
+    key = request_key("m", MSGS, PARAMS, None)
+    ResponseCache(tmp_path).put(key, {"content": "from another job"})
+    assert reader.get(key)["content"] == "from another job"
+    assert lazy.get(key) is None  # looked too recently; an explicit refresh finds it
+    lazy.refresh()
+    assert lazy.get(key)["content"] == "from another job"

@@ -21,6 +21,7 @@ import json
 import os
 import secrets
 import socket
+import time
 import urllib.parse
 from pathlib import Path
 
@@ -59,10 +60,15 @@ def _record_key(line: bytes) -> str:
 
 
 class ResponseCache:
-    """The cache folder ``root`` (created if missing); see the module docstring."""
+    """The cache folder ``root`` (created if missing); see the module docstring.
 
-    def __init__(self, root: str | os.PathLike):
+    A miss looks for records written meanwhile by other processes at most once per
+    ``miss_refresh_s`` seconds (a refresh lists and reads the tails of every shard)."""
+
+    def __init__(self, root: str | os.PathLike, miss_refresh_s: float = 1.0):
         self.root = Path(root)
+        self.miss_refresh_s = miss_refresh_s
+        self._refreshed_at = 0.0
         self.root.mkdir(parents=True, exist_ok=True)
         self._index: dict[str, tuple[Path, int, int]] = {}
         self._consumed: dict[Path, int] = {}
@@ -85,6 +91,7 @@ class ResponseCache:
     def refresh(self) -> None:
         """Index complete lines appended to any shard since the last refresh (first record of a
         key wins; a torn or unreadable line is skipped)."""
+        self._refreshed_at = time.monotonic()
         for path in sorted(self.root.glob("*.jsonl")):
             start = self._consumed.get(path, 0)
             try:
@@ -104,8 +111,9 @@ class ResponseCache:
             self._consumed[path] = start + end
 
     def get(self, key: str) -> dict | None:
-        """The record stored under ``key``, or None (after looking for new records on disk)."""
-        if key not in self._index:
+        """The record stored under ``key``, or None (after looking for new records on disk, if the
+        last look is older than ``miss_refresh_s``)."""
+        if key not in self._index and time.monotonic() - self._refreshed_at >= self.miss_refresh_s:
             self.refresh()
         if key not in self._index:
             return None

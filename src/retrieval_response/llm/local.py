@@ -56,7 +56,7 @@ class LlamaCppProvider(CustomLLM):
     def __init__(self) -> None:
         super().__init__()
         self._settings: dict[str, tuple[ModelConfig, int]] = {}
-        self._models: dict[str, object] = {}
+        self._models: dict[str, tuple[object, bool]] = {}  # alias -> (Llama, logits_all)
         self._lock = threading.Lock()
 
     def configure(self, model: ModelConfig, n_threads: int) -> None:
@@ -64,22 +64,28 @@ class LlamaCppProvider(CustomLLM):
         alias = model.model.split("/", 1)[1]
         self._settings[alias] = (model, n_threads)
 
-    def _llama(self, alias: str):
-        if alias not in self._models:
-            from llama_cpp import Llama
+    def _llama(self, alias: str, logprobs: bool):
+        """The loaded model of ``alias``; (re)loaded with ``logits_all`` when log-probabilities
+        are asked of a model loaded without (llama.cpp needs it for logprobs)."""
+        loaded = self._models.get(alias)
+        if loaded is not None and (loaded[1] or not logprobs):
+            return loaded[0]
+        from llama_cpp import Llama
 
-            model, n_threads = self._settings[alias]
-            path = ensure_local_gguf(model.model_path)
-            self._models[alias] = Llama(model_path=str(path), n_ctx=model.n_ctx, n_threads=n_threads,
-                                        seed=model.seed if model.seed is not None else -1,
-                                        logits_all=model.logprobs, verbose=False)
-        return self._models[alias]
+        model, n_threads = self._settings[alias]
+        path = ensure_local_gguf(model.model_path)
+        logits_all = logprobs or model.logprobs
+        llama = Llama(model_path=str(path), n_ctx=model.n_ctx, n_threads=n_threads,
+                      seed=model.seed if model.seed is not None else -1, logits_all=logits_all, verbose=False)
+        self._models[alias] = (llama, logits_all)
+        return llama
 
     def _complete(self, model: str, messages: list, optional_params: dict) -> ModelResponse:
         keys = ("temperature", "max_tokens", "seed", "logprobs", "top_logprobs")
         kwargs = {k: optional_params[k] for k in keys if optional_params.get(k) is not None}
         with self._lock:
-            result = self._llama(model).create_chat_completion(messages=messages, **kwargs)
+            llama = self._llama(model, bool(kwargs.get("logprobs")))
+            result = llama.create_chat_completion(messages=messages, **kwargs)
         return ModelResponse(**result)
 
     def completion(self, model, messages, api_base, custom_prompt_dict, model_response,
