@@ -90,9 +90,9 @@ def interleaved_round(raw_model, embedder, texts: list[str], batch_size: int, ch
         for i, start in enumerate(range(0, len(texts), chunk)):
             part = texts[start : start + chunk]
             paths = {
-                "raw": lambda: raw_model.encode(part, batch_size=batch_size, normalize_embeddings=True,
+                "raw": lambda part=part: raw_model.encode(part, batch_size=batch_size, normalize_embeddings=True,
                                                 convert_to_numpy=True, show_progress_bar=False),
-                "workflow": lambda: store.embed(timer, part, "passage"),
+                "workflow": lambda part=part: store.embed(timer, part, "passage"),
             }
             for name in (["raw", "workflow"] if (i % 2 == 0) != flip else ["workflow", "raw"]):
                 totals[name] += timed(paths[name])
@@ -124,7 +124,8 @@ def main() -> None:
         cpu_ratios.append(raw_cpu / flow_cpu)
         overheads.append((flow_wall - totals["inside_encoder"]) / flow_wall)
         print(f"round {round_number + 1}: raw {len(texts) / raw_wall:6.1f} texts/s, workflow "
-              f"{len(texts) / flow_wall:6.1f} texts/s, wall ratio {wall_ratios[-1]:.3f}, CPU-time ratio {cpu_ratios[-1]:.3f}")
+              f"{len(texts) / flow_wall:6.1f} texts/s, wall ratio {wall_ratios[-1]:.3f}, "
+              f"CPU-time ratio {cpu_ratios[-1]:.3f}")
     ratio = statistics.median(wall_ratios)
     print(f"median over {args.rounds} rounds of {len(texts)} texts in chunks of {args.chunk}: "
           f"wall ratio {ratio:.3f}, CPU-time ratio {statistics.median(cpu_ratios):.3f}; time the workflow path "

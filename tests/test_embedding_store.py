@@ -7,6 +7,7 @@ import multiprocessing
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 
 from retrieval_response.embedding.backends import Embedder
 from retrieval_response.embedding.store import EmbeddingStore, text_key
@@ -91,7 +92,7 @@ def test_concurrent_writers_from_several_processes(tmp_path):
     with multiprocessing.get_context("spawn").Pool(4) as pool:
         results = pool.map(_write_from_process, jobs)
     reference = HashEmbedder().encode(all_texts, "passage")
-    for (_, texts), got in zip(jobs, results):
+    for (_, texts), got in zip(jobs, results, strict=True):
         np.testing.assert_array_equal(got, reference[[all_texts.index(t) for t in texts]])
     reader, embedder = EmbeddingStore(tmp_path), HashEmbedder()
     np.testing.assert_array_equal(reader.embed(embedder, all_texts, "passage"), reference)
@@ -117,7 +118,8 @@ def test_a_store_survives_compaction_by_another_process(tmp_path):
     store.embed(embedder, ["a"], "passage")
     store.embed(embedder, ["b"], "passage")
     EmbeddingStore(tmp_path).compact()
-    np.testing.assert_array_equal(store.embed(embedder, ["b", "a"], "passage"), HashEmbedder().encode(["b", "a"], "passage"))
+    expected = HashEmbedder().encode(["b", "a"], "passage")
+    np.testing.assert_array_equal(store.embed(embedder, ["b", "a"], "passage"), expected)
     assert embedder.seen == ["a", "b"]
 
 
@@ -131,3 +133,15 @@ def test_empty_request_encodes_nothing(tmp_path):
     store = EmbeddingStore(tmp_path)
     assert store.embed(HashEmbedder(), [], "passage").shape == (0, DIM)
     assert store.counters.encoder_calls == 0
+
+
+def test_scattered_reads_across_row_groups_of_a_large_shard(tmp_path):
+    texts = [f"doc {i}" for i in range(2500)]
+    EmbeddingStore(tmp_path).embed(HashEmbedder(), texts, "passage")
+    shards = list((tmp_path / "hash-v1").glob("shard-*.parquet"))
+    assert len(shards) == 1 and pq.ParquetFile(shards[0]).num_row_groups == 3
+    wanted = [texts[i] for i in (2499, 3, 1500, 1024, 1023, 3)]
+    embedder = HashEmbedder()
+    got = EmbeddingStore(tmp_path).embed(embedder, wanted, "passage")
+    np.testing.assert_array_equal(got, HashEmbedder().encode(wanted, "passage"))
+    assert embedder.seen == []

@@ -160,7 +160,7 @@ def build_tokenizer(packed: PackedE5):
     from transformers import PreTrainedTokenizerFast
 
     ids = packed.special_ids
-    vocab = list(zip(packed.pieces, packed.scores.astype(float).tolist()))
+    vocab = list(zip(packed.pieces, packed.scores.astype(float).tolist(), strict=True))
     tokenizer = Tokenizer(models.Unigram(vocab, unk_id=ids["unk"], byte_fallback=False))
     tokenizer.normalizer = _normaliser(packed.normalisation)
     tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always")
@@ -203,7 +203,8 @@ def write_e5_folder(packed: PackedE5, folder: Path) -> None:
         {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
     ])
     _write_json(folder / "sentence_bert_config.json", {"max_seq_length": c["max_pos"], "do_lower_case": False})
-    _write_json(folder / "1_Pooling" / "config.json", {"word_embedding_dimension": c["hidden"], "pooling_mode_mean_tokens": True})
+    _write_json(folder / "1_Pooling" / "config.json",
+                {"word_embedding_dimension": c["hidden"], "pooling_mode_mean_tokens": True})
     (folder / "2_Normalize").mkdir(exist_ok=True)
     _write_json(folder / "config_sentence_transformers.json", {
         "prompts": {"query": QUERY_PROMPT, "passage": PASSAGE_PROMPT}, "default_prompt_name": None,

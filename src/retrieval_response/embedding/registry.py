@@ -166,6 +166,7 @@ def make_embedder(code: str, spec: dict, *, threads: int, source: str = "config"
     backend = spec.get("backend")
     if backend not in BACKENDS:
         raise InputError(
-            source, f"config key embedders.{code}.backend", f"unknown backend {backend!r}; expected one of {sorted(BACKENDS)}"
+            source, f"config key embedders.{code}.backend",
+            f"unknown backend {backend!r}; expected one of {sorted(BACKENDS)}",
         )
     return BACKENDS[backend](code, spec, source, threads)

@@ -2,7 +2,8 @@
 
 Layout: ``root/<fingerprint>/shard-<host>-<pid>-<uuid>.parquet``, each shard an append-only
 table ``key: Binary`` (sha256 of fingerprint, prompt and text, 32 bytes) and
-``vector: Array(Float32, dim)``, written atomically (temporary file, then rename). Writers
+``vector: Array(Float32, dim)`` in row groups of 1024 rows (a read loads only the row groups
+holding the wanted keys), written atomically (temporary file, then rename). Writers
 in separate processes or on separate hosts never touch the same file, so a shared
 filesystem needs no locks. A key may appear in several shards (two writers raced); any copy
 serves. ``compact()`` merges the shards of each fingerprint into one, writing the merged
@@ -20,11 +21,33 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow.parquet as pq
 
-from ..atomic import write_parquet
+from ..atomic import atomic_path
 from .backends import Embedder, Kind
 
 SHARD_GLOB = "shard-*.parquet"
+ROW_GROUP_ROWS = 1024
+
+
+def write_shard(table: pl.DataFrame, path: Path) -> None:
+    """Write a (key, vector) shard atomically as zstd Parquet in row groups of ``ROW_GROUP_ROWS``."""
+    with atomic_path(path) as tmp:
+        table.write_parquet(tmp, compression="zstd", row_group_size=ROW_GROUP_ROWS)
+
+
+def read_shard_rows(path: Path, rows: np.ndarray) -> np.ndarray:
+    """Vectors at ``rows`` of one shard, (len(rows), dim) float32, reading only the row groups holding them."""
+    shard = pq.ParquetFile(path)
+    sizes = np.array([shard.metadata.row_group(g).num_rows for g in range(shard.num_row_groups)], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    group_of_row = np.searchsorted(starts, rows, side="right") - 1
+    groups = np.unique(group_of_row)
+    column = shard.read_row_groups(groups.tolist(), columns=["vector"]).column("vector").combine_chunks()
+    flat = column.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+    vectors = flat.reshape(len(column), -1)
+    offset_of_group = np.concatenate([[0], np.cumsum(sizes[groups])[:-1]])
+    return vectors[offset_of_group[np.searchsorted(groups, group_of_row)] + rows - starts[group_of_row]]
 
 
 def text_key(fingerprint: str, prompt: str, text: str) -> bytes:
@@ -64,7 +87,8 @@ class EmbeddingStore:
         folder = self._folder(fingerprint)
         on_disk = {p.name for p in folder.glob(SHARD_GLOB)} if folder.is_dir() else set()
         known = self._indexed_shards.get(fingerprint, set())
-        index = self._index.get(fingerprint, pl.DataFrame(schema={"key": pl.Binary, "shard": pl.String, "row": pl.UInt32}))
+        empty = pl.DataFrame(schema={"key": pl.Binary, "shard": pl.String, "row": pl.UInt32})
+        index = self._index.get(fingerprint, empty)
         if known - on_disk:
             index = index.filter(pl.col("shard").is_in(sorted(on_disk)))
         fresh = [
@@ -78,26 +102,24 @@ class EmbeddingStore:
         return index
 
     def _read_vectors(self, fingerprint: str, wanted: pl.DataFrame) -> np.ndarray:
-        """Vectors for ``wanted`` (columns key, shard, row, slot) placed at their ``slot``; (0, 0) when empty."""
+        """Vectors for ``wanted`` (columns shard, row, slot) placed at their ``slot``; (0, 0) when empty."""
         out = np.empty((0, 0), dtype=np.float32)
         for (shard,), rows in wanted.group_by("shard"):
-            vectors = pl.read_parquet(self._folder(fingerprint) / shard, columns=["vector"])["vector"].to_numpy()
+            vectors = read_shard_rows(self._folder(fingerprint) / shard, rows["row"].to_numpy())
             if not out.size:
                 out = np.empty((wanted.height, vectors.shape[1]), dtype=np.float32)
-            out[rows["slot"].to_numpy()] = vectors[rows["row"].to_numpy()]
+            out[rows["slot"].to_numpy()] = vectors
         return out
 
     def lookup(self, fingerprint: str, keys: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
-        """(found mask, vectors of the found keys in order); rereads the index once if a shard vanished."""
+        """(found mask, vectors of the found keys in order); rebuilds the index once if a shard vanished."""
+        asked = pl.DataFrame({"key": keys}, schema={"key": pl.Binary})
         for attempt in range(2):
-            index = self._refresh(fingerprint)
-            asked = pl.DataFrame({"key": keys}, schema={"key": pl.Binary}).with_row_index("position")
-            hits = asked.join(index, on="key", how="left", maintain_order="left")
-            found = hits["shard"].is_not_null().to_numpy()
-            wanted = hits.filter(pl.col("shard").is_not_null()).with_row_index("slot")
             try:
-                return found, self._read_vectors(fingerprint, wanted)
-            except FileNotFoundError:
+                hits = asked.join(self._refresh(fingerprint), on="key", how="left", maintain_order="left")
+                wanted = hits.filter(pl.col("shard").is_not_null()).with_row_index("slot")
+                return hits["shard"].is_not_null().to_numpy(), self._read_vectors(fingerprint, wanted)
+            except FileNotFoundError:  # a concurrent compact() removed a shard we had indexed
                 if attempt:
                     raise
                 self._indexed_shards.pop(fingerprint, None)
@@ -109,7 +131,7 @@ class EmbeddingStore:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         table = pl.DataFrame({"key": pl.Series(keys, dtype=pl.Binary), "vector": pl.Series(vectors)})
         path = self._folder(fingerprint) / new_shard_name()
-        write_parquet(table, path)
+        write_shard(table, path)
         return path
 
     def embed(self, embedder: Embedder, texts: list[str], kind: Kind) -> np.ndarray:
@@ -126,7 +148,7 @@ class EmbeddingStore:
         keys = [text_key(embedder.fingerprint, prompt, t) for t in texts]
         slot_of_key: dict[bytes, int] = {}
         unique_texts: list[str] = []
-        for key, text in zip(keys, texts):
+        for key, text in zip(keys, texts, strict=True):
             if key not in slot_of_key:
                 slot_of_key[key] = len(unique_texts)
                 unique_texts.append(text)
@@ -158,7 +180,7 @@ class EmbeddingStore:
             if len(shards) < 2:
                 continue
             merged = pl.concat([pl.read_parquet(s) for s in shards]).unique("key", keep="first", maintain_order=True)
-            write_parquet(merged, folder / new_shard_name())
+            write_shard(merged, folder / new_shard_name())
             for shard in shards:
                 shard.unlink(missing_ok=True)
             removed[folder.name] = len(shards)
