@@ -1,0 +1,19 @@
+"""Snakemake script: one dataset's texts -> their vectors for one embedder (via the shared store)."""
+
+import polars as pl
+
+from retrieval_response.atomic import write_parquet
+from retrieval_response.embedding import EmbeddingStore, make_embedder
+from retrieval_response.embedding.dataset import embed_dataset
+from retrieval_response.logs import log_to_file
+
+log = log_to_file(snakemake.log[0])
+store = EmbeddingStore(snakemake.params.store)
+embedder = make_embedder(snakemake.wildcards.embedder, snakemake.params.spec, threads=snakemake.threads)
+vectors = embed_dataset(
+    pl.read_parquet(snakemake.input.texts), [tuple(d) for d in snakemake.params.designs], embedder, store
+)
+write_parquet(vectors, snakemake.output.vectors)
+counters = store.counters
+log.info("%d texts requested, %d encoded in %d encoder calls", counters.texts_requested, counters.texts_encoded,
+         counters.encoder_calls)

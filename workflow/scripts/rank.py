@@ -1,0 +1,22 @@
+"""Snakemake script: texts + vectors -> ranked samples of one (Nc, Np) design, and a skip report."""
+
+import polars as pl
+
+from retrieval_response.atomic import write_json
+from retrieval_response.embedding.dataset import vector_lookup
+from retrieval_response.logs import log_to_file
+from retrieval_response.ranking import rank_samples, write_ranked
+
+log = log_to_file(snakemake.log[0])
+design = snakemake.params.design
+ranked, report = rank_samples(
+    pl.read_parquet(snakemake.input.texts),
+    vector_lookup(pl.read_parquet(snakemake.input.vectors)),
+    embedder_code=snakemake.wildcards.embedder,
+    Nc=design["Nc"],
+    Np=design["Np"],
+    Ks=design["K"],
+)
+write_ranked(ranked, snakemake.output.ranked)
+write_json(report.as_dict(), snakemake.output.report)
+log.info("%d queries ranked, skipped: %s", report.ranked, report.skipped)
