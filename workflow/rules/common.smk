@@ -13,6 +13,26 @@ from retrieval_response.errors import InputError
 CONFIG_FILE = ", ".join(map(str, workflow.overwrite_configfiles or ["config.yaml"]))
 
 
+def shipped_or_local(path):
+    """``path`` as given, unless it is relative, missing here, and shipped with the workflow."""
+    if path is None or Path(path).is_absolute() or Path(path).exists():
+        return path
+    shipped = Path(workflow.basedir) / path
+    return str(shipped) if shipped.exists() else path
+
+
+def resolve_shipped_paths():
+    """Let configs run from any working directory use the shipped data, prompts and model."""
+    for dataset in config["datasets"].values():
+        dataset["path"] = shipped_or_local(dataset["path"])
+    prompts = config["llm"]["prompts"]
+    for name in prompts:
+        prompts[name] = shipped_or_local(prompts[name])
+    for role in ("generator", "grader"):
+        if role in config["llm"]:
+            config["llm"][role]["model_path"] = shipped_or_local(config["llm"][role]["model_path"])
+
+
 def schema_violation(error):
     """The jsonschema error that Snakemake's validation error was raised from, if any."""
     cause = error.__cause__ or error.__context__
@@ -27,6 +47,8 @@ except WorkflowError as error:
         raise
     key = ".".join(map(str, violation.absolute_path)) or "(top level)"
     raise InputError(CONFIG_FILE, f"config key {key}", violation.message) from None
+
+resolve_shipped_paths()
 
 DATASETS = config["datasets"]
 EMBEDDERS = config["embedders"]
