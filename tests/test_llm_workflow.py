@@ -104,12 +104,12 @@ def test_changing_the_answer_prompt_replans_answers_and_grades(built, tmp_path):
         f"{GRADED}.parquet", f"{GRADED}.json", f"{GRADED}.summary.json", "results/run_summary.json"}
 
 
-def test_changing_pacing_replans_nothing_and_a_forced_rerun_costs_no_call(built, server, tmp_path):
+def test_changing_pacing_replans_nothing_and_a_forced_regrade_costs_no_call(built, server, tmp_path):
     copy = _copy(built, tmp_path, lambda c: c["llm"]["pacing"].update({"concurrency": 2}))
     assert _planned(copy) == set()
     before = server.stats()["requests"]
-    run_snakemake(copy, "--cores", "2", "--forceall", *LLM_RULES, "--", "results/run_summary.json")
+    run_snakemake(copy, "--cores", "2", "--forcerun", "grade", *LLM_RULES, "--", "results/run_summary.json")
     assert server.stats()["requests"] == before
-    summary = json.loads((copy / "results/run_summary.json").read_text())
-    assert summary["total"]["calls"] == 0 and summary["total"]["cache_hits"] == 4 + 12 + 12
+    grade_job = json.loads((copy / f"{GRADED}.summary.json").read_text())
+    assert (grade_job["calls"], grade_job["cache_hits"], grade_job["requests"]) == (0, 12, 12)
     assert pl.read_parquet(copy / f"{GRADED}.parquet").equals(pl.read_parquet(built / f"{GRADED}.parquet"))
