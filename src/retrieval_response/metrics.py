@@ -167,7 +167,7 @@ def ranked_metrics(
         "precision": n_hits / k,
         "precision_upper_bound": (n_hits + int(np.count_nonzero(~is_judged))) / k,
         "recall": n_hits / n_relevant if defined else None,
-        "reciprocal_rank": (1.0 / ranks[is_relevant][0] if n_hits else 0.0) if defined else None,
+        "reciprocal_rank": (1.0 / int(ranks[is_relevant][0]) if n_hits else 0.0) if defined else None,
         "average_precision": (
             float(np.sum(np.cumsum(is_relevant)[is_relevant] / ranks[is_relevant])) / n_relevant
             if defined else None
