@@ -44,6 +44,7 @@ LLM_SMOKE = {
                "logprobs": True},
     "cache": "results/llm_cache",
     "pacing": {"concurrency": 4},
+    "prompts": {"answer": "prompts/answer.txt", "grade": "prompts/grade.txt"},
 }
 
 
@@ -120,8 +121,9 @@ def smoke_config(llm_base_url: str) -> dict:
 
 
 def smoke_workdir(folder: Path, config: dict) -> Path:
-    """``folder`` with the smoke datasets and config.yaml written into it."""
+    """``folder`` with the smoke datasets, the prompts and config.yaml written into it."""
     folder.mkdir()
+    shutil.copytree(REPO / "resources/prompts", folder / "prompts")
     for name in config["datasets"]:
         write_dataset(folder / f"{name}.jsonl", name, 6)
     (folder / "config.yaml").write_text(yaml.safe_dump(config))
