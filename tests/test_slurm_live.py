@@ -24,8 +24,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-
 from conftest import REPO, SNAKEMAKE
+
 from retrieval_response.testing.openai_server import serve_in_subprocess
 
 pytestmark = pytest.mark.slurm
@@ -37,11 +37,11 @@ RUN_TIMEOUT_S = 1200
 # results/ folders whose files are per-process or per-run (cache shards, store internals)
 PER_RUN_FOLDERS = ("llm_cache", "embedding_store")
 TIMING_COLUMN = re.compile(r"seconds|elapsed|latency|duration|timestamp|_at$", re.IGNORECASE)
+LOOPBACK_KEY_ENV = "RR_LOOPBACK_KEY"
 # The smoke config's LLM part: both models are the loopback server (api_base filled in).
 LLM_SMOKE = {
-    "generator": {"model": "openai/loopback", "api_key_env": "RR_LOOPBACK_KEY", "max_tokens": 50},
-    "grader": {"model": "openai/loopback", "api_key_env": "RR_LOOPBACK_KEY", "max_tokens": 4,
-               "logprobs": True},
+    "generator": {"model": "openai/loopback", "api_key_env": LOOPBACK_KEY_ENV, "max_tokens": 50},
+    "grader": {"model": "openai/loopback", "api_key_env": LOOPBACK_KEY_ENV, "max_tokens": 4, "logprobs": True},
     "cache": "results/llm_cache",
     "pacing": {"concurrency": 4},
     "prompts": {"answer": "prompts/answer.txt", "grade": "prompts/grade.txt"},
@@ -57,11 +57,16 @@ def cannot_run_slurm_reason() -> str | None:
     return None
 
 
+def run_cluster_script(name: str) -> subprocess.CompletedProcess:
+    """Run tests/slurm/``name`` (output captured)."""
+    return subprocess.run(["bash", str(CLUSTER_SCRIPTS / name)], check=False, capture_output=True, text=True)
+
+
 def cluster_answers() -> bool:
     """True when a Slurm controller answers ``scontrol ping``."""
     if not shutil.which("scontrol"):
         return False
-    proc = subprocess.run(["scontrol", "ping"], capture_output=True, text=True)
+    proc = subprocess.run(["scontrol", "ping"], check=False, capture_output=True, text=True)
     return proc.returncode == 0 and "UP" in proc.stdout
 
 
@@ -70,26 +75,23 @@ def slurm_cluster():
     """A running single-node cluster; stopped afterwards unless it was already running."""
     reason = cannot_run_slurm_reason()
     if reason:
-        print(f"SKIP live Slurm test: {reason}")
-        pytest.skip(reason)
+        pytest.skip(f"live Slurm test: {reason}")
     already_running = cluster_answers()
-    start = subprocess.run(["bash", str(CLUSTER_SCRIPTS / "start_cluster.sh")], capture_output=True, text=True)
+    start = run_cluster_script("start_cluster.sh")
     try:
         if start.returncode == CANNOT_RUN_SLURM:
-            print(f"SKIP live Slurm test: {start.stderr.strip()}")
-            pytest.skip(start.stderr.strip().splitlines()[-1])
+            pytest.skip(f"live Slurm test: {start.stderr.strip().splitlines()[-1]}")
         assert start.returncode == 0, f"start_cluster.sh failed ({start.returncode}):\n{start.stderr}"
         yield
     finally:
         if not already_running:
-            stop = subprocess.run(["bash", str(CLUSTER_SCRIPTS / "stop_cluster.sh")], capture_output=True, text=True)
+            stop = run_cluster_script("stop_cluster.sh")
             assert stop.returncode == 0, f"stop_cluster.sh failed:\n{stop.stderr}"
 
 
 @pytest.fixture(scope="module")
 def llm_server():
     """The loopback OpenAI-compatible server, reachable from jobs on this host."""
-    os.environ["RR_LOOPBACK_KEY"] = "loopback-key"
     with serve_in_subprocess(latency_s=0.01) as running:
         yield running
 
@@ -130,16 +132,23 @@ def smoke_workdir(folder: Path, config: dict) -> Path:
     return folder
 
 
-def run_workflow(workdir: Path, *args: str) -> float:
-    """Run the project's Snakefile in ``workdir``; wall seconds. Fails with the log tail."""
+def run_workflow(workdir: Path, *args: str) -> tuple[float, str | None]:
+    """Run the project's Snakefile in ``workdir`` (the loopback API key in its environment, which
+    sbatch passes on to the jobs): (wall seconds, None) on success, else the seconds and the
+    failure with the tail of Snakemake's output (all of it in ``workdir/snakemake.out``)."""
     cmd = [str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
            "--configfile", str(workdir / "config.yaml"), *args]
     start = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir, timeout=RUN_TIMEOUT_S)
+    try:
+        proc = subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=workdir, timeout=RUN_TIMEOUT_S,
+                              env={**os.environ, LOOPBACK_KEY_ENV: "loopback-key"})
+    except subprocess.TimeoutExpired:
+        return time.monotonic() - start, f"snakemake {' '.join(args)} still running after {RUN_TIMEOUT_S} s"
     seconds = time.monotonic() - start
     (workdir / "snakemake.out").write_text(proc.stdout + proc.stderr)
-    assert proc.returncode == 0, f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-6000:]}"
-    return seconds
+    if proc.returncode != 0:
+        return seconds, f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-6000:]}"
+    return seconds, None
 
 
 def slurm_jobs_in(workdir: Path, since: datetime) -> int:
@@ -175,21 +184,24 @@ def test_smoke_config_on_slurm_equals_local_run(slurm_cluster, llm_server, tmp_p
     local_dir = smoke_workdir(tmp_path / "local", config)
     slurm_dir = smoke_workdir(tmp_path / "slurm", config)
 
-    local_seconds = run_workflow(local_dir, "--cores", "2")
+    local_seconds, local_failure = run_workflow(local_dir, "--cores", "2")
     submitted_since = datetime.now().replace(microsecond=0)
-    slurm_seconds = run_workflow(
+    slurm_seconds, slurm_failure = run_workflow(
         slurm_dir, "--workflow-profile", str(SLURM_PROFILE),
         # a test cluster answers at once: poll early, and do not wait a minute for NFS
         "--slurm-init-seconds-before-status-checks", "2", "--latency-wait", "10",
         "--slurm-keep-successful-logs",
     )
     slurm_jobs = slurm_jobs_in(slurm_dir, submitted_since)
-
     local_tables, slurm_tables = result_tables(local_dir), result_tables(slurm_dir)
     differing = unequal_tables(local_tables, slurm_tables)
+    outputs_equal = not (local_failure or slurm_failure or differing)
     with capsys.disabled():
         print(f"\nslurm_jobs={slurm_jobs} slurm_seconds={slurm_seconds:.1f} local_seconds={local_seconds:.1f} "
-              f"outputs_equal={str(not differing).lower()}")
+              f"outputs_equal={str(outputs_equal).lower()}")
+
+    assert local_failure is None, local_failure
+    assert slurm_failure is None, slurm_failure
     assert slurm_jobs > 0, "no job of the Slurm run reached sacct"
     assert any(name.startswith("graded/") for name in local_tables), "the local run wrote no graded table"
     assert not differing, f"tables differ between the local and the Slurm run: {differing}"
