@@ -30,17 +30,8 @@ include: "workflow/rules/llm.smk"
 include: "workflow/rules/analysis.smk"
 
 
-# Rules that only gather small files run on the submitting host, not as cluster jobs.
-localrules:
-    all,
-    ranked,
-    collect_graded,
-    collect_published,
-    run_summary,
-    agreement,
-
-
 rule all:
     input:
         all_targets(),
     default_target: True
+    localrule: True

@@ -20,12 +20,15 @@ from retrieval_response.atomic import write_parquet
 from retrieval_response.testing.openai_server import serve_in_subprocess
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
 
-LLM_RULES = ("--allowed-rules", "answer_ideal", "answer_topk", "grade", "run_summary")
+LLM_RULES = ("--allowed-rules", "answer_ideal", "answer_topk", "grade", "merge_graded", "run_summary")
 GRADED = "results/graded/tiny/ML6/Nc5_Np2"
+SHARD = f"{GRADED}/1-of-1"
+TOPK = "results/answers/topk/tiny/ML6/Nc5_Np2/1-of-1"
+TARGETS = ("--", "results/run_summary.json", f"{GRADED}.parquet")
 
 
 def _planned(workdir: Path) -> set[str]:
-    proc = run_snakemake(workdir, "-n", *LLM_RULES, "--", "results/run_summary.json")
+    proc = run_snakemake(workdir, "-n", *LLM_RULES, *TARGETS)
     outputs = set()
     for block in re.findall(r"^\s*output: (.+)$", proc.stdout + proc.stderr, re.MULTILINE):
         outputs.update(part.strip() for part in block.split(","))
@@ -58,7 +61,7 @@ def built(server, tmp_path_factory) -> Path:
     texts = synthetic_texts(4).with_columns(p=pl.col("p").list.head(2))
     write_parquet(texts, workdir / "results/texts/tiny.parquet")
     write_parquet(synthetic_ranked(texts, "ML6", 5, 2, [1, 2, 3]), workdir / "results/ranked/tiny/ML6/Nc5_Np2.parquet")
-    run_snakemake(workdir, "--cores", "2", *LLM_RULES, "--", "results/run_summary.json")
+    run_snakemake(workdir, "--cores", "2", *LLM_RULES, *TARGETS)
     return workdir
 
 
@@ -90,7 +93,7 @@ def test_outputs_and_run_summary(built, server):
 
 def test_changing_the_grader_replans_only_grades(built, tmp_path):
     copy = _copy(built, tmp_path, lambda c: c["llm"]["grader"].update({"temperature": 0.5}))
-    assert _planned(copy) == {f"{GRADED}.parquet", f"{GRADED}.json", f"{GRADED}.summary.json",
+    assert _planned(copy) == {f"{SHARD}.parquet", f"{SHARD}.summary.json", f"{GRADED}.parquet", f"{GRADED}.json",
                               "results/run_summary.json"}
 
 
@@ -100,16 +103,28 @@ def test_changing_the_answer_prompt_replans_answers_and_grades(built, tmp_path):
     prompt.write_text(prompt.read_text().replace("at most three sentences", "at most two sentences"))
     assert _planned(copy) == {
         "results/answers/ideal/tiny.parquet", "results/answers/ideal/tiny.summary.json",
-        "results/answers/topk/tiny/ML6/Nc5_Np2.parquet", "results/answers/topk/tiny/ML6/Nc5_Np2.summary.json",
-        f"{GRADED}.parquet", f"{GRADED}.json", f"{GRADED}.summary.json", "results/run_summary.json"}
+        f"{TOPK}.parquet", f"{TOPK}.summary.json", f"{SHARD}.parquet", f"{SHARD}.summary.json",
+        f"{GRADED}.parquet", f"{GRADED}.json", "results/run_summary.json"}
 
 
 def test_changing_pacing_replans_nothing_and_a_forced_regrade_costs_no_call(built, server, tmp_path):
     copy = _copy(built, tmp_path, lambda c: c["llm"]["pacing"].update({"concurrency": 2}))
     assert _planned(copy) == set()
     before = server.stats()["requests"]
-    run_snakemake(copy, "--cores", "2", "--forcerun", "grade", *LLM_RULES, "--", "results/run_summary.json")
+    run_snakemake(copy, "--cores", "2", "--forcerun", "grade", *LLM_RULES, *TARGETS)
     assert server.stats()["requests"] == before
-    grade_job = json.loads((copy / f"{GRADED}.summary.json").read_text())
+    grade_job = json.loads((copy / f"{SHARD}.summary.json").read_text())
     assert (grade_job["calls"], grade_job["cache_hits"], grade_job["requests"]) == (0, 12, 12)
+    assert pl.read_parquet(copy / f"{GRADED}.parquet").equals(pl.read_parquet(built / f"{GRADED}.parquet"))
+
+
+def test_shards_split_the_work_and_merge_to_the_same_graded_file(built, server, tmp_path):
+    copy = _copy(built, tmp_path, lambda c: c["llm"].update({"shards": 3}))
+    before = server.stats()["requests"]
+    run_snakemake(copy, "--cores", "2", *LLM_RULES, *TARGETS)
+    assert server.stats()["requests"] == before, "every prompt is already in the cache"
+    shards = [pl.read_parquet(copy / f"{GRADED}/{i}-of-3.parquet") for i in (1, 2, 3)]
+    assert sum(shard.height for shard in shards) == 12
+    assert len(set().union(*(set(shard["id"]) for shard in shards))) == 4
+    assert all(not set(a["id"]) & set(b["id"]) for i, a in enumerate(shards) for b in shards[i + 1:])
     assert pl.read_parquet(copy / f"{GRADED}.parquet").equals(pl.read_parquet(built / f"{GRADED}.parquet"))

@@ -4,6 +4,7 @@
 if PUBLISHED:
 
     rule collect_published:
+        localrule: True
         input:
             graded=PUBLISHED["graded"],
             ranked=PUBLISHED["ranked"] or [],
@@ -19,6 +20,7 @@ if PUBLISHED:
 else:
 
     rule collect_graded:
+        localrule: True
         input:
             graded=graded_targets(),
             ranked=ranked_targets(),
@@ -81,6 +83,7 @@ rule figures:
 
 
 rule agreement:
+    localrule: True
     input:
         human=HUMAN_GRADES or [],
     output:

@@ -1,7 +1,5 @@
 """Config validation, checks across keys, and input functions shared by all rules."""
 
-import hashlib
-import json
 from pathlib import Path
 
 import jsonschema
@@ -113,11 +111,7 @@ wildcard_constraints:
     embedder=r"[A-Za-z0-9]+",
     design=r"Nc[0-9]+_Np[0-9]+",
     segmentation=r"fit|ratio",
-
-
-def fingerprint(obj):
-    """A short stable hash of a JSON-serialisable config slice (used as a rule param)."""
-    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
+    shard=r"[0-9]+-of-[0-9]+",
 
 
 def dataset_units():
@@ -138,6 +132,32 @@ def ranked_targets():
 def graded_targets():
     """All graded-sample files of the config."""
     return [f"results/graded/{d}/{e}/{s}.parquet" for d, e, s in dataset_units()]
+
+
+LLM = config["llm"]
+SHARDS = [f"{i}-of-{LLM['shards']}" for i in range(1, LLM["shards"] + 1)]
+
+
+def dataset_nps(wildcards):
+    """The distinct Np values of the designs of ``dataset``."""
+    return sorted({design["Np"] for design in dataset_designs(wildcards.dataset)})
+
+
+def design_shards(wildcards):
+    """The graded shards of one (dataset, embedder, design)."""
+    return expand(
+        "results/graded/{dataset}/{embedder}/{design}/{shard}.parquet", shard=SHARDS, **wildcards
+    )
+
+
+def llm_summaries():
+    """Job summaries of every LLM job of the config."""
+    return [f"results/answers/ideal/{name}.summary.json" for name in sorted(DATASETS)] + [
+        f"results/{kind}/{d}/{e}/{s}/{shard}.summary.json"
+        for kind in ("answers/topk", "graded")
+        for d, e, s in dataset_units()
+        for shard in SHARDS
+    ]
 
 
 def design_of(wildcards):

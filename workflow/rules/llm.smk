@@ -5,30 +5,18 @@ input, so changing the generator or the answer prompt reruns answers and grades,
 grader or the grading prompt reruns grades only. Pacing and the cache folder are read from the
 config inside the jobs (they change how, not what, is computed). Every LLM job holds
 ``resources: llm=1``: ``--resources llm=N`` caps the LLM jobs running at once.
+
+Top-K answers and grades are split into ``llm.shards`` shards by query id (``{shard}`` =
+``<i>-of-<n>``), so that on a cluster a failed job costs one shard; ``merge_graded`` joins a
+design's shards into its graded file.
 """
 
-LLM = config["llm"]
-LLM_PROMPTS = LLM.get("prompts") or {}
-
-
-def dataset_nps(wildcards):
-    """The distinct Np values of the designs of ``dataset``."""
-    return sorted({design["Np"] for design in dataset_designs(wildcards.dataset)})
-
-
-def llm_summaries():
-    """Job summaries of every LLM job of the config."""
-    return [f"results/answers/ideal/{name}.summary.json" for name in sorted(DATASETS)] + [
-        f"results/{kind}/{d}/{e}/{s}.summary.json"
-        for kind in ("answers/topk", "graded")
-        for d, e, s in dataset_units()
-    ]
 
 
 rule answer_ideal:
     input:
         texts="results/texts/{dataset}.parquet",
-        prompt=LLM_PROMPTS.get("answer", "resources/prompts/answer.txt"),
+        prompt=LLM["prompts"]["answer"],
     output:
         answers="results/answers/ideal/{dataset}.parquet",
         summary="results/answers/ideal/{dataset}.summary.json",
@@ -50,17 +38,17 @@ rule answer_topk:
     input:
         texts="results/texts/{dataset}.parquet",
         ranked="results/ranked/{dataset}/{embedder}/{design}.parquet",
-        prompt=LLM_PROMPTS.get("answer", "resources/prompts/answer.txt"),
+        prompt=LLM["prompts"]["answer"],
     output:
-        answers="results/answers/topk/{dataset}/{embedder}/{design}.parquet",
-        summary="results/answers/topk/{dataset}/{embedder}/{design}.summary.json",
+        answers="results/answers/topk/{dataset}/{embedder}/{design}/{shard}.parquet",
+        summary="results/answers/topk/{dataset}/{embedder}/{design}/{shard}.summary.json",
     params:
         model=LLM.get("generator"),
     threads: 2
     resources:
         llm=1,
     log:
-        "logs/answer_topk/{dataset}/{embedder}/{design}.log",
+        "logs/answer_topk/{dataset}/{embedder}/{design}/{shard}.log",
     conda:
         "../../envs/retrieval-response.yaml"
     script:
@@ -71,26 +59,41 @@ rule grade:
     input:
         texts="results/texts/{dataset}.parquet",
         ideal="results/answers/ideal/{dataset}.parquet",
-        topk="results/answers/topk/{dataset}/{embedder}/{design}.parquet",
-        prompt=LLM_PROMPTS.get("grade", "resources/prompts/grade.txt"),
+        topk="results/answers/topk/{dataset}/{embedder}/{design}/{shard}.parquet",
+        prompt=LLM["prompts"]["grade"],
     output:
-        graded="results/graded/{dataset}/{embedder}/{design}.parquet",
-        json="results/graded/{dataset}/{embedder}/{design}.json",
-        summary="results/graded/{dataset}/{embedder}/{design}.summary.json",
+        graded="results/graded/{dataset}/{embedder}/{design}/{shard}.parquet",
+        summary="results/graded/{dataset}/{embedder}/{design}/{shard}.summary.json",
     params:
         model=LLM.get("grader"),
     threads: 2
     resources:
         llm=1,
     log:
-        "logs/grade/{dataset}/{embedder}/{design}.log",
+        "logs/grade/{dataset}/{embedder}/{design}/{shard}.log",
     conda:
         "../../envs/retrieval-response.yaml"
     script:
         "../scripts/grade.py"
 
 
+rule merge_graded:
+    localrule: True
+    input:
+        shards=design_shards,
+    output:
+        graded="results/graded/{dataset}/{embedder}/{design}.parquet",
+        json="results/graded/{dataset}/{embedder}/{design}.json",
+    log:
+        "logs/merge_graded/{dataset}/{embedder}/{design}.log",
+    conda:
+        "../../envs/retrieval-response.yaml"
+    script:
+        "../scripts/merge_graded.py"
+
+
 rule run_summary:
+    localrule: True
     input:
         summaries=llm_summaries(),
     output:

@@ -20,5 +20,6 @@ rule rank:
 
 rule ranked:
     """Stop after ranking: every ranked-sample file of the config (no LLM needed)."""
+    localrule: True
     input:
         ranked_targets(),

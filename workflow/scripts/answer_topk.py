@@ -10,18 +10,19 @@ from retrieval_response.llm.jobs import client_from_config, job_summary
 from retrieval_response.llm.pipeline import topk_answers
 from retrieval_response.llm.prompts import ANSWER_FIELDS, load_prompt
 from retrieval_response.logs import log_to_file
+from retrieval_response.sharding import select_shard
 
 log = log_to_file(snakemake.log[0])
 start = time.monotonic()
 texts = pl.read_parquet(snakemake.input.texts)
-ranked = pl.read_parquet(snakemake.input.ranked)
+ranked = select_shard(pl.read_parquet(snakemake.input.ranked), snakemake.wildcards.shard)
 unknown = ranked.join(texts, on="id", how="anti")
 if unknown.height:
     raise InputError(snakemake.input.ranked, f"id {unknown['id'][0]}", f"not in {snakemake.input.texts}")
 client = client_from_config(snakemake.params.model, snakemake.config["llm"], snakemake.threads)
 answers = topk_answers(ranked, texts, client, load_prompt(snakemake.input.prompt, ANSWER_FIELDS))
 write_parquet(answers, snakemake.output.answers)
-job = f"{snakemake.wildcards.dataset}/{snakemake.wildcards.embedder}/{snakemake.wildcards.design}"
+job = "/".join(snakemake.wildcards[k] for k in ("dataset", "embedder", "design", "shard"))
 summary = job_summary(client, "answer_topk", job, time.monotonic() - start, answers["status"])
 write_json(summary, snakemake.output.summary)
 log.info("%s: %d top-K answers, %d calls, %d cache hits", job, answers.height, summary["calls"], summary["cache_hits"])

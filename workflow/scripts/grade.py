@@ -1,11 +1,11 @@
-"""Snakemake script: top-K answers + ideal answers -> graded samples (Parquet and published JSON)."""
+"""Snakemake script: top-K answers + ideal answers of one shard -> graded samples."""
 
 import time
 
 import polars as pl
 
 from retrieval_response.atomic import write_json, write_parquet
-from retrieval_response.graded import export_published_json, validate_graded
+from retrieval_response.graded import validate_graded
 from retrieval_response.llm.jobs import client_from_config, job_summary
 from retrieval_response.llm.pipeline import grade_answers
 from retrieval_response.llm.prompts import GRADE_FIELDS, load_prompt
@@ -19,8 +19,7 @@ graded = grade_answers(pl.read_parquet(snakemake.input.topk), pl.read_parquet(sn
                        load_prompt(snakemake.input.prompt, GRADE_FIELDS, needs_reask=True))
 validate_graded(graded, snakemake.output.graded)
 write_parquet(graded, snakemake.output.graded)
-export_published_json(graded, snakemake.output.json)
-job = f"{snakemake.wildcards.dataset}/{snakemake.wildcards.embedder}/{snakemake.wildcards.design}"
+job = "/".join(snakemake.wildcards[k] for k in ("dataset", "embedder", "design", "shard"))
 summary = job_summary(client, "grade", job, time.monotonic() - start, graded["status"])
 write_json(summary, snakemake.output.summary)
 log.info("%s: %d samples, by status %s", job, graded.height, summary["samples_by_status"])
