@@ -8,8 +8,8 @@ and the rule it breaks.
 - :func:`read_graded` (``samples_graded.json``) -> id, subset, E, Nc, Np, K, rank, inK, grade,
   and, when present, P, R, answer_ideal, answer_topK. subset = id.split('-')[0].
 - :func:`read_ranked` (``samples_ranked.json``) -> id, subset, E, Nc, Np, K, P, R, rank.
-- :func:`read_human` (``samples_human.json``) -> id, E, Nc, Np, K, grade (the LLM's, null when
-  absent) and grade_human_1.. (one column per ``grade_human_<i>`` field).
+
+``samples_human.json`` is read by :func:`retrieval_response.agreement.read_human_grades`.
 """
 
 from __future__ import annotations
@@ -184,38 +184,6 @@ def read_ranked(path: str | os.PathLike) -> pl.DataFrame:
     _validate(path, labelled, checks)
     frame = _frame(labelled, RANKED_SCHEMA)
     _check_unique(path, frame, ["id", "E", "Nc", "Np"])
-    return frame
-
-
-def _human_grades_valid(record: Record) -> str | None:
-    names = [k for k in record if k.startswith("grade_human_")]
-    if len(names) < 1:
-        return "no grade_human_<i> field"
-    for name in names:
-        grade = record[name]
-        if grade is not None and not (_is_int(grade) and 1 <= grade <= 5):
-            return f"{name} must be an integer 1..5 or null, got {grade!r}"
-    grade = record.get("grade")
-    if grade is not None and not (_is_int(grade) and 1 <= grade <= 5):
-        return f"grade must be an integer 1..5 or null, got {grade!r}"
-    return None
-
-
-def read_human(path: str | os.PathLike) -> pl.DataFrame:
-    """Human grades: id, E, Nc, Np, K, grade (LLM, nullable Int8), grade_human_1.. (nullable Int8).
-
-    Rules: the sample keys as in :func:`read_graded`; at least one ``grade_human_<i>`` field;
-    every grade an integer 1..5 or null; every record has the same grade_human fields.
-    """
-    labelled = _load_records(path)
-    names = sorted({k for _, r in labelled for k in r if k.startswith("grade_human_")}, key=lambda k: (len(k), k))
-    checks = [_require({**SAMPLE_KEYS, "K": _is_int}), _sample_keys_valid, _human_grades_valid]
-    checks.append(lambda r: next((f"missing field {n!r}" for n in names if n not in r), None))
-    _validate(path, labelled, checks)
-    columns = ["id", "E", "Nc", "Np", "K", "grade", *names]
-    schema = {**{c: GRADED_SCHEMA[c] for c in columns[:6]}, **{n: pl.Int8 for n in names}}
-    frame = pl.DataFrame({c: [r.get(c) for _, r in labelled] for c in columns}, schema=schema)
-    _check_unique(path, frame, ["id", "E", "Nc", "Np", "K"])
     return frame
 
 
