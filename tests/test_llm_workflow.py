@@ -20,11 +20,11 @@ from retrieval_response.atomic import write_parquet
 from retrieval_response.testing.openai_server import serve_in_subprocess
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
 
-LLM_RULES = ("--allowed-rules", "answer_ideal", "answer_topk", "grade", "merge_graded", "run_summary")
+LLM_RULES = ("--allowed-rules", "answer_ideal", "answer_topk", "grade", "merge_graded", "llm_summary")
 GRADED = "results/graded/tiny/ML6/Nc5_Np2"
 SHARD = f"{GRADED}/1-of-1"
 TOPK = "results/answers/topk/tiny/ML6/Nc5_Np2/1-of-1"
-TARGETS = ("--", "results/run_summary.json", f"{GRADED}.parquet")
+TARGETS = ("--", "results/llm_summary.json", f"{GRADED}.parquet")
 
 
 def _planned(workdir: Path) -> set[str]:
@@ -80,7 +80,7 @@ def test_outputs_and_run_summary(built, server):
     assert graded.height == 12 and (graded["status"] == "graded").all()
     records = json.loads((built / f"{GRADED}.json").read_text())
     assert [r["grade"] for r in records] == graded["grade"].to_list()
-    summary = json.loads((built / "results/run_summary.json").read_text())
+    summary = json.loads((built / "results/llm_summary.json").read_text())
     assert set(summary["stages"]) == {"answer_ideal", "answer_topk", "grade"}
     assert summary["stages"]["grade"]["samples_by_status"] == {"graded": 12}
     total = summary["total"]
@@ -94,7 +94,7 @@ def test_outputs_and_run_summary(built, server):
 def test_changing_the_grader_replans_only_grades(built, tmp_path):
     copy = _copy(built, tmp_path, lambda c: c["llm"]["grader"].update({"temperature": 0.5}))
     assert _planned(copy) == {f"{SHARD}.parquet", f"{SHARD}.summary.json", f"{GRADED}.parquet", f"{GRADED}.json",
-                              "results/run_summary.json"}
+                              "results/llm_summary.json"}
 
 
 def test_changing_the_answer_prompt_replans_answers_and_grades(built, tmp_path):
@@ -104,7 +104,7 @@ def test_changing_the_answer_prompt_replans_answers_and_grades(built, tmp_path):
     assert _planned(copy) == {
         "results/answers/ideal/tiny.parquet", "results/answers/ideal/tiny.summary.json",
         f"{TOPK}.parquet", f"{TOPK}.summary.json", f"{SHARD}.parquet", f"{SHARD}.summary.json",
-        f"{GRADED}.parquet", f"{GRADED}.json", "results/run_summary.json"}
+        f"{GRADED}.parquet", f"{GRADED}.json", "results/llm_summary.json"}
 
 
 def test_changing_pacing_replans_nothing_and_a_forced_regrade_costs_no_call(built, server, tmp_path):

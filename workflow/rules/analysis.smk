@@ -50,6 +50,8 @@ rule correlations:
     threads: 2
     resources:
         mem_mb=6000,
+    benchmark:
+        "results/benchmarks/correlations/{segmentation}.tsv"
     log:
         "logs/correlations/{segmentation}.log",
     conda:
@@ -74,6 +76,8 @@ rule figures:
         segmentations=ANALYSIS["segmentations"],
         corr_types=ANALYSIS["corr_types"],
         min_segment_samples=ANALYSIS["min_segment_samples"],
+    benchmark:
+        "results/benchmarks/figures/figures.tsv"
     log:
         "logs/figures.log",
     conda:

@@ -135,6 +135,7 @@ def graded_targets():
 
 
 LLM = config["llm"]
+ANALYSIS = config["analysis"]
 SHARDS = [f"{i}-of-{LLM['shards']}" for i in range(1, LLM["shards"] + 1)]
 
 
@@ -160,6 +161,21 @@ def llm_summaries():
     ]
 
 
+def stage_benchmarks():
+    """The benchmark file of every timed job of the config (for the run summary)."""
+    units = dataset_units()
+    return (
+        [f"results/benchmarks/prepare_dataset/{d}.tsv" for d in sorted(DATASETS)]
+        + sorted({f"results/benchmarks/embed/{e}/{d}.tsv" for d, e, _ in units})
+        + [f"results/benchmarks/rank/{d}/{e}/{s}.tsv" for d, e, s in units]
+        + [f"results/benchmarks/answer_ideal/{d}.tsv" for d in sorted(DATASETS)]
+        + [f"results/benchmarks/{rule}/{d}/{e}/{s}/{shard}.tsv" for rule in ("answer_topk", "grade")
+           for d, e, s in units for shard in SHARDS]
+        + [f"results/benchmarks/correlations/{s}.tsv" for s in ANALYSIS["segmentations"]]
+        + ["results/benchmarks/figures/figures.tsv"]
+    )
+
+
 def design_of(wildcards):
     """The design (Nc, Np, K list) of the ``dataset`` and ``design`` wildcards."""
     for design in dataset_designs(wildcards.dataset):
@@ -168,7 +184,6 @@ def design_of(wildcards):
     raise InputError(CONFIG_FILE, f"config key datasets.{wildcards.dataset}.designs", f"no design {wildcards.design}")
 
 
-ANALYSIS = config["analysis"]
 HUMAN_GRADES = (PUBLISHED or {}).get("human") or ANALYSIS["human"]
 
 

@@ -13,6 +13,8 @@ rule embed:
     threads: 2
     resources:
         mem_mb=4000,
+    benchmark:
+        "results/benchmarks/embed/{embedder}/{dataset}.tsv"
     log:
         "logs/embed/{embedder}/{dataset}.log",
     conda:

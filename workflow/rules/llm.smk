@@ -26,6 +26,8 @@ rule answer_ideal:
     threads: 2
     resources:
         llm=1,
+    benchmark:
+        "results/benchmarks/answer_ideal/{dataset}.tsv"
     log:
         "logs/answer_ideal/{dataset}.log",
     conda:
@@ -47,6 +49,8 @@ rule answer_topk:
     threads: 2
     resources:
         llm=1,
+    benchmark:
+        "results/benchmarks/answer_topk/{dataset}/{embedder}/{design}/{shard}.tsv"
     log:
         "logs/answer_topk/{dataset}/{embedder}/{design}/{shard}.log",
     conda:
@@ -69,6 +73,8 @@ rule grade:
     threads: 2
     resources:
         llm=1,
+    benchmark:
+        "results/benchmarks/grade/{dataset}/{embedder}/{design}/{shard}.tsv"
     log:
         "logs/grade/{dataset}/{embedder}/{design}/{shard}.log",
     conda:
@@ -92,10 +98,25 @@ rule merge_graded:
         "../scripts/merge_graded.py"
 
 
-rule run_summary:
+rule llm_summary:
     localrule: True
     input:
         summaries=llm_summaries(),
+    output:
+        summary="results/llm_summary.json",
+    log:
+        "logs/llm_summary.log",
+    conda:
+        "../../envs/retrieval-response.yaml"
+    script:
+        "../scripts/llm_summary.py"
+
+
+rule run_summary:
+    localrule: True
+    input:
+        llm="results/llm_summary.json",
+        benchmarks=stage_benchmarks(),
     output:
         summary="results/run_summary.json",
     log:

@@ -14,6 +14,8 @@ rule prepare_dataset:
         queries=lambda wc: DATASETS[wc.dataset]["queries"],
         seed=lambda wc: DATASETS[wc.dataset]["seed"],
         designs=lambda wc: [[d["Nc"], d["Np"]] for d in dataset_designs(wc.dataset)],
+    benchmark:
+        "results/benchmarks/prepare_dataset/{dataset}.tsv"
     log:
         "logs/prepare_dataset/{dataset}.log",
     conda:

@@ -10,6 +10,8 @@ rule rank:
         report="results/ranked/{dataset}/{embedder}/{design}.report.json",
     params:
         design=design_of,
+    benchmark:
+        "results/benchmarks/rank/{dataset}/{embedder}/{design}.tsv"
     log:
         "logs/rank/{dataset}/{embedder}/{design}.log",
     conda:

@@ -1,13 +1,13 @@
-"""Snakemake script: the LLM job summaries -> one run summary (totals and per stage)."""
+"""Snakemake script: LLM summary + job benchmarks -> the run summary (calls, tokens, time per stage)."""
 
 import json
 
 from retrieval_response.atomic import write_json
-from retrieval_response.llm.accounting import merge_summaries
 from retrieval_response.logs import log_to_file
+from retrieval_response.stage_times import stage_times
 
 log = log_to_file(snakemake.log[0])
-summaries = [json.loads(open(path, encoding="utf-8").read()) for path in snakemake.input.summaries]
-run = merge_summaries(summaries)
-write_json({**run, "jobs": summaries}, snakemake.output.summary)
-log.info("run summary: %s", {k: v for k, v in run["total"].items() if not isinstance(v, dict)})
+llm = json.loads(open(snakemake.input.llm, encoding="utf-8").read())
+times = stage_times(snakemake.input.benchmarks, "results/benchmarks")
+write_json({"stage_times": times, **llm}, snakemake.output.summary)
+log.info("time per stage: %s", {stage: row["seconds"] for stage, row in times.items()})

@@ -1,0 +1,13 @@
+"""Snakemake script: the LLM job summaries -> one LLM summary (totals and per stage)."""
+
+import json
+
+from retrieval_response.atomic import write_json
+from retrieval_response.llm.accounting import merge_summaries
+from retrieval_response.logs import log_to_file
+
+log = log_to_file(snakemake.log[0])
+summaries = [json.loads(open(path, encoding="utf-8").read()) for path in snakemake.input.summaries]
+run = merge_summaries(summaries)
+write_json({**run, "jobs": summaries}, snakemake.output.summary)
+log.info("LLM summary: %s", {k: v for k, v in run["total"].items() if not isinstance(v, dict)})
