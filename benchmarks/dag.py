@@ -2,7 +2,8 @@
 
 Writes, in a temporary folder, nine synthetic datasets in the generic JSON-lines layout
 (6,112 queries over the paper's nine subsets A, Hp-e|m|h, Hs-e|m|h, M, N), four embedders and
-designs such that each embedder ranks 10,748 samples (as in the published set), then times
+designs such that each embedder ranks 10,748 samples (as in the published set), LLM work in
+10 shards per (dataset, embedder, design), then times
 ``snakemake -n`` on it. Baseline for comparison: a dry run of the same workflow with one
 dataset of 10 queries, timed in the same run.
 
@@ -55,7 +56,8 @@ def paper_scale_config(folder: Path) -> dict:
         q * len(d["designs"]) for q, d in zip(TWO_DESIGN_QUERIES + ONE_DESIGN_QUERIES, datasets.values())
     )
     assert sum(TWO_DESIGN_QUERIES + ONE_DESIGN_QUERIES) == 6112 and ranked_per_embedder == 10748
-    return {"datasets": datasets, "embedders": embedders, "K": [1, 2, 3, 4, 5, 6, 8, 10]}
+    # about 9,000 LLM calls per (dataset, embedder, design): 10 shards of ~900 calls each
+    return {"datasets": datasets, "embedders": embedders, "K": [1, 2, 3, 4, 5, 6, 8, 10], "llm": {"shards": 10}}
 
 
 def small_config(folder: Path) -> dict:
