@@ -98,3 +98,14 @@ def test_errors_and_writing(graded, tmp_path):
     write_analysis(correlations, differences, tmp_path / "c.parquet", tmp_path / "d.parquet")
     assert pl.read_parquet(tmp_path / "c.parquet").equals(correlations)
     assert pl.read_parquet(tmp_path / "d.parquet").equals(differences)
+
+
+def test_no_segment_large_enough_gives_empty_typed_tables(graded, tmp_path):
+    correlations, differences = run_analysis(
+        graded, segmentation="ratio", alpha_grid="linear:5", min_segment_samples=10**9, bootstrap_resamples=5
+    )
+    assert correlations.height == differences.height == 0
+    assert correlations.schema["measure"] == correlations.schema["corr_type"] == pl.String
+    assert differences.schema["difference"] == pl.String
+    write_analysis(correlations, differences, tmp_path / "c.parquet", tmp_path / "d.parquet")
+    assert pl.read_parquet(tmp_path / "c.parquet").schema == correlations.schema

@@ -258,11 +258,12 @@ def _long_table(columns: dict, corr_types: list[str]) -> pl.DataFrame:
     size = n_segments * len(corr_types)
     data = {
         "seg": np.repeat(np.arange(n_segments, dtype=np.int64), len(corr_types)),
-        "corr_type": np.tile(np.array(corr_types, dtype=object), n_segments),
+        "corr_type": list(corr_types) * n_segments,
     }
     for key, v in columns.items():
         data[key] = v.reshape(-1) if isinstance(v, np.ndarray) else [v] * size
-    return pl.DataFrame(data, schema_overrides={"alpha_rule": pl.String}, strict=False).with_columns(
+    strings = {key: pl.String for key in ("corr_type", "measure", "difference", "alpha_rule") if key in data}
+    return pl.DataFrame(data, schema_overrides=strings, strict=False).with_columns(
         pl.col(pl.Float64).fill_nan(None)
     )
 
