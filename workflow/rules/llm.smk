@@ -12,7 +12,6 @@ design's shards into its graded file.
 """
 
 
-
 rule answer_ideal:
     input:
         texts="results/texts/{dataset}.parquet",
