@@ -24,6 +24,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
+LLM = {role: {"model": "openai/gpt-4o-mini", "api_key_env": "OPENAI_API_KEY"} for role in ("generator", "grader")}
 SUBSETS = ["A", "Hp-e", "Hp-m", "Hp-h", "Hs-e", "Hs-m", "Hs-h", "M", "N"]
 TWO_DESIGN_QUERIES = [773, 773, 773, 773, 772, 772]  # 6 subsets ranked with two designs each
 ONE_DESIGN_QUERIES = [492, 492, 492]  # 3 subsets ranked with one design
@@ -57,7 +58,7 @@ def paper_scale_config(folder: Path) -> dict:
     )
     assert sum(TWO_DESIGN_QUERIES + ONE_DESIGN_QUERIES) == 6112 and ranked_per_embedder == 10748
     # about 9,000 LLM calls per (dataset, embedder, design): 10 shards of ~900 calls each
-    return {"datasets": datasets, "embedders": embedders, "K": [1, 2, 3, 4, 5, 6, 8, 10], "llm": {"shards": 10}}
+    return {"datasets": datasets, "embedders": embedders, "K": [1, 2, 3, 4, 5, 6, 8, 10], "llm": {**LLM, "shards": 10}}
 
 
 def small_config(folder: Path) -> dict:
@@ -67,6 +68,7 @@ def small_config(folder: Path) -> dict:
     return {
         "datasets": {"small": {"layout": "generic", "path": str(source)}},
         "embedders": {"ML6": {"backend": "gt_minilm_l6"}},
+        "llm": LLM,
     }
 
 

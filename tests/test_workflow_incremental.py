@@ -49,6 +49,7 @@ def built(tmp_path_factory) -> Path:
         "designs": [{"Nc": 5, "Np": 2}],
         "K": [1, 2, 3],
         "embedders": {"ML6": {"backend": "gt_minilm_l6"}},
+        "llm": {role: {"model": "openai/unused", "api_base": "http://127.0.0.1:9/v1"} for role in ("generator", "grader")},
     }
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     run_snakemake(workdir, "--cores", "2", "ranked")

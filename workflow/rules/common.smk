@@ -79,9 +79,6 @@ def check_config():
         raise InputError(CONFIG_FILE, "config key datasets", "no dataset configured and no published data given")
     if DATASETS and not EMBEDDERS:
         raise InputError(CONFIG_FILE, "config key embedders", "datasets are configured but no embedder is registered")
-    for role in ("generator", "grader"):
-        if DATASETS and role not in config["llm"]:
-            raise InputError(CONFIG_FILE, f"config key llm.{role}", "datasets are configured but no LLM is given for this role")
     for name in DATASETS:
         for code in dataset_embedders(name):
             if code not in EMBEDDERS:
@@ -104,6 +101,9 @@ def check_config():
                 raise InputError(
                     CONFIG_FILE, "config key K", f"K={too_large[0]} exceeds Nc={nc} of design {design_name(design)} (dataset {name})"
                 )
+    for role in ("generator", "grader"):
+        if DATASETS and role not in config["llm"]:
+            raise InputError(CONFIG_FILE, f"config key llm.{role}", "datasets are configured but no LLM is given for this role")
 
 
 check_config()
