@@ -15,13 +15,14 @@ import numpy as np
 import polars as pl
 from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.colors import Normalize
+from matplotlib.colors import Normalize, to_rgba
 from matplotlib.figure import Figure
 
 from retrieval_response.atomic import atomic_path
 from retrieval_response.segments import segment_labels
 
 DPI = 120
+BLANK_CELL = "#f0f0f0"  # cells without a value (undefined correlation, or segment left out)
 GRADES: tuple[int, ...] = (1, 2, 3, 4, 5)
 FIT_SEGMENTS: tuple[str, ...] = ("narrow", "wide")
 ALPHA_RULES: dict[str, str] = {
@@ -142,12 +143,12 @@ def _text_colour(rgba: np.ndarray) -> str:
 def _draw_heatmap(axes, values: np.ndarray, labels: np.ndarray, row_labels: list[str],
                   col_labels: list[str], cmap: str, norm: Normalize):
     """Cells coloured by ``values`` (NaN blank) and annotated with ``labels``."""
-    image = axes.imshow(np.ma.masked_invalid(values), cmap=colormaps[cmap].with_extremes(bad="#f0f0f0"),
+    image = axes.imshow(np.ma.masked_invalid(values), cmap=colormaps[cmap].with_extremes(bad=BLANK_CELL),
                         norm=norm, aspect="auto")
     axes.set_xticks(range(len(col_labels)), col_labels, fontsize=7)
     axes.set_yticks(range(len(row_labels)), row_labels, fontsize=7)
     axes.tick_params(length=0)
-    colours = image.cmap(norm(np.nan_to_num(values)))
+    colours = np.where(np.isnan(values)[..., None], to_rgba(BLANK_CELL), image.cmap(norm(np.nan_to_num(values))))
     for (r, c), text in np.ndenumerate(labels):
         if text:
             axes.text(c, r, text, ha="center", va="center", fontsize=7,
