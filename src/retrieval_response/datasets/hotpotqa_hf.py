@@ -36,18 +36,23 @@ from retrieval_response.errors import InputError
 Paragraph = tuple[str, list[str]]
 
 
+def column_pairs(path: Path, record: Record, key: str, first: str, second: str) -> list[tuple]:
+    """``record[key]`` as pairs, from either layout: Hugging Face's {first: [...], second: [...]}
+    (lists of equal length) or the original [[first, second], ...]; InputError otherwise."""
+    value = required(path, record, key)
+    if isinstance(value, dict):
+        firsts, seconds = value.get(first), value.get(second)
+        if not isinstance(firsts, list) or not isinstance(seconds, list) or len(firsts) != len(seconds):
+            raise InputError(path, record.label, f"{key!r} must hold lists {first!r} and {second!r} of equal length")
+        return list(zip(firsts, seconds))
+    if isinstance(value, list) and all(isinstance(item, list) and len(item) == 2 for item in value):
+        return [tuple(item) for item in value]
+    raise InputError(path, record.label, f"{key!r} must be {{{first}: [...], {second}: [...]}} or [[{first}, {second}]]")
+
+
 def paragraphs(path: Path, record: Record) -> list[Paragraph]:
     """The context as (title, sentences) pairs, from either layout; InputError on wrong types."""
-    context = required(path, record, "context")
-    if isinstance(context, dict):
-        titles, sentences = context.get("title"), context.get("sentences")
-        if not isinstance(titles, list) or not isinstance(sentences, list) or len(titles) != len(sentences):
-            raise InputError(path, record.label, "'context' must hold lists 'title' and 'sentences' of equal length")
-        pairs = list(zip(titles, sentences))
-    elif isinstance(context, list) and all(isinstance(item, list) and len(item) == 2 for item in context):
-        pairs = [tuple(item) for item in context]
-    else:
-        raise InputError(path, record.label, "'context' must be {title: [...], sentences: [[...]]} or [[title, [sentences]]]")
+    pairs = column_pairs(path, record, "context", "title", "sentences")
     for index, (title, body) in enumerate(pairs):
         if not isinstance(title, str) or not isinstance(body, list) or not all(isinstance(s, str) for s in body):
             raise InputError(
@@ -58,16 +63,7 @@ def paragraphs(path: Path, record: Record) -> list[Paragraph]:
 
 def supporting_facts(path: Path, record: Record) -> set[tuple[str, int]]:
     """The (title, sentence index) pairs of the supporting facts, from either layout."""
-    facts = required(path, record, "supporting_facts")
-    if isinstance(facts, dict):
-        titles, sent_ids = facts.get("title"), facts.get("sent_id")
-        if not isinstance(titles, list) or not isinstance(sent_ids, list) or len(titles) != len(sent_ids):
-            raise InputError(path, record.label, "'supporting_facts' must hold lists 'title' and 'sent_id' of equal length")
-        pairs = list(zip(titles, sent_ids))
-    elif isinstance(facts, list) and all(isinstance(item, list) and len(item) == 2 for item in facts):
-        pairs = [tuple(item) for item in facts]
-    else:
-        raise InputError(path, record.label, "'supporting_facts' must be {title: [...], sent_id: [...]} or [[title, sent_id]]")
+    pairs = column_pairs(path, record, "supporting_facts", "title", "sent_id")
     if not all(isinstance(title, str) and isinstance(sid, int) for title, sid in pairs):
         raise InputError(path, record.label, "supporting facts must pair a title string with an integer sentence index")
     return set(pairs)
