@@ -87,7 +87,8 @@ def test_outputs_and_run_summary(built, server):
     assert total["calls"] == server.stats()["requests"] == 4 + 12 + 12
     assert total["cache_hits"] == 0 and total["failures_by_reason"] == {}
     assert all(stage["seconds"] > 0 for stage in summary["stages"].values())
-    assert b"loopback-key" not in b"".join(p.read_bytes() for p in (built / "results").rglob("*") if p.is_file())
+    written = [p for folder in ("results", "logs", ".snakemake") for p in (built / folder).rglob("*") if p.is_file()]
+    assert written and not any(b"loopback-key" in p.read_bytes() for p in written), "the API key leaked to a file"
     assert _planned(built) == set()
 
 
