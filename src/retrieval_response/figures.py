@@ -270,6 +270,18 @@ def plot_fit_correlations(corr: pl.DataFrame, path: str | os.PathLike, *,
     _save(figure, path)
 
 
+def _save_segment_heatmap(path, title: str, values: np.ndarray, labels: np.ndarray, embedders: list[str],
+                          segments: list[str], cmap: str, norm: Normalize, colorbar_label: str) -> None:
+    """One heatmap, rows = embedders and columns = K/Np segments, with a colour bar; saved as PNG."""
+    figure = Figure(figsize=heatmap_size(len(embedders), len(segments)), dpi=DPI, layout="constrained")
+    axes = figure.add_subplot()
+    image = _draw_heatmap(axes, values, labels, embedders, segments, cmap, norm)
+    axes.set_xlabel("K/Np segment (round(K/Np, 1))", fontsize=8)
+    axes.set_title(title, fontsize=9, wrap=True)
+    figure.colorbar(image, ax=axes, label=colorbar_label, shrink=0.7)
+    _save(figure, path)
+
+
 def plot_ratio_correlations(corr: pl.DataFrame, path: str | os.PathLike, *, subset: str, measure: str,
                             corr_type: str, value_column: str = "value",
                             min_segment_samples: int | None = None) -> None:
@@ -290,14 +302,8 @@ def plot_ratio_correlations(corr: pl.DataFrame, path: str | os.PathLike, *, subs
     embedders = sorted(rows_of["E"].unique().to_list())
     segments = _segment_order(rows_of["segment"].to_list())
     values, sizes = _cell_grid(rows_of, embedders, segments, "E", "segment", value_column)
-    figure = Figure(figsize=heatmap_size(len(embedders), len(segments)), dpi=DPI, layout="constrained")
-    axes = figure.add_subplot()
-    image = _draw_heatmap(axes, values, _annotations(values, sizes), embedders, segments, "viridis",
-                          _value_norm(values))
-    axes.set_xlabel("K/Np segment (round(K/Np, 1))", fontsize=8)
-    axes.set_title(title, fontsize=9, wrap=True)
-    figure.colorbar(image, ax=axes, label=f"{corr_type} correlation", shrink=0.7)
-    _save(figure, path)
+    _save_segment_heatmap(path, title, values, _annotations(values, sizes), embedders, segments, "viridis",
+                          _value_norm(values), f"{corr_type} correlation")
 
 
 def plot_ratio_differences(diff: pl.DataFrame, path: str | os.PathLike, *, subset: str, difference: str,
@@ -323,14 +329,8 @@ def plot_ratio_differences(diff: pl.DataFrame, path: str | os.PathLike, *, subse
     low, _ = _cell_grid(rows_of, embedders, segments, "E", "segment", "ci_low")
     high, _ = _cell_grid(rows_of, embedders, segments, "E", "segment", "ci_high")
     marks = np.where((low > 0) | (high < 0), "*", "")
-    figure = Figure(figsize=heatmap_size(len(embedders), len(segments)), dpi=DPI, layout="constrained")
-    axes = figure.add_subplot()
-    image = _draw_heatmap(axes, values, _annotations(values, sizes, marks), embedders, segments, "RdBu_r",
-                          diverging_norm(values))
-    axes.set_xlabel("K/Np segment (round(K/Np, 1))", fontsize=8)
-    axes.set_title(title, fontsize=9, wrap=True)
-    figure.colorbar(image, ax=axes, label=f"difference of {corr_type} correlations", shrink=0.7)
-    _save(figure, path)
+    _save_segment_heatmap(path, title, values, _annotations(values, sizes, marks), embedders, segments, "RdBu_r",
+                          diverging_norm(values), f"difference of {corr_type} correlations")
 
 
 RATIO_MEASURES: tuple[str, ...] = ("F", "T", "T_u", "nDCG", "F_e")
