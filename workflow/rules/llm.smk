@@ -4,7 +4,9 @@ Staleness: each rule's params hold exactly the model section it uses and its pro
 input, so changing the generator or the answer prompt reruns answers and grades, changing the
 grader or the grading prompt reruns grades only. Pacing and the cache folder are read from the
 config inside the jobs (they change how, not what, is computed). Every LLM job holds
-``resources: llm=1``: ``--resources llm=N`` caps the LLM jobs running at once.
+``resources: llm=1``: ``--resources llm=N`` caps the LLM jobs running at once. A job of a local
+model takes every core of the run (``llm_threads``): its llama.cpp server owns the machine and no
+embedding job runs beside it.
 
 Top-K answers and grades are split into ``llm.shards`` shards by query id (``{shard}`` =
 ``<i>-of-<n>``), so that on a cluster a failed job costs one shard; ``merge_graded`` joins a
@@ -22,7 +24,7 @@ rule answer_ideal:
     params:
         model=LLM.get("generator"),
         nps=dataset_nps,
-    threads: 2
+    threads: llm_threads("generator")
     resources:
         llm=1,
     benchmark:
@@ -45,7 +47,7 @@ rule answer_topk:
         summary="results/answers/topk/{dataset}/{embedder}/{design}/{shard}.summary.json",
     params:
         model=LLM.get("generator"),
-    threads: 2
+    threads: llm_threads("generator")
     resources:
         llm=1,
     benchmark:
@@ -69,7 +71,7 @@ rule grade:
         summary="results/graded/{dataset}/{embedder}/{design}/{shard}.summary.json",
     params:
         model=LLM.get("grader"),
-    threads: 2
+    threads: llm_threads("grader")
     resources:
         llm=1,
     benchmark:

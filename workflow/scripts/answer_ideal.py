@@ -12,7 +12,8 @@ from retrieval_response.logs import log_to_file
 
 log = log_to_file(snakemake.log[0])
 start = time.monotonic()
-client = client_from_config(snakemake.params.model, snakemake.config["llm"], snakemake.threads)
+client = client_from_config(snakemake.params.model, snakemake.config["llm"], snakemake.threads,
+                            snakemake.log[0])
 answers = ideal_answers(pl.read_parquet(snakemake.input.texts), snakemake.params.nps, client,
                         load_prompt(snakemake.input.prompt, ANSWER_FIELDS))
 write_parquet(answers, snakemake.output.answers)

@@ -13,7 +13,8 @@ from retrieval_response.logs import log_to_file
 
 log = log_to_file(snakemake.log[0])
 start = time.monotonic()
-client = client_from_config(snakemake.params.model, snakemake.config["llm"], snakemake.threads)
+client = client_from_config(snakemake.params.model, snakemake.config["llm"], snakemake.threads,
+                            snakemake.log[0])
 graded = grade_answers(pl.read_parquet(snakemake.input.topk), pl.read_parquet(snakemake.input.ideal),
                        pl.read_parquet(snakemake.input.texts), client,
                        load_prompt(snakemake.input.prompt, GRADE_FIELDS, needs_reask=True))

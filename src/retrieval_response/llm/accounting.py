@@ -5,7 +5,8 @@ Counters: ``requests`` (logical requests asked of the client, one per prompt per
 in flight), ``calls`` (provider attempts actually made, retries included), ``retries`` (attempts
 after a failed one), ``retries_by_reason``, ``failures_by_reason`` (requests that ended without
 a response, empty answers, unparseable grades), ``prompt_tokens`` and ``completion_tokens``
-(provider usage of the calls made), ``cost_usd`` (sum over calls whose price litellm knows; None
+(provider usage of the calls made), ``cached_prompt_tokens`` (prompt tokens the provider reused
+from its prompt cache instead of evaluating them, where it reports them), ``cost_usd`` (sum over calls whose price litellm knows; None
 when no call's price was known) and ``cost_unknown_calls``.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-_COUNTS = ("requests", "cache_hits", "calls", "retries", "prompt_tokens", "completion_tokens",
+_COUNTS = ("requests", "cache_hits", "calls", "retries", "prompt_tokens", "cached_prompt_tokens", "completion_tokens",
            "cost_unknown_calls")
 _REASONS = ("retries_by_reason", "failures_by_reason")
 _JOB_COUNTS = ("samples",)  # added to job summaries by the workflow jobs
@@ -30,6 +31,7 @@ class CallStats:
     calls: int = 0
     retries: int = 0
     prompt_tokens: int = 0
+    cached_prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_unknown_calls: int = 0
     cost_usd: float | None = None

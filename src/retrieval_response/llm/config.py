@@ -13,7 +13,9 @@ TOP_LOGPROBS = 5  # alternatives asked per token when a model config sets logpro
 @dataclass(frozen=True)
 class ModelConfig:
     """One LLM reached through litellm. ``api_key_env`` names the environment variable holding
-    the key; the key itself is never stored here."""
+    the key; the key itself is never stored here. ``model_path``, ``n_ctx`` (tokens per
+    sequence) and ``parallel`` (sequences decoded together) apply to a ``llamacpp/<alias>``
+    model, which the job serves with llama-server."""
 
     model: str
     api_base: str | None = None
@@ -24,6 +26,7 @@ class ModelConfig:
     logprobs: bool = False
     model_path: str | None = None
     n_ctx: int = 4096
+    parallel: int = 4
 
     @classmethod
     def from_mapping(cls, values: Mapping) -> "ModelConfig":

@@ -11,11 +11,12 @@ from .client import LLMClient
 from .config import ModelConfig, PacingConfig
 
 
-def client_from_config(model: Mapping, llm: Mapping, threads: int) -> LLMClient:
+def client_from_config(model: Mapping, llm: Mapping, threads: int, job_log: str) -> LLMClient:
     """A client for one model section (``llm.generator`` or ``llm.grader``) with the run's pacing
-    (``llm.pacing``) and response cache folder (``llm.cache``); ``threads`` for a local model."""
+    (``llm.pacing``) and response cache folder (``llm.cache``); a local model's server runs with
+    ``threads`` threads and logs to ``<job_log>.llama-server``."""
     return LLMClient(ModelConfig.from_mapping(model), PacingConfig.from_mapping(llm.get("pacing") or {}),
-                     ResponseCache(llm["cache"]), local_threads=threads)
+                     ResponseCache(llm["cache"]), local_threads=threads, server_log=f"{job_log}.llama-server")
 
 
 def job_summary(client: LLMClient, stage: str, job: str, seconds: float, status: pl.Series) -> dict:

@@ -30,11 +30,12 @@ def _answer_status(completion: Completion, client: LLMClient) -> str:
     return ANSWERED
 
 
-def _answer_all(client: LLMClient, prompt: Prompt, queries: list[str], references: list[list[str]],
-                desc: str) -> tuple[list[str | None], list[str]]:
+def _answer_all(client: LLMClient, prompt: Prompt, rows: pl.DataFrame, desc: str) -> tuple[list[str | None], list[str]]:
+    """Answers to the rows' (``q``, ``refs``), one query's rows back to back in row order (the
+    rows are sorted so that a query's prompts grow by one reference at a time: shared prefix)."""
     messages = [prompt.messages(query=q, references=format_references(refs))
-                for q, refs in zip(queries, references)]
-    completions = client.run_all([client.complete(m) for m in messages], desc)
+                for q, refs in rows.select("q", "refs").iter_rows()]
+    completions = client.run_all([client.complete(m) for m in messages], desc, groups=rows["id"].to_list())
     statuses = [_answer_status(c, client) for c in completions]
     answers = [c.content if s == ANSWERED else None for c, s in zip(completions, statuses)]
     return answers, statuses
@@ -48,8 +49,7 @@ def ideal_answers(texts: pl.DataFrame, nps: list[int], client: LLMClient, prompt
              .filter(pl.col("p").list.len() >= pl.col("Np"))
              .with_columns(refs=pl.col("p").list.head(pl.col("Np")))
              .sort("id", "Np"))
-    answers, statuses = _answer_all(client, prompt, pairs["q"].to_list(), pairs["refs"].to_list(),
-                                    "ideal answers")
+    answers, statuses = _answer_all(client, prompt, pairs, "ideal answers")
     return pairs.select("id", "Np").with_columns(
         answer_ideal=pl.Series(answers, dtype=pl.String), status=pl.Series(statuses, dtype=pl.String))
 
@@ -77,8 +77,7 @@ def topk_answers(ranked: pl.DataFrame, texts: pl.DataFrame, client: LLMClient, p
     id, subset, E, Nc, Np, K, rank, inK, P, R, answer_topK, status. Ranked ids missing from
     ``texts`` are an error of the caller (checked by the workflow script)."""
     rows = topk_selections(ranked, texts)
-    answers, statuses = _answer_all(client, prompt, rows["q"].to_list(), rows["refs"].to_list(),
-                                    "top-K answers")
+    answers, statuses = _answer_all(client, prompt, rows, "top-K answers")
     return rows.drop("q", "refs").with_columns(
         answer_topK=pl.Series(answers, dtype=pl.String), status=pl.Series(statuses, dtype=pl.String))
 
@@ -120,13 +119,15 @@ async def _skipped(status: str) -> GradeOutcome:
 def grade_answers(topk: pl.DataFrame, ideal: pl.DataFrame, texts: pl.DataFrame, client: LLMClient,
                   prompt: Prompt) -> pl.DataFrame:
     """The graded table of docs/DESIGN.md: each top-K answer graded against the ideal answer of
-    its (id, Np), given the query. Samples with a missing answer are kept ungraded with status
+    its (id, Np), given the query; a query's grades run back to back, ordered by (Np, E, Nc, K),
+    so prompts sharing the question and ideal answer follow each other. Samples with a missing answer are kept ungraded with status
     ``topk_answer:<reason>`` or ``ideal_answer:<reason>`` (``ideal_answer:missing`` when no
     ideal row exists)."""
     rows = (topk.rename({"status": "topk_status"})
             .join(ideal.rename({"status": "ideal_status"}), on=["id", "Np"], how="left")
             .join(texts.select("id", "q"), on="id", how="left")
-            .with_columns(pl.col("ideal_status").fill_null("missing")))
+            .with_columns(pl.col("ideal_status").fill_null("missing"))
+            .sort("id", "Np", "E", "Nc", "K"))
     tasks = []
     for q, ideal_answer, answer, topk_status, ideal_status in rows.select(
             "q", "answer_ideal", "answer_topK", "topk_status", "ideal_status").iter_rows():
@@ -137,7 +138,7 @@ def grade_answers(topk: pl.DataFrame, ideal: pl.DataFrame, texts: pl.DataFrame, 
         else:
             tasks.append(grade_one(client, prompt, prompt.messages(
                 query=q, ideal_answer=ideal_answer, answer=answer)))
-    outcomes = client.run_all(tasks, "grades")
+    outcomes = client.run_all(tasks, "grades", groups=rows["id"].to_list())
     return rows.select(
         "id", "subset", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK",
     ).with_columns(

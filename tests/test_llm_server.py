@@ -1,0 +1,120 @@
+"""The llama-server a local-model job starts: healthy before use, stopped however the job ends
+(normally, by an exception, by SIGKILL of the job, by SIGKILL of the Snakemake process above it),
+and threads never above the cores available."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import urllib.request
+from pathlib import Path
+
+import psutil
+import pytest
+
+from retrieval_response.llm.server import LlamaServer, available_cores, server_threads
+
+REPO = Path(__file__).resolve().parents[1]
+GGUF = REPO / "resources/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+
+if not Path(sys.executable).with_name("llama-server").exists() and shutil.which("llama-server") is None:
+    pytest.skip("llama-server is not built (bash install.sh)", allow_module_level=True)
+if not GGUF.exists():
+    pytest.skip("the local GGUF is not assembled (bash install.sh)", allow_module_level=True)
+
+SERVER = LlamaServer(model_path=str(GGUF), alias="test", slots=1, ctx_per_slot=512, threads=1)
+
+
+def _servers_of(pid: int) -> list[psutil.Process]:
+    return [p for p in psutil.Process(pid).children(recursive=True) if p.name() == "llama-server"]
+
+
+def _gone(process: psutil.Process, seconds: float = 15.0) -> bool:
+    try:
+        process.wait(seconds)
+    except psutil.TimeoutExpired:
+        return False
+    return True
+
+
+def test_threads_follow_the_job_and_never_exceed_the_cores():
+    cores = available_cores()
+    assert server_threads(None) == cores
+    assert server_threads(1) == 1
+    assert server_threads(cores + 64) == cores
+
+
+def test_server_is_healthy_inside_the_block_and_gone_after_it_ends_or_raises():
+    with SERVER.running() as base:
+        assert base.startswith("http://127.0.0.1:") and base.endswith("/v1")
+        with urllib.request.urlopen(base.removesuffix("/v1") + "/health", timeout=5) as response:
+            assert response.status == 200
+        (server,) = _servers_of(os.getpid())
+    assert _gone(server)
+    with pytest.raises(KeyError):
+        with SERVER.running():
+            (server,) = _servers_of(os.getpid())
+            raise KeyError("job failed")
+    assert _gone(server)
+
+
+def test_a_server_that_cannot_start_is_a_clear_error(tmp_path):
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"not a gguf")
+    log = tmp_path / "server.log"
+    server = LlamaServer(model_path=str(broken), alias="x", slots=1, ctx_per_slot=512, threads=1, log_path=str(log))
+    with pytest.raises(RuntimeError, match="exited with code"):
+        with server.running():
+            pass
+    assert log.stat().st_size > 0
+
+
+JOB = textwrap.dedent(f"""
+    import sys, time
+    sys.path.insert(0, {str(REPO / 'src')!r})
+    from retrieval_response.llm.server import LlamaServer
+    server = LlamaServer(model_path={str(GGUF)!r}, alias="test", slots=1, ctx_per_slot=512, threads=1)
+    with server.running():
+        print("ready", flush=True)
+        time.sleep(120)
+""")
+
+
+def _start_job(tmp_path: Path, launcher: list[str]) -> subprocess.Popen:
+    script = tmp_path / "job.py"
+    script.write_text(JOB)
+    return subprocess.Popen([*launcher, str(script)], stdout=subprocess.PIPE, text=True)
+
+
+def _wait_ready(proc: subprocess.Popen, job_pid: int) -> psutil.Process:
+    assert proc.stdout.readline().strip() == "ready"
+    (server,) = _servers_of(job_pid)
+    return server
+
+
+def test_server_dies_with_its_job_on_sigkill(tmp_path):
+    job = _start_job(tmp_path, [sys.executable])
+    server = _wait_ready(job, job.pid)
+    job.send_signal(signal.SIGKILL)
+    job.wait()
+    assert _gone(server)
+
+
+def test_job_and_server_end_when_snakemake_is_killed(tmp_path):
+    # a stand-in for Snakemake: a program named snakemake that runs the job through a shell
+    launcher = tmp_path / "snakemake"
+    launcher.write_text(f"#!{sys.executable}\nimport subprocess, sys\n"
+                        "subprocess.run(['/bin/sh', '-c', f'{sys.executable} ' + sys.argv[1] + '; true'])\n")
+    launcher.chmod(0o755)
+    snakemake = _start_job(tmp_path, [str(launcher)])
+    server = _wait_ready(snakemake, snakemake.pid)
+    (job,) = [p for p in psutil.Process(snakemake.pid).children(recursive=True)
+              if p.name().startswith("python") and "job.py" in " ".join(p.cmdline())]
+    snakemake.send_signal(signal.SIGKILL)
+    snakemake.wait()
+    assert _gone(server)
+    assert _gone(job)
