@@ -74,12 +74,13 @@ def test_ircot_answer_object_without_spans_gives_its_number_or_its_date(tmp_path
 
 def test_msmarco_well_formed_answers_first_then_answers_without_placeholder(tmp_path):
     rows = [json.loads(line) for line in (FIXTURES / "msmarco_rows.jsonl").read_text().splitlines()]
-    rows[0] |= {"wellFormedAnswers": ["A gas giant is a large planet made of gas."], "answers": ["A large planet made of gas.", ""]}
+    well_formed = "A gas giant is a large planet made of gas."
+    rows[0] |= {"wellFormedAnswers": [well_formed], "answers": ["A large planet made of gas.", ""]}
     rows[1] |= {"wellFormedAnswers": "[]", "answers": ["No Answer Present."]}
     path = tmp_path / "msmarco.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     texts = read_texts("msmarco", path)
-    assert texts["answers"].to_list() == [["A gas giant is a large planet made of gas.", "A large planet made of gas."], []]
+    assert texts["answers"].to_list() == [[well_formed, "A large planet made of gas."], []]
 
 
 def test_msmarco_shipped_sample_keeps_every_answer():
@@ -110,8 +111,9 @@ def test_natural_questions_without_short_answers_has_none():
 
 @pytest.mark.parametrize("layout", ["generic", "published_texts", "natural_questions"])
 def test_optional_answer_field_is_a_string_or_a_list_of_strings(layout, tmp_path):
-    source = {"generic": "generic.jsonl", "published_texts": "published_samples_texts.json", "natural_questions": "nq_prepared.jsonl"}
-    text = (FIXTURES / source[layout]).read_text()
+    source = {"generic": "generic.jsonl", "published_texts": "published_samples_texts.json",
+              "natural_questions": "nq_prepared.jsonl"}[layout]
+    text = (FIXTURES / source).read_text()
     rows = json.loads(text) if text.lstrip().startswith("[") else [json.loads(line) for line in text.splitlines()]
     given = ["  Settings  ", ["a", "b", "a", " "], None, []]
     for row, answer in zip(rows, given):
