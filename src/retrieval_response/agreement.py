@@ -88,6 +88,18 @@ def krippendorff_alpha_ordinal(ratings: np.ndarray) -> float:
     return float(_alpha_from_coincidences(coincidences.sum(axis=0)))
 
 
+def paired_alpha_ordinal(tables: np.ndarray) -> np.ndarray:
+    """Ordinal alpha of two raters from contingency tables (... x V x V), batched over leading axes.
+
+    ``tables[..., c, k]`` counts (or weights) units rated value c by the first rater and k by
+    the second, on one ascending scale of V values. Every unit has both ratings, so its
+    coincidences are O = T + T^T; alpha as in ``krippendorff_alpha_ordinal`` (NaN when fewer
+    than two distinct values occur).
+    """
+    tables = np.asarray(tables, dtype=np.float64)
+    return _alpha_from_coincidences(tables + np.swapaxes(tables, -1, -2))
+
+
 # --------------------------------------------------------------------------- reading
 
 

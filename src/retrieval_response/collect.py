@@ -1,4 +1,10 @@
-"""Gather graded samples into the one table the analysis reads (workflow or published files)."""
+"""Gather graded samples into the one table the analysis reads (workflow or published files).
+
+The table gains the answers' scores against the gold answers of the texts tables
+(:mod:`retrieval_response.answer_scores`): ``answer_f1, answer_em`` (top-K answer) and
+``ideal_f1, ideal_em`` (ideal answer), null when the query has no gold answer, the answer is
+missing, or (published files) no texts table is given.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from .answer_scores import best_scores
 from .measures import positives_in_top_2k
 from .published import read_graded, read_ranked
 
@@ -23,14 +30,67 @@ def with_top_2k_positives(graded: pl.DataFrame, ranked: pl.DataFrame | None) -> 
     return graded.with_columns(np_2K=positives_in_top_2k(graded, ranked))
 
 
-def collect_workflow(graded_paths: Sequence[str | os.PathLike], ranked_paths: Sequence[str | os.PathLike]) -> pl.DataFrame:
-    """The workflow's graded Parquet files as one table, with ``np_2K`` from its ranked files."""
-    graded = pl.concat([pl.read_parquet(p) for p in graded_paths], how="diagonal_relaxed")
+SCORED_ANSWERS = (("answer_topK", "answer"), ("answer_ideal", "ideal"))
+"""(answer column, prefix of its score columns)."""
+
+
+def column_or_nulls(frame: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Series:
+    """``frame[name]``, or a null Series of ``dtype`` as long as ``frame`` when there is no such column."""
+    return frame[name] if name in frame.columns else pl.Series(name, [None] * frame.height, dtype=dtype)
+
+
+def with_answer_scores(graded: pl.DataFrame) -> pl.DataFrame:
+    """``graded`` (with a gold ``answers: list[str]`` column, or without: no gold) with the answer scores instead.
+
+    ``answer_f1, answer_em`` score ``answer_topK``, ``ideal_f1, ideal_em`` score ``answer_ideal``
+    against the row's gold answers (token F1 and exact match, maxima over the gold answers).
+    """
+    gold = column_or_nulls(graded, "answers", pl.List(pl.String))
+    scored = [
+        best_scores(column_or_nulls(graded, column, pl.String), gold).rename({"f1": f"{prefix}_f1", "em": f"{prefix}_em"})
+        for column, prefix in SCORED_ANSWERS
+    ]
+    return pl.concat([graded.drop("answers", strict=False), *scored], how="horizontal")
+
+
+def gold_answers(texts_path: str | os.PathLike) -> pl.DataFrame:
+    """``id, answers`` of a texts table; ``answers`` empty for every id when the table predates the column."""
+    texts = pl.read_parquet(texts_path)
+    if "answers" not in texts.columns:
+        return texts.select("id", pl.lit([], dtype=pl.List(pl.String)).alias("answers"))
+    return texts.select("id", "answers")
+
+
+def collect_workflow(
+    graded_paths: Sequence[str | os.PathLike],
+    ranked_paths: Sequence[str | os.PathLike],
+    texts_paths: Sequence[str | os.PathLike] | None = None,
+) -> pl.DataFrame:
+    """The workflow's graded Parquet files as one table, with ``np_2K`` from its ranked files.
+
+    ``texts_paths[i]`` is the texts table of ``graded_paths[i]``'s dataset (ids are unique
+    only within a dataset); its gold answers give the answer scores (``with_answer_scores``),
+    all null when ``texts_paths`` is None.
+    """
+    texts_paths = texts_paths if texts_paths is not None else [None] * len(graded_paths)
+    if len(texts_paths) != len(graded_paths):
+        raise ValueError(f"{len(texts_paths)} texts tables for {len(graded_paths)} graded files: expected one per graded file")
+    gold = {path: gold_answers(path) for path in dict.fromkeys(texts_paths) if path is not None}
+    graded = pl.concat(
+        [
+            pl.read_parquet(g) if t is None else pl.read_parquet(g).join(gold[t], on="id", how="left", maintain_order="left")
+            for g, t in zip(graded_paths, texts_paths)
+        ],
+        how="diagonal_relaxed",
+    )
     ranked = pl.concat([pl.read_parquet(p, columns=["id", "E", "Nc", "Np", "rank"]) for p in ranked_paths])
-    return with_top_2k_positives(graded, ranked)
+    return with_answer_scores(with_top_2k_positives(graded, ranked))
 
 
 def collect_published(graded_path: str | os.PathLike, ranked_path: str | os.PathLike | None) -> pl.DataFrame:
-    """A published ``samples_graded.json`` as the analysis table (``np_2K`` if ``samples_ranked.json`` is given)."""
+    """A published ``samples_graded.json`` as the analysis table (``np_2K`` if ``samples_ranked.json`` is given).
+
+    The answer scores are null: the published files carry no gold answers.
+    """
     ranked = read_ranked(ranked_path) if ranked_path else None
-    return with_top_2k_positives(read_graded(graded_path), ranked)
+    return with_answer_scores(with_top_2k_positives(read_graded(graded_path), ranked))

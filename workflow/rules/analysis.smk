@@ -1,4 +1,4 @@
-"""Stage 5: measures, per-segment correlations with bootstrap intervals, figures, agreement."""
+"""Stage 5: measures, per-segment correlations with bootstrap intervals, figures, agreement, judge vs gold."""
 
 
 if PUBLISHED:
@@ -24,8 +24,11 @@ else:
         input:
             graded=graded_targets(),
             ranked=ranked_targets(),
+            texts=texts_targets(),
         output:
             graded="results/analysis/graded.parquet",
+        params:
+            texts_of_graded=[f"results/texts/{dataset}.parquet" for dataset, _, _ in dataset_units()],
         log:
             "logs/collect_graded.log",
         conda:
@@ -101,3 +104,23 @@ rule agreement:
         "../../envs/retrieval-response.yaml"
     script:
         "../scripts/agreement.py"
+
+
+rule judge_agreement:
+    localrule: True
+    input:
+        graded="results/analysis/graded.parquet",
+    output:
+        table="results/analysis/judge_agreement.parquet",
+        figure=report(
+            "results/analysis/judge_agreement.png", caption="../report/judge_agreement.rst", category="Judge vs gold"
+        ),
+    params:
+        resamples=ANALYSIS["bootstrap_resamples"],
+        seed=ANALYSIS["seed"],
+    log:
+        "logs/judge_agreement.log",
+    conda:
+        "../../envs/retrieval-response.yaml"
+    script:
+        "../scripts/judge_agreement.py"

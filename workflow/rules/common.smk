@@ -6,6 +6,7 @@ import jsonschema
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
+from retrieval_response.datasets.layouts import LAYOUTS_WITHOUT_GOLD
 from retrieval_response.errors import InputError
 
 CONFIG_FILE = ", ".join(map(str, workflow.overwrite_configfiles or ["config.yaml"]))
@@ -132,6 +133,11 @@ def ranked_targets():
     return [f"results/ranked/{d}/{e}/{s}.parquet" for d, e, s in dataset_units()]
 
 
+def texts_targets():
+    """The texts table of every dataset of the config."""
+    return [f"results/texts/{name}.parquet" for name in sorted(DATASETS)]
+
+
 def graded_targets():
     """All graded-sample files of the config."""
     return [f"results/graded/{d}/{e}/{s}.parquet" for d, e, s in dataset_units()]
@@ -200,7 +206,8 @@ HUMAN_GRADES = (PUBLISHED or {}).get("human") or ANALYSIS["human"]
 
 
 def analysis_targets():
-    """Correlation and difference tables per segmentation, the figures, the agreement table."""
+    """Correlation and difference tables per segmentation, the figures, the agreement table, and the
+    judge-vs-gold table and figure when some dataset's layout can carry gold answers."""
     targets = [
         f"results/analysis/{table}_{segmentation}.parquet"
         for segmentation in ANALYSIS["segmentations"]
@@ -209,6 +216,8 @@ def analysis_targets():
     targets.append("results/figures")
     if HUMAN_GRADES:
         targets.append("results/analysis/agreement.parquet")
+    if not PUBLISHED and any(dataset["layout"] not in LAYOUTS_WITHOUT_GOLD for dataset in DATASETS.values()):
+        targets += ["results/analysis/judge_agreement.parquet", "results/analysis/judge_agreement.png"]
     return targets
 
 

@@ -1,10 +1,14 @@
-"""Snakemake script: the workflow's graded and ranked files -> one analysis table."""
+"""Snakemake script: the workflow's graded, ranked and texts files -> one analysis table with answer scores."""
 
 from retrieval_response.atomic import write_parquet
 from retrieval_response.collect import collect_workflow
 from retrieval_response.logs import log_to_file
 
 log = log_to_file(snakemake.log[0])
-graded = collect_workflow(snakemake.input.graded, snakemake.input.ranked)
+graded = collect_workflow(snakemake.input.graded, snakemake.input.ranked, snakemake.params.texts_of_graded)
 write_parquet(graded, snakemake.output.graded)
-log.info("%d graded samples collected", graded.height)
+log.info(
+    "%d graded samples collected, %d with a gold answer",
+    graded.height,
+    graded["answer_f1"].is_not_null().sum(),
+)

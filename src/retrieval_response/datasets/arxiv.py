@@ -5,7 +5,8 @@ category it is, n = abstracts of the papers of a related category of the same ar
 (the part of the code before the dot: ``math`` for ``math.CA``; ``hep-th`` is its own archive
 and so has no related category). The related category is a deterministic choice: among the
 other categories of the archive found in the file, the one with the most papers; ties go to
-the smallest code. Recorded as c1 (query category), c2 (negatives' category) and q2 (c2's name).
+the smallest code. Recorded as c1 (query category), c2 (negatives' category) and q2 (c2's name). arXiv has no
+gold answers: ``answers`` is always empty.
 
 One query per category with at least ``MIN_PAPERS`` papers and a related category; the
 others are counted in the source notes. Abstracts are whitespace-normalised (runs of
@@ -24,7 +25,7 @@ import polars as pl
 
 SUBSET = "A"
 MIN_PAPERS = 2
-COLUMNS = ("id", "subset", "q", "p", "n", "c1", "c2", "q2", "source_id")
+COLUMNS = ("id", "subset", "q", "p", "n", "answers", "c1", "c2", "q2", "source_id")
 WHITESPACE_RUN = r"\s{2,}|[^\S ]"
 r"""Runs of whitespace: same replacements as ``\s+`` -> " ", but never matching a lone space (4x faster)."""
 
@@ -85,6 +86,7 @@ def queries(papers: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
             pl.col("name").alias("q"),
             pl.col("abstracts").alias("p"),
             pl.col("n"),
+            pl.lit([], dtype=pl.List(pl.String)).alias("answers"),
             pl.col("code").alias("c1"),
             pl.col("c2"),
             pl.col("q2"),

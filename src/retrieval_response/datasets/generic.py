@@ -1,7 +1,8 @@
 """Users' own query-texts samples: JSON lines, a JSON array or Parquet of ``{id, q, p, n}``.
 
 ``id`` is a non-blank string (an integer is converted) and is kept as given; ``q`` a
-non-blank string; ``p`` and ``n`` lists of non-blank strings. Other keys are ignored.
+non-blank string; ``p`` and ``n`` lists of non-blank strings; the optional ``answer`` (a
+string or a list of strings) gives the query's gold answers. Other keys are ignored.
 The subset is the ``subset`` argument (from the config) when given, else the id's prefix
 before its last "-" (``"faq-12"`` -> ``"faq"``); an id without "-" then is an error.
 Ids must be unique. ``source_id`` repeats the id.
@@ -14,17 +15,27 @@ from pathlib import Path
 import polars as pl
 
 from retrieval_response.datasets.records import Record, read_records
-from retrieval_response.datasets.validation import check_unique, required_id, required_string, text_list, texts_frame, with_id
+from retrieval_response.datasets.validation import (
+    check_unique,
+    optional_answers,
+    required_id,
+    required_string,
+    text_list,
+    texts_frame,
+    with_id,
+)
 from retrieval_response.errors import InputError
 
-COLUMNS = ("id", "subset", "q", "p", "n", "source_id")
+COLUMNS = ("id", "subset", "q", "p", "n", "answers", "source_id")
+Sample = tuple[Record, str, str, list[str], list[str], list[str]]
 
 
-def sample(path: Path, raw: Record) -> tuple[Record, str, str, list[str], list[str]]:
-    """(record labelled with its id, id, q, p, n) of one query-texts record, validated."""
+def sample(path: Path, raw: Record) -> Sample:
+    """(record labelled with its id, id, q, p, n, gold answers) of one query-texts record, validated."""
     record_id = required_id(path, raw, "id")
     record = with_id(raw, record_id)
-    return record, record_id, required_string(path, record, "q"), text_list(path, record, "p"), text_list(path, record, "n")
+    q, p, n = required_string(path, record, "q"), text_list(path, record, "p"), text_list(path, record, "n")
+    return record, record_id, q, p, n, optional_answers(path, record, "answer")
 
 
 def id_prefix(path: Path, record: Record, record_id: str) -> str:
@@ -35,7 +46,7 @@ def id_prefix(path: Path, record: Record, record_id: str) -> str:
     return prefix
 
 
-def read_samples(path: Path) -> list[tuple[Record, str, str, list[str], list[str]]]:
+def read_samples(path: Path) -> list[Sample]:
     """All validated records of ``path``; InputError at the first bad record or repeated id."""
     samples = [sample(path, raw) for raw in read_records(path)]
     check_unique(path, [item[1] for item in samples], [item[0].label for item in samples], "id")
@@ -46,7 +57,7 @@ def read(path: str | Path, level: str | None, subset: str | None = None) -> tupl
     """Texts table of a generic {id, q, p, n} file; ``level`` is unused, ``subset`` names the subset."""
     source = Path(path)
     rows = [
-        (record_id, subset or id_prefix(source, record, record_id), q, p, n, record_id)
-        for record, record_id, q, p, n in read_samples(source)
+        (record_id, subset or id_prefix(source, record, record_id), q, p, n, answers, record_id)
+        for record, record_id, q, p, n, answers in read_samples(source)
     ]
     return texts_frame(rows, COLUMNS), {}

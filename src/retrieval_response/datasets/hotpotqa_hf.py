@@ -7,6 +7,8 @@ Accepted records (JSON array, JSON lines or Parquet):
 - original HotpotQA JSON: ``_id``, ``question``, ``level``, ``supporting_facts [[title, sent_id]]``,
   ``context [[title, [sentences]]]``.
 
+Both carry the gold ``answer`` (a string; absent or null in test splits -> no gold answer).
+
 Paragraph level: positives = paragraphs whose title is a supporting-fact title, negatives =
 the other paragraphs, both in context order. Sentence level: positives = the supporting
 sentences, negatives = every other sentence of the context, in context order. Supporting
@@ -22,9 +24,10 @@ from pathlib import Path
 import polars as pl
 
 from retrieval_response.datasets import hotpotqa
-from retrieval_response.datasets.records import Record, read_records
+from retrieval_response.datasets.records import Record, json_type, read_records
 from retrieval_response.datasets.validation import (
     check_unique,
+    optional_answers,
     required,
     required_id,
     required_string,
@@ -93,7 +96,15 @@ def missing_facts(context: list[Paragraph], facts: set[tuple[str, int]]) -> int:
     return len(facts - present)
 
 
-COLUMNS = ("id", "subset", "q", "p", "n", "level", "source_id")
+def gold_answer(path: Path, record: Record) -> list[str]:
+    """The record's ``answer`` as a list of at most one gold answer; InputError when it is not a string."""
+    value = record.data.get("answer")
+    if value is not None and not isinstance(value, str):
+        raise InputError(path, record.label, f"'answer' must be a string, found {json_type(value)}")
+    return optional_answers(path, record, "answer")
+
+
+COLUMNS = ("id", "subset", "q", "p", "n", "answers", "level", "source_id")
 
 
 def read(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
@@ -113,7 +124,8 @@ def read(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
         context, facts = paragraphs(source, record), supporting_facts(source, record)
         positives, negatives, empty = split(context, facts)
         subset = hotpotqa.subset_name(grain, difficulty)
-        rows.append((f"{subset}-{position}", subset, question, positives, negatives, difficulty, source_id))
+        answers = gold_answer(source, record)
+        rows.append((f"{subset}-{position}", subset, question, positives, negatives, answers, difficulty, source_id))
         labels.append(record.label)
         dropped += empty
         missing += missing_facts(context, facts)

@@ -1,7 +1,10 @@
 """HotpotQA in IRCoT's processed layout, paragraph level only.
 
 Records (JSON lines, JSON array or Parquet): ``question_id``, ``question_text``,
-``contexts [{title, paragraph_text, is_supporting}]`` (``answers_objects`` is ignored).
+``contexts [{title, paragraph_text, is_supporting}]`` and the gold answers in IRCoT's
+DROP-style ``answers_objects [{spans: [str], number: str, date: {day, month, year}}]``:
+each object gives its spans (one gold answer each; HotpotQA has exactly one), else its
+non-empty number, else its date as its non-empty parts ``"<day> <month> <year>"``.
 Positives = contexts with ``is_supporting`` true, negatives = the others, in file order;
 text = ``"<title>: <paragraph_text>"``. The layout carries neither sentence labels nor
 the HotpotQA difficulty level: only ``level: paragraph`` is possible and the subset is ``Hp``.
@@ -18,6 +21,7 @@ from retrieval_response.datasets import hotpotqa
 from retrieval_response.datasets.records import Record, json_type, read_records
 from retrieval_response.datasets.validation import (
     check_unique,
+    distinct_answers,
     required,
     required_id,
     required_string,
@@ -26,7 +30,8 @@ from retrieval_response.datasets.validation import (
 )
 from retrieval_response.errors import InputError
 
-COLUMNS = ("id", "subset", "q", "p", "n", "source_id")
+COLUMNS = ("id", "subset", "q", "p", "n", "answers", "source_id")
+DATE_PARTS = ("day", "month", "year")
 
 
 def labelled_paragraphs(path: Path, record: Record) -> list[tuple[bool, str, str]]:
@@ -47,6 +52,31 @@ def labelled_paragraphs(path: Path, record: Record) -> list[tuple[bool, str, str
     return labelled
 
 
+def object_answers(path: Path, record: Record, index: int, answer: object) -> list[str]:
+    """The gold answers of ``answers_objects[index]``: its spans, else its number, else its date."""
+    if not isinstance(answer, dict):
+        raise InputError(path, record.label, f"answers_objects[{index}] must be an object, found {json_type(answer)}")
+    spans, number, date = answer.get("spans") or [], answer.get("number") or "", answer.get("date") or {}
+    rule = f"answers_objects[{index}] needs spans (list of str), number (str), date ({{day, month, year}} of str)"
+    if not isinstance(spans, list) or not all(isinstance(span, str) for span in spans) or not isinstance(number, str):
+        raise InputError(path, record.label, rule)
+    if not isinstance(date, dict) or not all(isinstance(date.get(part) or "", str) for part in DATE_PARTS):
+        raise InputError(path, record.label, rule)
+    date_text = " ".join(date[part].strip() for part in DATE_PARTS if (date.get(part) or "").strip())
+    return spans if any(span.strip() for span in spans) else [number] if number.strip() else [date_text]
+
+
+def gold_answers(path: Path, record: Record) -> list[str]:
+    """The gold answers of all ``answers_objects`` (absent or null -> none), via ``distinct_answers``."""
+    objects = record.data.get("answers_objects")
+    if objects is None:
+        return []
+    if not isinstance(objects, list):
+        raise InputError(path, record.label, f"'answers_objects' must be a list of objects, found {json_type(objects)}")
+    answers = [text for index, answer in enumerate(objects) for text in object_answers(path, record, index, answer)]
+    return distinct_answers(answers)
+
+
 def read(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
     """Texts table and source notes (empty paragraphs dropped) of an IRCoT HotpotQA file."""
     source = Path(path)
@@ -62,7 +92,8 @@ def read(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
         kept = [(support, hotpotqa.titled(title, body)) for support, title, body in labelled if body.strip()]
         positives = [text for support, text in kept if support]
         negatives = [text for support, text in kept if not support]
-        rows.append((f"{subset}-{position}", subset, question, positives, negatives, source_id))
+        answers = gold_answers(source, record)
+        rows.append((f"{subset}-{position}", subset, question, positives, negatives, answers, source_id))
         labels.append(record.label)
         dropped += len(labelled) - len(kept)
     check_unique(source, [row[-1] for row in rows], labels, "question id")

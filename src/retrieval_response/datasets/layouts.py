@@ -37,6 +37,8 @@ READERS: dict[str, Reader] = {
     "generic": generic.read,
 }
 LAYOUTS = tuple(READERS)
+LAYOUTS_WITHOUT_GOLD = ("arxiv_parquet", "arxiv_snapshot")
+"""Layouts whose texts tables never carry gold answers (the others may)."""
 
 
 def read_with_notes(

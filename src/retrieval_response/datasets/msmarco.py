@@ -4,7 +4,10 @@ Records (JSON array, JSON lines or Parquet): ``query_id``, ``query`` and ``passa
 Hugging Face columns ``{is_selected: [0|1], passage_text: [str], url: [str]}``; the row
 layout of the original release, ``passages: [{is_selected, passage_text, url}]``, is read too.
 Positives = passages with ``is_selected`` 1, negatives = the others, in source order.
-Empty passages are dropped and counted as ``empty_texts_dropped``. Ids are ``M-<n>`` with n
+Empty passages are dropped and counted as ``empty_texts_dropped``. Gold answers are
+``wellFormedAnswers`` then ``answers`` (each optional, a list of strings), without the
+placeholders ``No Answer Present.`` and ``[]`` (the original release's empty
+``wellFormedAnswers``), deduplicated. Ids are ``M-<n>`` with n
 the record's 0-based position in the file; ``source_id`` is the query_id.
 """
 
@@ -15,11 +18,22 @@ from pathlib import Path
 import polars as pl
 
 from retrieval_response.datasets.records import Record, json_type, read_records
-from retrieval_response.datasets.validation import check_unique, required, required_id, required_string, texts_frame, with_id
+from retrieval_response.datasets.validation import (
+    check_unique,
+    distinct_answers,
+    optional_answers,
+    required,
+    required_id,
+    required_string,
+    texts_frame,
+    with_id,
+)
 from retrieval_response.errors import InputError
 
 SUBSET = "M"
-COLUMNS = ("id", "subset", "q", "p", "n", "source_id")
+COLUMNS = ("id", "subset", "q", "p", "n", "answers", "source_id")
+ANSWER_KEYS = ("wellFormedAnswers", "answers")
+PLACEHOLDERS = ("No Answer Present.", "[]")
 
 
 def labelled_passages(path: Path, record: Record) -> list[tuple[int, str]]:
@@ -42,6 +56,12 @@ def labelled_passages(path: Path, record: Record) -> list[tuple[int, str]]:
     return pairs
 
 
+def gold_answers(path: Path, record: Record) -> list[str]:
+    """``wellFormedAnswers`` then ``answers`` of a record, placeholders dropped; InputError on wrong types."""
+    answers = [text for key in ANSWER_KEYS for text in optional_answers(path, record, key)]
+    return [text for text in answers if text not in PLACEHOLDERS]
+
+
 def read(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
     """Texts table (subset M) and source notes (empty passages dropped) of an MS MARCO file; ``level`` is unused."""
     source = Path(path)
@@ -54,7 +74,8 @@ def read(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
         kept = [(flag, text.strip()) for flag, text in labelled if text.strip()]
         positives = [text for flag, text in kept if flag]
         negatives = [text for flag, text in kept if not flag]
-        rows.append((f"{SUBSET}-{position}", SUBSET, query, positives, negatives, source_id))
+        answers = distinct_answers(gold_answers(source, record))
+        rows.append((f"{SUBSET}-{position}", SUBSET, query, positives, negatives, answers, source_id))
         labels.append(record.label)
         dropped += len(labelled) - len(kept)
     check_unique(source, [row[-1] for row in rows], labels, "query_id")

@@ -5,7 +5,8 @@
        {"id": "optional, str or int", "question": "who ...?",
         "positives": ["passage", ...], "negatives": ["passage", ...]}
 
-   Every positive and negative must be a non-blank string.
+   Every positive and negative must be a non-blank string. The optional ``answer`` (a
+   string or a list of strings) gives the gold answers.
 
 2. Simplified NQ (``simplified-nq-*.jsonl`` of Google's release), recognised by ``document_text``::
 
@@ -17,7 +18,9 @@
    has up to 5 annotators, so up to 5 positives), in candidate order; negatives = the other
    top-level candidates. A candidate's text is its token span without HTML tokens
    (``<P>``, ``</Td>`` ...), joined by spaces; candidates with no text left are dropped and
-   counted as ``empty_texts_dropped``.
+   counted as ``empty_texts_dropped``. Gold answers are the annotators' short answers: the
+   text of each ``short_answers [{start_token, end_token}]`` span (HTML tokens removed, as
+   above), and ``yes`` / ``no`` for a ``yes_no_answer`` of ``YES`` / ``NO``.
 
 Ids are ``N-<n>`` with n the record's 0-based position in the file; ``source_id`` is the
 record's ``id`` / ``example_id`` when it has one.
@@ -33,6 +36,8 @@ import polars as pl
 from retrieval_response.datasets.records import Record, read_records
 from retrieval_response.datasets.validation import (
     check_unique,
+    distinct_answers,
+    optional_answers,
     required,
     required_id,
     required_string,
@@ -43,7 +48,8 @@ from retrieval_response.datasets.validation import (
 from retrieval_response.errors import InputError
 
 SUBSET = "N"
-COLUMNS = ("id", "subset", "q", "p", "n", "source_id")
+COLUMNS = ("id", "subset", "q", "p", "n", "answers", "source_id")
+YES_NO = {"YES": "yes", "NO": "no"}
 HTML_TOKEN = re.compile(r"^<[^>]*>$")
 
 
@@ -89,8 +95,37 @@ def chosen_candidates(path: Path, record: Record, count: int) -> list[int]:
     return sorted(chosen)
 
 
-def simplified_texts(path: Path, record: Record) -> tuple[list[str], list[str], int]:
-    """(positives, negatives, empty candidates dropped) of a simplified-NQ record."""
+def annotation_answers(path: Path, record: Record, index: int, annotation: dict, tokens: list[str]) -> list[str]:
+    """Short answers of ``annotations[index]``: its span texts and its yes/no answer; InputError on bad spans."""
+    spans = annotation.get("short_answers") or []
+    if not isinstance(spans, list):
+        raise InputError(path, record.label, f"annotations[{index}].short_answers must be a list of objects")
+    answers = []
+    for number, span in enumerate(spans):
+        start, end = (span.get("start_token"), span.get("end_token")) if isinstance(span, dict) else (None, None)
+        if not isinstance(start, int) or not isinstance(end, int) or not 0 <= start <= end <= len(tokens):
+            rule = f"annotations[{index}].short_answers[{number}] needs integer start_token <= end_token <= tokens"
+            raise InputError(path, record.label, rule)
+        answers.append(span_text(tokens, start, end))
+    yes_no = annotation.get("yes_no_answer")
+    return answers + ([YES_NO[yes_no]] if yes_no in YES_NO else [])
+
+
+def short_answers(path: Path, record: Record, tokens: list[str]) -> list[str]:
+    """Gold answers of a simplified-NQ record: every annotation's short answers, via ``distinct_answers``."""
+    annotations = required(path, record, "annotations")
+    return distinct_answers(
+        [
+            text
+            for index, annotation in enumerate(annotations)
+            if isinstance(annotation, dict)
+            for text in annotation_answers(path, record, index, annotation, tokens)
+        ]
+    )
+
+
+def simplified_texts(path: Path, record: Record) -> tuple[list[str], list[str], list[str], int]:
+    """(positives, negatives, gold answers, empty candidates dropped) of a simplified-NQ record."""
     tokens = required_string(path, record, "document_text").split(" ")
     spans = candidate_spans(path, record)
     chosen = chosen_candidates(path, record, len(spans))
@@ -103,6 +138,7 @@ def simplified_texts(path: Path, record: Record) -> tuple[list[str], list[str], 
     return (
         [text for positive, text in kept if positive],
         [text for positive, text in kept if not positive],
+        short_answers(path, record, tokens),
         len(labelled) - len(kept),
     )
 
@@ -117,11 +153,12 @@ def read(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
         record = with_id(raw, source_id) if source_id is not None else raw
         if simplified:
             question = required_string(source, record, "question_text")
-            positives, negatives, empty = simplified_texts(source, record)
+            positives, negatives, answers, empty = simplified_texts(source, record)
         else:
             question = required_string(source, record, "question")
             positives, negatives, empty = text_list(source, record, "positives"), text_list(source, record, "negatives"), 0
-        rows.append((f"{SUBSET}-{position}", SUBSET, question, positives, negatives, source_id))
+            answers = optional_answers(source, record, "answer")
+        rows.append((f"{SUBSET}-{position}", SUBSET, question, positives, negatives, answers, source_id))
         labels.append(record.label)
         dropped += empty
     identified = [(row[-1], label) for row, label in zip(rows, labels) if row[-1] is not None]

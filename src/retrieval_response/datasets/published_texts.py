@@ -3,7 +3,8 @@
 A JSON array (or JSON lines) of ``{id, q, p, n}`` with, for the arXiv subset, the extras
 ``c1``, ``c2``, ``q2``. Ids are kept (``"Hp-e-12"``) and the subset is the id before its
 last "-" (``"Hp-e"``; ``"A-0"`` -> ``"A"``), so the paper's data is rebuilt as published.
-Records are validated like the generic layout; c1/c2/q2 must be strings where present.
+Records are validated like the generic layout (including the optional gold ``answer``, a
+string or a list of strings); c1/c2/q2 must be strings where present.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from retrieval_response.datasets.validation import texts_frame
 from retrieval_response.errors import InputError
 
 EXTRAS = ("c1", "c2", "q2")
-COLUMNS = ("id", "subset", "q", "p", "n", "c1", "c2", "q2", "source_id")
+COLUMNS = ("id", "subset", "q", "p", "n", "answers", "c1", "c2", "q2", "source_id")
 
 
 def extras(path: Path, record: Record) -> tuple[str | None, ...]:
@@ -34,7 +35,7 @@ def read(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
     """Texts table of a published samples_texts.json (ids and subsets as published); ``level`` is unused."""
     source = Path(path)
     rows = [
-        (record_id, generic.id_prefix(source, record, record_id), q, p, n, *extras(source, record), record_id)
-        for record, record_id, q, p, n in generic.read_samples(source)
+        (record_id, generic.id_prefix(source, record, record_id), q, p, n, answers, *extras(source, record), record_id)
+        for record, record_id, q, p, n, answers in generic.read_samples(source)
     ]
     return texts_frame(rows, COLUMNS), {}

@@ -14,8 +14,18 @@ import polars as pl
 from retrieval_response.datasets.records import Record, json_type
 from retrieval_response.errors import InputError
 
-TEXTS_SCHEMA = {"id": pl.String, "subset": pl.String, "q": pl.String, "p": pl.List(pl.String), "n": pl.List(pl.String)}
-"""Columns every texts table starts with; extras (level, source_id, c1, c2, q2) are strings."""
+TEXTS_SCHEMA = {
+    "id": pl.String,
+    "subset": pl.String,
+    "q": pl.String,
+    "p": pl.List(pl.String),
+    "n": pl.List(pl.String),
+    "answers": pl.List(pl.String),
+}
+"""Columns every texts table starts with; extras (level, source_id, c1, c2, q2) are strings.
+
+``answers`` holds the source's gold answers of the query (empty when it has none).
+"""
 
 
 def required(path: Path, record: Record, key: str) -> object:
@@ -59,6 +69,30 @@ def text_list(path: Path, record: Record, key: str) -> list[str]:
         if not text.strip():
             raise InputError(path, record.label, f"{key}[{index}] is empty (texts must be non-blank strings)")
     return value
+
+
+def distinct_answers(answers: list[str]) -> list[str]:
+    """Gold answers as kept in the texts table: each stripped, blanks dropped, repeats dropped (first kept)."""
+    return list(dict.fromkeys(text.strip() for text in answers if text.strip()))
+
+
+def optional_answers(path: Path, record: Record, key: str) -> list[str]:
+    """``record.data[key]`` as gold answers: absent or null -> [], a string -> [it], a list of strings -> it.
+
+    Passed through ``distinct_answers``. InputError for any other type, naming the key or,
+    in a list, the 0-based index of the first non-string (``answer[1] must be a string``).
+    """
+    value = record.data.get(key)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise InputError(path, record.label, f"{key!r} must be a string or a list of strings, found {json_type(value)}")
+    for index, text in enumerate(value):
+        if not isinstance(text, str):
+            raise InputError(path, record.label, f"{key}[{index}] must be a string, found {json_type(text)}")
+    return distinct_answers(value)
 
 
 def with_id(record: Record, record_id: str) -> Record:

@@ -1,0 +1,73 @@
+"""Figure of the judge-agreement table: per subset, each statistic as a point with its 95% interval."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import polars as pl
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from .atomic import atomic_path
+
+DPI = 150
+PANELS = (
+    ("spearman", "spearman_ci_low", "spearman_ci_high", "Spearman ρ\n(grade vs F1 level)", (-1.0, 1.0)),
+    ("krippendorff_alpha", "ci_low", "ci_high", "Krippendorff's α, ordinal\n(grade vs F1 level)", (-1.0, 1.0)),
+    ("ideal_f1", "ideal_f1_ci_low", "ideal_f1_ci_high", "Ideal answers' token F1\n(mean vs gold)", (0.0, 1.0)),
+)
+TITLE = "LLM judge vs gold answers (points: estimate, bars: 95% bootstrap interval over query ids)"
+
+
+def row_label(row: dict) -> str:
+    """``"<subset>  (n=<samples>, <queries> queries)"``."""
+    return f"{row['subset']}  (n={row['n']}, {row['n_queries']} queries)"
+
+
+def as_floats(values: pl.Series) -> np.ndarray:
+    """A Float64 column as numbers, null -> NaN (not drawn)."""
+    return values.cast(pl.Float64).fill_null(float("nan")).to_numpy()
+
+
+def plot_judge_agreement(table: pl.DataFrame, path: str | os.PathLike, *, reason: str | None = None) -> None:
+    """Draw ``table`` (judge_agreement's columns) to the PNG ``path``: one panel per statistic, one row per subset.
+
+    The ``all`` row comes last (at the bottom) with a separating line. An empty table gives a
+    figure stating ``reason``.
+    """
+    if table.height == 0:
+        figure = Figure(figsize=(8, 2.5), dpi=DPI)
+        figure.suptitle(TITLE, fontsize=9)
+        figure.text(0.5, 0.45, reason or "no query with a gold answer", ha="center", va="center", fontsize=11, wrap=True)
+        save(figure, path)
+        return
+    rows = table.to_dicts()
+    positions = np.arange(len(rows))[::-1]
+    figure = Figure(figsize=(12, 1.6 + 0.45 * len(rows)), dpi=DPI, layout="constrained")
+    axes = figure.subplots(1, len(PANELS), sharey=True)
+    for ax, (value, low, high, label, limits) in zip(axes, PANELS):
+        centre, lower, upper = (as_floats(table[column]) for column in (value, low, high))
+        errors = np.vstack([centre - lower, upper - centre])
+        ax.errorbar(centre, positions, xerr=np.where(np.isnan(errors), 0.0, errors), fmt="o", color="tab:blue",
+                    ecolor="tab:gray", capsize=3)
+        for x, y in zip(centre, positions):
+            ax.annotate("n/a" if np.isnan(x) else f"{x:.2f}", (0.0 if np.isnan(x) else x, y), textcoords="offset points",
+                        xytext=(0, 6), ha="center", fontsize=7)
+        ax.set_xlim(*limits)
+        ax.axvline(0.0, color="black", linewidth=0.5)
+        ax.set_xlabel(label, fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+        if len(rows) > 1:
+            ax.axhline(0.5, color="black", linewidth=0.5, linestyle=":")
+    axes[0].set_yticks(positions, [row_label(row) for row in rows], fontsize=8)
+    axes[0].set_ylim(-0.7, len(rows) - 0.3)
+    figure.suptitle(TITLE, fontsize=10)
+    save(figure, path)
+
+
+def save(figure: Figure, path: str | os.PathLike) -> None:
+    """Write ``figure`` as PNG to ``path`` atomically."""
+    FigureCanvasAgg(figure)
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format="png", dpi=DPI)

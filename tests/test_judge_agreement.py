@@ -1,0 +1,180 @@
+"""Judge agreement (grade vs binned answer F1) against direct computations, and the collected answer scores."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy import stats
+
+from retrieval_response.agreement import krippendorff_alpha_ordinal, paired_alpha_ordinal
+from retrieval_response.atomic import write_parquet
+from retrieval_response.bootstrap import resample_weights
+from retrieval_response.collect import collect_workflow
+from retrieval_response.errors import InputError
+from retrieval_response.judge_agreement import SCHEMA, judge_agreement
+from retrieval_response.judge_figure import plot_judge_agreement
+
+LEVEL_EDGES = np.array([0.0, 0.25, 0.5, 0.75])
+
+
+def direct_level(f1: np.ndarray) -> np.ndarray:
+    """F1 level by counting the edges strictly below: 0 -> 1, (0, .25] -> 2, ..., (.75, 1] -> 5."""
+    return 1 + (f1[:, None] > LEVEL_EDGES[None, :]).sum(axis=1)
+
+
+def synthetic_graded(seed: int, n_queries: int = 30, subsets=("Hp", "M", "N")) -> pl.DataFrame:
+    """Samples of several (E, Np, K) per query; grades follow F1 loosely; some without grade or gold."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for q in range(n_queries):
+        query_id = f"{subsets[q % len(subsets)]}-{q}"
+        has_gold = rng.random() < 0.8
+        for np_ in (2, 3):
+            ideal = float(rng.choice([0.0, 0.4, 1.0, rng.random()]))
+            for E in ("ML6", "PML3"):
+                for K in (1, 2, 3):
+                    f1 = float(rng.choice([0.0, 0.25, 0.5, 0.75, 1.0, rng.random()]))
+                    grade = int(np.clip(round(1 + 4 * f1 + rng.normal(0, 1)), 1, 5))
+                    rows.append({
+                        "id": query_id, "E": E, "Nc": 5, "Np": np_, "K": K,
+                        "grade": None if rng.random() < 0.1 else grade,
+                        "answer_f1": f1 if has_gold else None,
+                        "ideal_f1": ideal if has_gold else None,
+                    })
+    return pl.DataFrame(rows, schema_overrides={"grade": pl.Int8})
+
+
+def counted(graded: pl.DataFrame) -> pl.DataFrame:
+    return graded.filter(pl.col("grade").is_not_null() & pl.col("answer_f1").is_not_null()).with_columns(
+        subset=pl.col("id").str.split("-").list.first()
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_point_values_equal_scipy_spearman_and_krippendorff_alpha_on_the_samples(seed):
+    graded = synthetic_graded(seed)
+    table = judge_agreement(graded, resamples=0)
+    samples = counted(graded)
+    assert table["subset"].to_list() == ["Hp", "M", "N", "all"]
+    for row in table.iter_rows(named=True):
+        part = samples if row["subset"] == "all" else samples.filter(pl.col("subset") == row["subset"])
+        grade = part["grade"].to_numpy().astype(float)
+        level = direct_level(part["answer_f1"].to_numpy())
+        assert row["n"] == part.height and row["n_queries"] == part["id"].n_unique()
+        assert row["spearman"] == pytest.approx(stats.spearmanr(grade, level).statistic, abs=1e-12)
+        assert row["krippendorff_alpha"] == pytest.approx(krippendorff_alpha_ordinal(np.vstack([grade, level])), abs=1e-12)
+        ideal = graded.filter(pl.col("ideal_f1").is_not_null()).unique(["id", "Np"])
+        ideal = ideal if row["subset"] == "all" else ideal.filter(pl.col("id").str.starts_with(row["subset"] + "-"))
+        assert row["ideal_f1"] == pytest.approx(ideal["ideal_f1"].mean(), abs=1e-12)
+        assert row["spearman_ci_low"] is None and row["ci_high"] is None and row["ideal_f1_ci_low"] is None
+
+
+def test_intervals_are_percentiles_of_direct_query_resamples():
+    graded = synthetic_graded(3, n_queries=18)
+    resamples, seed = 40, 11
+    table = judge_agreement(graded, resamples=resamples, seed=seed)
+    samples = counted(graded)
+    ideal = graded.filter(pl.col("ideal_f1").is_not_null()).unique(["id", "Np"])
+    queries = pl.concat([samples.select("id"), ideal.select("id")]).unique().sort("id")
+    queries = queries.with_columns(subset=pl.col("id").str.split("-").list.first())
+    weights = resample_weights(queries["subset"].to_numpy(), resamples, seed)
+    position = {query_id: i for i, query_id in enumerate(queries["id"])}
+    grade = samples["grade"].to_numpy().astype(float)
+    level = direct_level(samples["answer_f1"].to_numpy()).astype(float)
+    multiplicity = weights[:, [position[i] for i in samples["id"]]].astype(int)
+    ideal_multiplicity = weights[:, [position[i] for i in ideal["id"]]]
+    spearman = [stats.spearmanr(np.repeat(grade, m), np.repeat(level, m)).statistic for m in multiplicity]
+    alpha = [krippendorff_alpha_ordinal(np.vstack([np.repeat(grade, m), np.repeat(level, m)])) for m in multiplicity]
+    ideal_f1 = ideal_multiplicity @ ideal["ideal_f1"].to_numpy() / ideal_multiplicity.sum(axis=1)
+    row = table.filter(pl.col("subset") == "all").row(0, named=True)
+    for name, low, high, values in (
+        ("spearman", "spearman_ci_low", "spearman_ci_high", spearman),
+        ("alpha", "ci_low", "ci_high", alpha),
+        ("ideal", "ideal_f1_ci_low", "ideal_f1_ci_high", ideal_f1),
+    ):
+        expected = np.nanquantile(np.asarray(values, float), [0.025, 0.975])
+        assert (row[low], row[high]) == pytest.approx(tuple(expected), abs=1e-12), name
+        assert row[low] < row[high]
+
+
+def test_perfect_judge_scores_one_and_a_reversed_judge_is_negative():
+    graded = synthetic_graded(4)
+    f1 = graded["answer_f1"].fill_null(0.0).to_numpy()
+    perfect = graded.with_columns(grade=pl.Series(direct_level(f1), dtype=pl.Int8))
+    reversed_ = graded.with_columns(grade=pl.Series(6 - direct_level(f1), dtype=pl.Int8))
+    best = judge_agreement(perfect, resamples=30)
+    worst = judge_agreement(reversed_, resamples=30)
+    for column in ("spearman", "krippendorff_alpha", "spearman_ci_low", "ci_low"):
+        assert best[column].to_list() == pytest.approx([1.0] * best.height)
+    assert (worst["spearman"] == -1.0).all() and (worst["krippendorff_alpha"] < 0).all()
+
+
+def test_samples_without_grade_or_gold_do_not_count():
+    graded = synthetic_graded(5)
+    no_ideal = pl.lit(None, pl.Float64).alias("ideal_f1")
+    noise = graded.head(20).with_columns(no_ideal, grade=pl.lit(None, dtype=pl.Int8), answer_f1=pl.lit(0.3))
+    more = graded.head(20).with_columns(no_ideal, id=pl.lit("Hp-999"), answer_f1=pl.lit(None, pl.Float64))
+    assert judge_agreement(pl.concat([graded, noise, more]), resamples=0).equals(judge_agreement(graded, resamples=0))
+
+
+def test_constant_grade_gives_null_spearman_not_an_error():
+    graded = synthetic_graded(6).with_columns(grade=pl.lit(3, dtype=pl.Int8))
+    table = judge_agreement(graded, resamples=10)
+    assert table["spearman"].null_count() == table.height
+    assert table["ideal_f1"].null_count() == 0
+
+
+def test_no_gold_answer_gives_an_empty_typed_table_and_a_message_figure(tmp_path):
+    graded = synthetic_graded(7).with_columns(answer_f1=pl.lit(None, pl.Float64), ideal_f1=pl.lit(None, pl.Float64))
+    for table in (judge_agreement(graded), judge_agreement(graded.drop("answer_f1", "ideal_f1"))):
+        assert table.height == 0 and table.schema == pl.Schema(SCHEMA)
+    plot_judge_agreement(table, tmp_path / "empty.png", reason="no gold")
+    assert (tmp_path / "empty.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_grade_outside_the_scale_is_an_input_error():
+    graded = synthetic_graded(8).with_columns(grade=pl.lit(7, dtype=pl.Int8))
+    with pytest.raises(InputError, match="grades run from 1 to 5"):
+        judge_agreement(graded)
+
+
+def test_figure_is_written_for_a_table_with_undefined_values(tmp_path):
+    table = judge_agreement(synthetic_graded(9), resamples=20).with_columns(spearman=pl.lit(None, pl.Float64))
+    plot_judge_agreement(table, tmp_path / "judge.png")
+    assert (tmp_path / "judge.png").stat().st_size > 10_000
+
+
+def test_paired_alpha_equals_krippendorff_alpha_of_the_expanded_table():
+    rng = np.random.default_rng(0)
+    tables = rng.integers(0, 4, size=(6, 5, 5)).astype(float)
+    for table, alpha in zip(tables, paired_alpha_ordinal(tables)):
+        first, second = np.nonzero(table)
+        counts = table[first, second].astype(int)
+        ratings = np.vstack([np.repeat(first, counts), np.repeat(second, counts)]).astype(float)
+        assert alpha == pytest.approx(krippendorff_alpha_ordinal(ratings), abs=1e-12)
+
+
+def test_collect_scores_answers_against_the_gold_of_each_graded_files_dataset(tmp_path):
+    """Two datasets share the id "S-0": each graded file is scored against its own dataset's gold."""
+    graded_paths, ranked_paths, texts_paths = [], [], []
+    for dataset, gold, answer in (("one", ["Paris"], "Paris."), ("two", ["London bridge"], "Paris")):
+        texts = pl.DataFrame({"id": ["S-0", "S-1"], "answers": [gold, []]})
+        graded = pl.DataFrame({
+            "id": ["S-0", "S-1"], "E": "ML6", "Nc": 5, "Np": 2, "K": 1, "inK": [[1], [0]],
+            "answer_topK": [answer, answer], "answer_ideal": ["The Paris", None], "grade": [5, 1],
+        }, schema_overrides={"Nc": pl.Int32, "Np": pl.Int32, "K": pl.Int32, "grade": pl.Int8})
+        ranked = pl.DataFrame({"id": ["S-0", "S-1"], "E": "ML6", "Nc": 5, "Np": 2, "rank": [[0, 1, 2, 3, 4]] * 2},
+                              schema_overrides={"Nc": pl.Int32, "Np": pl.Int32, "rank": pl.List(pl.Int32)})
+        tables = ((texts, "texts", texts_paths), (graded, "graded", graded_paths), (ranked, "ranked", ranked_paths))
+        for frame, folder, paths in tables:
+            write_parquet(frame, tmp_path / folder / f"{dataset}.parquet")
+            paths.append(tmp_path / folder / f"{dataset}.parquet")
+    table = collect_workflow(graded_paths, ranked_paths, texts_paths)
+    assert "answers" not in table.columns
+    assert table["answer_f1"].to_list() == [1.0, None, 0.0, None]
+    assert table["answer_em"].to_list() == [True, None, False, None]
+    assert table["ideal_f1"].to_list() == [1.0, None, 0.0, None]
+    assert table["ideal_em"].to_list() == [True, None, False, None]
+    unscored = collect_workflow(graded_paths, ranked_paths)
+    assert unscored.select(pl.col("answer_f1", "ideal_f1").null_count()).row(0) == (4, 4)

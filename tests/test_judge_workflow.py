@@ -1,0 +1,100 @@
+"""The judge_agreement rule in Snakemake: LLM rules against the loopback server, then collect and judge_agreement.
+
+The upstream stages are replaced by a synthetic texts table with gold answers and a ranked file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+
+from conftest import REPO, run_snakemake
+from retrieval_response.answer_scores import best_scores
+from retrieval_response.atomic import write_parquet
+from retrieval_response.judge_agreement import SCHEMA
+from retrieval_response.testing.openai_server import serve_in_subprocess
+from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
+
+RULES = ("--allowed-rules", "answer_ideal", "answer_topk", "grade", "merge_graded", "collect_graded", "judge_agreement")
+JUDGE = ("results/analysis/judge_agreement.parquet", "results/analysis/judge_agreement.png")
+GOLD = [["Answer"], ["something else entirely"], [], []]
+"""The loopback server answers "Answer <hash>.": F1 2/3 against "Answer", 0 against the second gold."""
+
+
+def config(model: dict, layout: str = "generic") -> dict:
+    return {
+        "datasets": {"tiny": {"layout": layout, "path": "tiny.jsonl"}},
+        "designs": [{"Nc": 5, "Np": 2}], "K": [1, 2, 3],
+        "embedders": {"ML6": {"backend": "gt_minilm_l6"}},
+        "llm": {"generator": {**model, "max_tokens": 50}, "grader": {**model, "max_tokens": 4, "logprobs": True},
+                "cache": "results/llm_cache", "pacing": {"concurrency": 4},
+                "prompts": {"answer": "prompts/answer.txt", "grade": "prompts/grade.txt"}},
+        "analysis": {"bootstrap_resamples": 50},
+    }
+
+
+@pytest.fixture(scope="module")
+def model():
+    os.environ["RR_LOOPBACK_KEY"] = "loopback-key"
+    with serve_in_subprocess(latency_s=0.0) as running:
+        yield {"model": "openai/loopback", "api_base": running.base_url, "api_key_env": "RR_LOOPBACK_KEY"}
+
+
+@pytest.fixture(scope="module")
+def built(model, tmp_path_factory) -> Path:
+    workdir = tmp_path_factory.mktemp("judge_workflow")
+    (workdir / "tiny.jsonl").write_text("")
+    shutil.copytree(REPO / "resources/prompts", workdir / "prompts")
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config(model)))
+    texts = synthetic_texts(4).with_columns(p=pl.col("p").list.head(2), answers=pl.Series(GOLD, dtype=pl.List(pl.String)))
+    write_parquet(texts, workdir / "results/texts/tiny.parquet")
+    write_parquet(synthetic_ranked(texts, "ML6", 5, 2, [1, 2, 3]), workdir / "results/ranked/tiny/ML6/Nc5_Np2.parquet")
+    run_snakemake(workdir, "--cores", "2", *RULES, "--", *JUDGE)
+    return workdir
+
+
+def planned(workdir: Path, *args: str) -> set[str]:
+    proc = run_snakemake(workdir, "-n", *args)
+    return {part.strip() for block in re.findall(r"^\s*output: (.+)$", proc.stdout + proc.stderr, re.MULTILINE)
+            for part in block.split(",")}
+
+
+def test_collected_table_scores_answers_against_the_gold_of_the_texts_table(built):
+    graded = pl.read_parquet(built / "results/analysis/graded.parquet")
+    gold = graded.select("id").join(pl.read_parquet(built / "results/texts/tiny.parquet").select("id", "answers"), on="id",
+                                    how="left", maintain_order="left")["answers"]
+    for answer, prefix in (("answer_topK", "answer"), ("answer_ideal", "ideal")):
+        expected = best_scores(graded[answer], gold)
+        assert graded[f"{prefix}_f1"].to_list() == expected["f1"].to_list()
+        assert graded[f"{prefix}_em"].to_list() == expected["em"].to_list()
+    with_gold = graded.filter(pl.col("id").is_in(["S-0", "S-1"]))
+    assert with_gold["answer_f1"].null_count() == 0 and graded["answer_f1"].null_count() == graded.height - with_gold.height
+    assert set(with_gold["answer_f1"].round(6)) == {0.0, round(2 / 3, 6)}
+
+
+def test_judge_table_and_figure(built):
+    table = pl.read_parquet(built / JUDGE[0])
+    assert table.schema == pl.Schema(SCHEMA)
+    assert table["subset"].to_list() == ["S", "all"]
+    assert table["n"].to_list() == [6, 6] and table["n_queries"].to_list() == [2, 2]
+    assert table["ideal_f1"].to_list() == pytest.approx([1 / 3, 1 / 3])
+    assert (built / JUDGE[1]).read_bytes()[:4] == b"\x89PNG"
+    assert planned(built, *RULES, "--", *JUDGE) == set()
+
+
+def test_default_target_has_the_judge_outputs_only_when_a_layout_can_carry_gold(model, tmp_path):
+    for layout, expected in (("generic", True), ("arxiv_parquet", False)):
+        workdir = tmp_path / layout
+        workdir.mkdir()
+        (workdir / "tiny.jsonl").write_text("")
+        shutil.copytree(REPO / "resources/prompts", workdir / "prompts")
+        (workdir / "config.yaml").write_text(yaml.safe_dump(config(model, layout)))
+        outputs = planned(workdir)
+        assert "results/analysis/graded.parquet" in outputs
+        assert set(JUDGE) <= outputs if expected else not set(JUDGE) & outputs

@@ -1,0 +1,16 @@
+"""Snakemake script: analysis table -> agreement of the LLM grade with the answers' F1 against gold, and its figure."""
+
+import polars as pl
+
+from retrieval_response.atomic import write_parquet
+from retrieval_response.judge_agreement import judge_agreement, no_gold_reason
+from retrieval_response.judge_figure import plot_judge_agreement
+from retrieval_response.logs import log_to_file
+
+log = log_to_file(snakemake.log[0])
+graded = pl.read_parquet(snakemake.input.graded)
+table = judge_agreement(graded, resamples=snakemake.params.resamples, seed=snakemake.params.seed)
+reason = no_gold_reason(graded) if table.height == 0 else None
+write_parquet(table, snakemake.output.table)
+plot_judge_agreement(table, snakemake.output.figure, reason=reason)
+log.info("judge agreement: %s", reason or f"{table.height} rows, {table['n'][-1]} samples with a gold answer")
