@@ -23,6 +23,7 @@ from retrieval_response.datasets import (
     published_texts,
 )
 from retrieval_response.datasets.sampling import no_usable_query, sample_queries
+from retrieval_response.datasets.validation import drop_repeated_negatives
 
 Reader = Callable[[str | Path, str | None], tuple[pl.DataFrame, dict]]
 
@@ -46,14 +47,18 @@ def read_with_notes(
 
     ``subset`` names the subset of a ``generic`` file (default: the id prefix); other layouts
     take their subsets from the data and reject it. ValueError for an unknown layout.
+    Repeated negatives of a query are dropped, counted as ``duplicate_negatives_dropped``.
     """
     if layout not in READERS:
         raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
     if layout == "generic":
-        return generic.read(path, level, subset)
-    if subset is not None:
+        texts, notes = generic.read(path, level, subset)
+    elif subset is not None:
         raise ValueError(f"layout {layout!r} takes its subsets from the data; 'subset' applies to 'generic' only")
-    return READERS[layout](path, level)
+    else:
+        texts, notes = READERS[layout](path, level)
+    texts, dropped = drop_repeated_negatives(texts)
+    return texts, {**notes, "duplicate_negatives_dropped": dropped}
 
 
 def read_texts(layout: str, path: str | Path, *, level: str | None = None, subset: str | None = None) -> pl.DataFrame:

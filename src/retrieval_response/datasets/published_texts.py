@@ -3,7 +3,8 @@
 A JSON array (or JSON lines) of ``{id, q, p, n}`` with, for the arXiv subset, the extras
 ``c1``, ``c2``, ``q2``. Ids are kept (``"Hp-e-12"``) and the subset is the id before its
 last "-" (``"Hp-e"``; ``"A-0"`` -> ``"A"``), so the paper's data is rebuilt as published.
-Records are validated like the generic layout; c1/c2/q2 must be strings where present.
+Records are validated like the generic layout (ids must be safe names); c1/c2/q2 must be
+strings where present.
 """
 
 from __future__ import annotations
