@@ -11,6 +11,7 @@ from pathlib import Path
 
 import jsonschema
 from snakemake.exceptions import WorkflowError
+from snakemake.io import PeriodicityDetector
 from snakemake.utils import validate
 
 from retrieval_response import config_checks
@@ -95,6 +96,18 @@ def dataset_embedders(dataset):
     return config_checks.dataset_embedders(config, dataset)
 
 
+def check_wildcard_values():
+    """Snakemake refuses a wildcard value ending in a substring repeated 20 times; refuse such names here, in one line."""
+    detector = PeriodicityDetector()
+    for key, names in (("datasets", DATASETS), ("embedders", EMBEDDERS)):
+        for name in names:
+            if isinstance(name, str) and detector.is_periodic(name):
+                raise InputError(
+                    CONFIG_FILE, f"config key {key}", f"name {name!r} ends in a repeated substring, which Snakemake refuses"
+                )
+
+
+startup_check(check_wildcard_values)
 startup_check(config_checks.check_config, config, CONFIG_FILE)
 
 
