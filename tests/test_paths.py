@@ -32,7 +32,7 @@ HOSTILE_NAMES = [
     ".hidden",
     "..-1",
     "a..b",
-    "x.." ,
+    "x..",
     "a\u2215b",  # division slash
     "a\u2044b",  # fraction slash
     "a\uff0fb",  # fullwidth solidus
