@@ -160,3 +160,16 @@ def test_dataset_path_that_is_a_folder_is_refused(tmp_path):
     config = valid_config()
     config["datasets"]["faq"]["path"] = str(tmp_path)
     assert refused(config).record == "config key datasets.faq.path"
+
+
+@pytest.mark.parametrize(
+    ("dataset", "key"),
+    [
+        ({"layout": "msmarco", "subset": "M2"}, "datasets.faq.subset"),
+        ({"layout": "hotpotqa_ircot", "level": "sentence"}, "datasets.faq.level"),
+    ],
+)
+def test_option_that_does_not_apply_to_the_layout_is_refused(dataset, key):
+    config = valid_config()
+    config["datasets"]["faq"].update(dataset)
+    assert refused(config).record == f"config key {key}"

@@ -3,7 +3,8 @@
 ``check_config`` raises one InputError ``<config file>: config key <key>: <rule>`` at the first
 problem. It checks, in order: names that become path components (dataset names, embedder
 codes, design names, generic subset names: ``retrieval_response.paths.safe_name``), the keys
-that depend on each other (designs, K, embedder lists, LLM roles), that every input file named
+that depend on each other (designs, K, embedder lists, a dataset's level and subset against its
+layout, LLM roles), that every input file named
 by the config exists, the ``analysis.alpha_grid`` syntax and size, the prompt files, and the
 API-key environment variable of each configured model (by name; its value is never shown).
 The JSON schema (workflow/schemas/config.schema.yaml) has filled the defaults beforehand.
@@ -15,6 +16,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from .datasets.layouts import check_options
 from .errors import InputError
 from .llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
 from .measures import alpha_grid
@@ -111,6 +113,13 @@ def input_files(config: Mapping) -> list[tuple[str, str]]:
     return files
 
 
+def check_dataset_options(config: Mapping, config_file: str) -> None:
+    """Each dataset's ``level`` and ``subset`` apply to its layout (``datasets.layouts.check_options``)."""
+    for name, dataset in config["datasets"].items():
+        check_options(config_file, dataset["layout"], level=dataset.get("level"), subset=dataset.get("subset"),
+                      key=f"config key datasets.{name}.")
+
+
 def check_input_files(config: Mapping, config_file: str) -> None:
     """Every input file named by the config is an existing regular file."""
     for key, path in input_files(config):
@@ -155,6 +164,7 @@ def check_config(config: Mapping, config_file: str, environ: Mapping[str, str] =
     """All start-up checks of a schema-valid config; the first failure raises InputError (one line)."""
     check_names(config, config_file)
     check_designs(config, config_file)
+    check_dataset_options(config, config_file)
     check_input_files(config, config_file)
     check_alpha_grid(config, config_file)
     if runs_llm(config):
