@@ -123,6 +123,15 @@ def test_broken_prompt_file_is_refused(tmp_path, key, body, rule):
     assert caught.value.path == str(prompt) and rule in caught.value.rule
 
 
+def test_prompt_file_that_is_not_text_is_one_error(tmp_path):
+    prompt = tmp_path / "answer.txt"
+    prompt.write_bytes(b"\xff\xfe[system]\x00")
+    config = valid_config()
+    config["llm"]["prompts"]["answer"] = str(prompt)
+    with pytest.raises(InputError, match="cannot read as UTF-8 text"):
+        check_config(config, CONFIG_FILE, ENV)
+
+
 def test_missing_prompt_file_names_the_key(tmp_path):
     config = valid_config()
     config["llm"]["prompts"]["grade"] = str(tmp_path / "nope.txt")

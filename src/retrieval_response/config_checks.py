@@ -142,7 +142,10 @@ def check_prompts(config: Mapping, config_file: str) -> None:
         path = prompts[key]
         if not Path(path).is_file():
             raise InputError(config_file, f"config key llm.prompts.{key}", f"prompt file {path!r} not found")
-        load_prompt(path, fields, needs_reask=needs_reask)
+        try:
+            load_prompt(path, fields, needs_reask=needs_reask)
+        except (OSError, UnicodeDecodeError) as error:
+            raise InputError(path, "file", f"cannot read as UTF-8 text: {error}") from None
 
 
 def check_llm(config: Mapping, config_file: str, environ: Mapping[str, str]) -> None:

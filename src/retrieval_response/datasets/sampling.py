@@ -65,11 +65,10 @@ def repeated_texts() -> pl.Expr:
 def feasibility(texts: pl.DataFrame, designs: list[tuple[int, int]]) -> pl.DataFrame:
     """Per query: ``distinct`` (no repeated text), ``enough_p_<design>`` (also len(p) >= Np) and
     ``serves_<design>`` (also len(n) >= Nc - Np)."""
-    distinct = ~repeated_texts()
-    n_pos, n_neg = pl.col("p").list.len(), pl.col("n").list.len()
-    return texts.select(
+    distinct, n_pos, n_neg = pl.col("distinct"), pl.col("p").list.len(), pl.col("n").list.len()
+    return texts.select("id", "p", "n", (~repeated_texts()).alias("distinct")).select(
         "id",
-        distinct.alias("distinct"),
+        "distinct",
         *[(distinct & (n_pos >= np_)).alias(f"enough_p_{design_name(nc, np_)}") for nc, np_ in designs],
         *[
             (distinct & (n_pos >= np_) & (n_neg >= nc - np_)).alias(f"serves_{design_name(nc, np_)}")
