@@ -40,8 +40,8 @@ def test_distractor_sentence_level_positives_are_the_supporting_facts():
         expected = {f"{t}: {sentences[t][s].strip()}" for t, s in zip(facts["title"], facts["sent_id"])}
         row = by_source[record["id"]]
         assert set(row["p"]) == expected
-        all_sentences = sum(1 for body in sentences.values() for s in body if s.strip())
-        assert len(row["p"]) + len(row["n"]) == all_sentences
+        distinct_sentences = {f"{t}: {s.strip()}" for t, body in sentences.items() for s in body if s.strip()}
+        assert len(row["p"]) + len(row["n"]) == len(distinct_sentences), "repeated negatives are dropped"
         assert not expected & set(row["n"])
 
 

@@ -19,8 +19,9 @@ def test_positives_are_the_selected_passages():
     for record, row in zip(raw, texts.iter_rows(named=True)):
         passages = record["passages"]
         selected = [t for s, t in zip(passages["is_selected"], passages["passage_text"]) if s == 1]
+        others = [t.strip() for s, t in zip(passages["is_selected"], passages["passage_text"]) if s == 0]
         assert row["p"] == [t.strip() for t in selected]
-        assert len(row["p"]) + len(row["n"]) == len(passages["passage_text"])
+        assert row["n"] == list(dict.fromkeys(others)), "negatives in source order, repeats dropped"
         assert row["source_id"] == str(record["query_id"]) and row["q"] == record["query"]
 
 
@@ -32,7 +33,8 @@ def test_twenty_queries_have_two_or_more_positives():
 def test_prepare_keeps_the_queries_with_enough_positives_and_negatives():
     texts, report = prepare("msmarco", SAMPLE, n_queries=None, seed=0, designs=[(5, 2)])
     assert report["read"] == 200 and report["usable"] == texts.height == 19
-    assert report["skipped"] == {"fewer_positives_than_Np": 180, "too_few_candidates": 1}
+    assert report["skipped"] == {"duplicate_text": 1, "fewer_positives_than_Np": 179, "too_few_candidates": 1}
+    assert report["source_notes"]["duplicate_negatives_dropped"] == 4
     assert (texts["p"].list.len() >= 2).all() and (texts["n"].list.len() >= 3).all()
 
 

@@ -28,10 +28,10 @@ def test_usable_queries_and_skip_reasons():
     sampled, report = sample_queries(texts, n_queries=None, seed=0, designs=[(5, 2), (8, 4)])
     assert sampled["id"].to_list() == ["X-1", "X-3"]
     assert report["read"] == 7 and report["usable"] == 2 and report["sampled"] == 2
-    assert report["skipped"] == {"fewer_positives_than_Np": 2, "too_few_candidates": 3}
+    assert report["skipped"] == {"duplicate_text": 0, "fewer_positives_than_Np": 2, "too_few_candidates": 3}
     assert report["per_design_usable"] == {"Nc5_Np2": 2, "Nc8_Np4": 1}
-    assert report["per_design_skipped"]["Nc8_Np4"] == {"fewer_positives_than_Np": 5, "too_few_candidates": 1}
-    assert report["per_design_skipped"]["Nc5_Np2"] == {"fewer_positives_than_Np": 2, "too_few_candidates": 3}
+    assert report["per_design_skipped"]["Nc8_Np4"] == {"duplicate_text": 0, "fewer_positives_than_Np": 5, "too_few_candidates": 1}
+    assert report["per_design_skipped"]["Nc5_Np2"] == {"duplicate_text": 0, "fewer_positives_than_Np": 2, "too_few_candidates": 3}
     assert report["designs"] == [[5, 2], [8, 4]]
 
 

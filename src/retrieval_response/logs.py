@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
+from types import TracebackType
+
+from .errors import InputError
 
 
 def log_to_file(path: str | Path | None, level: int = logging.INFO) -> logging.Logger:
@@ -22,4 +26,27 @@ def log_to_file(path: str | Path | None, level: int = logging.INFO) -> logging.L
         handler = logging.FileHandler(path, mode="w", encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logger.handlers[:] = [handler]
+    return logger
+
+
+def report_uncaught(kind: type[BaseException], error: BaseException, traceback: TracebackType | None) -> None:
+    """``sys.excepthook`` of a job: the failure goes to the job's log file and to stderr.
+
+    An InputError is one line ``<file>: <record>: <rule>`` in both places, without a traceback;
+    any other error is logged with its traceback and printed by Python's default hook. Python
+    then exits with status 1, so Snakemake marks the job failed.
+    """
+    logger = logging.getLogger("retrieval_response")
+    if isinstance(error, InputError):
+        logger.error("%s", error)
+        print(error, file=sys.stderr)
+    else:
+        logger.error("job failed", exc_info=(kind, error, traceback))
+        sys.__excepthook__(kind, error, traceback)
+
+
+def job_log(path: str | Path) -> logging.Logger:
+    """``log_to_file(path)`` for a workflow job script, with :func:`report_uncaught` as ``sys.excepthook``."""
+    logger = log_to_file(path)
+    sys.excepthook = report_uncaught
     return logger

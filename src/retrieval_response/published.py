@@ -3,7 +3,8 @@
 Each file is a JSON array of records or JSON lines (one record per line). Field names are the
 published dataset's. A bad record raises :class:`InputError` naming the file, the record
 (``line N`` for JSON lines, ``record N`` for an array, both 1-based, with its id when it has one)
-and the rule it breaks.
+and the rule it breaks. Ids and embedder labels ``E`` may end up in output file names, so both
+must be safe names (:mod:`retrieval_response.paths`).
 
 - :func:`read_graded` (``samples_graded.json``) -> id, subset, E, Nc, Np, K, rank, inK, grade,
   and, when present, P, R, answer_ideal, answer_topK. subset = id.split('-')[0].
@@ -22,6 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from .errors import InputError
+from .paths import UnsafeNameError, is_safe_name, safe_name
 
 Record = dict
 Check = Callable[[Record], str | None]
@@ -68,7 +70,7 @@ def _validate(path, labelled: list[tuple[str, Record]], checks: list[Check]) -> 
         for check in checks:
             problem = check(record)
             if problem:
-                where = f"{label} (id {record['id']})" if isinstance(record.get("id"), str) else label
+                where = f"{label} (id {record['id']})" if is_safe_name(record.get("id")) else label
                 raise InputError(path, where, problem)
 
 
@@ -85,6 +87,11 @@ def _require(fields: dict[str, Callable[[object], bool]]) -> Check:
 
 
 def _sample_keys_valid(record: Record) -> str | None:
+    for key, what in (("id", "id"), ("E", "embedder label E")):
+        try:
+            safe_name(record[key], what)
+        except UnsafeNameError as error:
+            return str(error)
     if "-" not in record["id"]:
         return "id must be '<subset>-<number>'"
     if not 2 <= record["Np"] < record["Nc"]:
@@ -136,7 +143,7 @@ GRADED_SCHEMA = {
 def read_graded(path: str | os.PathLike) -> pl.DataFrame:
     """Graded samples: one row per (id, E, Nc, Np, K), in the DESIGN.md graded columns found.
 
-    Rules: id, E strings; Nc, Np, K integers with 2 <= Np < Nc and K >= 1; inK a list of K 0/1
+    Rules: id, E safe names; Nc, Np, K integers with 2 <= Np < Nc and K >= 1; inK a list of K 0/1
     values with sum(inK) <= Np; rank (optional) K integers with inK = (rank < Np); grade an
     integer 1..5 or null (ungraded); (id, E, Nc, Np, K) unique.
     """
@@ -172,7 +179,7 @@ RANKED_SCHEMA = {
 def read_ranked(path: str | os.PathLike) -> pl.DataFrame:
     """Ranked samples: one row per (id, E, Nc, Np) with the full ranking.
 
-    Rules: id, E strings; Nc, Np integers with 2 <= Np < Nc; K sorted integers in 1..Nc; P, R
+    Rules: id, E safe names; Nc, Np integers with 2 <= Np < Nc; K sorted integers in 1..Nc; P, R
     number lists as long as K; rank a permutation of 0..Nc-1; (id, E, Nc, Np) unique.
     """
     labelled = _load_records(path)

@@ -1,13 +1,23 @@
-"""Config validation, checks across keys, and input functions shared by all rules."""
+"""Config validation, start-up checks, and input functions shared by all rules.
 
+Every check that needs no job runs here, while the Snakefile is parsed: the JSON schema, then
+``retrieval_response.config_checks.check_config`` (safe path names, cross-key rules, input
+files, alpha grid, prompts, API-key variables). A failure prints one line
+``<config file>: config key <key>: <rule>`` to stderr and exits with status 1.
+"""
+
+import sys
 from pathlib import Path
 
 import jsonschema
 from snakemake.exceptions import WorkflowError
+from snakemake.io import PeriodicityDetector
 from snakemake.utils import validate
 
+from retrieval_response import config_checks
 from retrieval_response.datasets.layouts import LAYOUTS_WITHOUT_GOLD
 from retrieval_response.errors import InputError
+from retrieval_response.paths import NAME_PATTERN
 
 CONFIG_FILE = ", ".join(map(str, workflow.overwrite_configfiles or ["config.yaml"]))
 
@@ -38,15 +48,28 @@ def schema_violation(error):
     return cause if isinstance(cause, jsonschema.ValidationError) else None
 
 
-try:
-    validate(config, schema="../schemas/config.schema.yaml")
-except WorkflowError as error:
-    violation = schema_violation(error)
-    if violation is None:
-        raise
-    key = ".".join(map(str, violation.absolute_path)) or "(top level)"
-    raise InputError(CONFIG_FILE, f"config key {key}", violation.message) from None
+def validate_schema():
+    """Fill the schema's defaults into ``config``; InputError naming the key of a schema violation."""
+    try:
+        validate(config, schema="../schemas/config.schema.yaml")
+    except WorkflowError as error:
+        violation = schema_violation(error)
+        if violation is None:
+            raise
+        key = ".".join(map(str, violation.absolute_path)) or "(top level)"
+        raise InputError(CONFIG_FILE, f"config key {key}", violation.message) from None
 
+
+def startup_check(check, *args):
+    """Run ``check(*args)``; on InputError print its one line to stderr and exit with status 1."""
+    try:
+        check(*args)
+    except InputError as error:
+        print(error, file=sys.stderr)
+        sys.exit(1)
+
+
+startup_check(validate_schema)
 resolve_shipped_paths()
 
 DATASETS = config["datasets"]
@@ -56,63 +79,42 @@ PUBLISHED = config.get("published")
 
 def design_name(design):
     """Path component of one (Nc, Np) design: ``Nc<Nc>_Np<Np>``."""
-    return f"Nc{design['Nc']}_Np{design['Np']}"
+    return config_checks.design_name(design)
 
 
 def dataset_designs(dataset):
     """The designs of ``dataset``: its own list, else the top-level one."""
-    return DATASETS[dataset].get("designs", config["designs"])
+    return config_checks.dataset_designs(config, dataset)
 
 
 def design_cutoffs(design):
     """The sorted K list of one design: its own, else the top-level one."""
-    return sorted(design.get("K", config["K"]))
+    return config_checks.design_cutoffs(config, design)
 
 
 def dataset_embedders(dataset):
     """The embedder codes run on ``dataset``: its own list, else every registered code."""
-    return DATASETS[dataset].get("embedders", sorted(EMBEDDERS))
+    return config_checks.dataset_embedders(config, dataset)
 
 
-def check_config():
-    """Checks across keys that the JSON schema cannot express; raise InputError on the first."""
-    if not PUBLISHED and not DATASETS:
-        raise InputError(CONFIG_FILE, "config key datasets", "no dataset configured and no published data given")
-    if DATASETS and not EMBEDDERS:
-        raise InputError(CONFIG_FILE, "config key embedders", "datasets are configured but no embedder is registered")
-    for name in DATASETS:
-        for code in dataset_embedders(name):
-            if code not in EMBEDDERS:
+def check_wildcard_values():
+    """Snakemake refuses a wildcard value ending in a substring repeated 20 times; refuse such names here, in one line."""
+    detector = PeriodicityDetector()
+    for key, names in (("datasets", DATASETS), ("embedders", EMBEDDERS)):
+        for name in names:
+            if isinstance(name, str) and detector.is_periodic(name):
                 raise InputError(
-                    CONFIG_FILE,
-                    f"config key datasets.{name}.embedders",
-                    f"unknown embedder code {code!r}; registered codes: {', '.join(sorted(EMBEDDERS))}",
+                    CONFIG_FILE, f"config key {key}", f"name {name!r} ends in a repeated substring, which Snakemake refuses"
                 )
-        names = [design_name(design) for design in dataset_designs(name)]
-        if len(set(names)) != len(names):
-            raise InputError(CONFIG_FILE, f"config key designs (dataset {name})", "the same (Nc, Np) design is listed twice")
-        for design in dataset_designs(name):
-            nc, np_ = design["Nc"], design["Np"]
-            if not 2 <= np_ < nc:
-                raise InputError(
-                    CONFIG_FILE, f"config key designs (dataset {name})", f"design Nc={nc}, Np={np_} breaks 2 <= Np < Nc"
-                )
-            too_large = [k for k in design_cutoffs(design) if k > nc]
-            if too_large:
-                raise InputError(
-                    CONFIG_FILE, "config key K", f"K={too_large[0]} exceeds Nc={nc} of design {design_name(design)} (dataset {name})"
-                )
-    for role in ("generator", "grader"):
-        if DATASETS and role not in config["llm"]:
-            raise InputError(CONFIG_FILE, f"config key llm.{role}", "datasets are configured but no LLM is given for this role")
 
 
-check_config()
+startup_check(check_wildcard_values)
+startup_check(config_checks.check_config, config, CONFIG_FILE)
 
 
 wildcard_constraints:
-    dataset=r"[A-Za-z0-9_.-]+",
-    embedder=r"[A-Za-z0-9]+",
+    dataset=NAME_PATTERN,
+    embedder=NAME_PATTERN,
     design=r"Nc[0-9]+_Np[0-9]+",
     segmentation=r"fit|ratio",
     shard=r"[0-9]+-of-[0-9]+",

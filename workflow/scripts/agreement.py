@@ -2,9 +2,9 @@
 
 from retrieval_response.agreement import agreement_table, read_human_grades
 from retrieval_response.atomic import write_parquet
-from retrieval_response.logs import log_to_file
+from retrieval_response.logs import job_log
 
-log = log_to_file(snakemake.log[0])
+log = job_log(snakemake.log[0])
 table = agreement_table(
     read_human_grades(snakemake.input.human), resamples=snakemake.params.resamples, seed=snakemake.params.seed
 )

@@ -9,10 +9,10 @@ from retrieval_response.errors import InputError
 from retrieval_response.llm.jobs import client_from_config, job_summary
 from retrieval_response.llm.pipeline import topk_answers
 from retrieval_response.llm.prompts import ANSWER_FIELDS, load_prompt
-from retrieval_response.logs import log_to_file
+from retrieval_response.logs import job_log
 from retrieval_response.sharding import select_shard
 
-log = log_to_file(snakemake.log[0])
+log = job_log(snakemake.log[0])
 start = time.monotonic()
 texts = pl.read_parquet(snakemake.input.texts)
 ranked = select_shard(pl.read_parquet(snakemake.input.ranked), snakemake.wildcards.shard)

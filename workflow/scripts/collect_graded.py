@@ -2,9 +2,9 @@
 
 from retrieval_response.atomic import write_parquet
 from retrieval_response.collect import collect_workflow
-from retrieval_response.logs import log_to_file
+from retrieval_response.logs import job_log
 
-log = log_to_file(snakemake.log[0])
+log = job_log(snakemake.log[0])
 graded = collect_workflow(snakemake.input.graded, snakemake.input.ranked, snakemake.params.texts_of_graded)
 write_parquet(graded, snakemake.output.graded)
 log.info(

@@ -3,9 +3,9 @@
 import polars as pl
 
 from retrieval_response.analysis import run_analysis, write_analysis
-from retrieval_response.logs import log_to_file
+from retrieval_response.logs import job_log
 
-log = log_to_file(snakemake.log[0])
+log = job_log(snakemake.log[0])
 correlations, differences = run_analysis(
     pl.read_parquet(snakemake.input.graded),
     segmentation=snakemake.wildcards.segmentation,

@@ -5,9 +5,9 @@ import polars as pl
 from retrieval_response.atomic import write_parquet
 from retrieval_response.embedding import EmbeddingStore, make_embedder
 from retrieval_response.embedding.dataset import embed_dataset
-from retrieval_response.logs import log_to_file
+from retrieval_response.logs import job_log
 
-log = log_to_file(snakemake.log[0])
+log = job_log(snakemake.log[0])
 store = EmbeddingStore(snakemake.params.store)
 embedder = make_embedder(snakemake.wildcards.embedder, snakemake.params.spec, threads=snakemake.threads)
 vectors = embed_dataset(

@@ -3,9 +3,9 @@
 import polars as pl
 
 from retrieval_response.figures import render_figures
-from retrieval_response.logs import log_to_file
+from retrieval_response.logs import job_log
 
-log = log_to_file(snakemake.log[0])
+log = job_log(snakemake.log[0])
 segmentations = snakemake.params.segmentations
 written = render_figures(
     pl.read_parquet(snakemake.input.graded),

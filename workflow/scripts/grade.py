@@ -9,9 +9,9 @@ from retrieval_response.graded import validate_graded
 from retrieval_response.llm.jobs import client_from_config, job_summary
 from retrieval_response.llm.pipeline import grade_answers
 from retrieval_response.llm.prompts import GRADE_FIELDS, load_prompt
-from retrieval_response.logs import log_to_file
+from retrieval_response.logs import job_log
 
-log = log_to_file(snakemake.log[0])
+log = job_log(snakemake.log[0])
 start = time.monotonic()
 client = client_from_config(snakemake.params.model, snakemake.config["llm"], snakemake.threads,
                             snakemake.log[0])

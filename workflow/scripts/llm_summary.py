@@ -4,9 +4,9 @@ import json
 
 from retrieval_response.atomic import write_json
 from retrieval_response.llm.accounting import merge_summaries
-from retrieval_response.logs import log_to_file
+from retrieval_response.logs import job_log
 
-log = log_to_file(snakemake.log[0])
+log = job_log(snakemake.log[0])
 summaries = [json.loads(open(path, encoding="utf-8").read()) for path in snakemake.input.summaries]
 run = merge_summaries(summaries)
 write_json({**run, "jobs": summaries}, snakemake.output.summary)

@@ -4,9 +4,9 @@ import polars as pl
 
 from retrieval_response.atomic import write_parquet
 from retrieval_response.graded import export_published_json, validate_graded
-from retrieval_response.logs import log_to_file
+from retrieval_response.logs import job_log
 
-log = log_to_file(snakemake.log[0])
+log = job_log(snakemake.log[0])
 graded = pl.concat([pl.read_parquet(path) for path in snakemake.input.shards]).sort("id", "K")
 validate_graded(graded, snakemake.output.graded)
 write_parquet(graded, snakemake.output.graded)

@@ -2,9 +2,9 @@
 
 from retrieval_response.atomic import write_json, write_parquet
 from retrieval_response.datasets import prepare
-from retrieval_response.logs import log_to_file
+from retrieval_response.logs import job_log
 
-log = log_to_file(snakemake.log[0])
+log = job_log(snakemake.log[0])
 texts, report = prepare(
     snakemake.params.layout,
     snakemake.input.source,

@@ -4,10 +4,10 @@ import polars as pl
 
 from retrieval_response.atomic import write_json
 from retrieval_response.embedding.dataset import vector_lookup
-from retrieval_response.logs import log_to_file
+from retrieval_response.logs import job_log
 from retrieval_response.ranking import rank_samples, write_ranked
 
-log = log_to_file(snakemake.log[0])
+log = job_log(snakemake.log[0])
 design = snakemake.params.design
 ranked, report = rank_samples(
     pl.read_parquet(snakemake.input.texts),

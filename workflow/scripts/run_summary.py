@@ -3,10 +3,10 @@
 import json
 
 from retrieval_response.atomic import write_json
-from retrieval_response.logs import log_to_file
+from retrieval_response.logs import job_log
 from retrieval_response.stage_times import stage_times
 
-log = log_to_file(snakemake.log[0])
+log = job_log(snakemake.log[0])
 llm = json.loads(open(snakemake.input.llm, encoding="utf-8").read())
 times = stage_times(snakemake.input.benchmarks, "results/benchmarks")
 write_json({"stage_times": times, **llm}, snakemake.output.summary)

@@ -23,6 +23,8 @@ from retrieval_response.datasets import (
     published_texts,
 )
 from retrieval_response.datasets.sampling import no_usable_query, sample_queries
+from retrieval_response.datasets.validation import drop_repeated_negatives
+from retrieval_response.errors import InputError
 
 Reader = Callable[[str | Path, str | None], tuple[pl.DataFrame, dict]]
 
@@ -41,21 +43,42 @@ LAYOUTS_WITHOUT_GOLD = ("arxiv_parquet", "arxiv_snapshot")
 """Layouts whose texts tables never carry gold answers (the others may)."""
 
 
+def check_options(
+    path: str | Path, layout: str, *, level: str | None, subset: str | None, key: str = "config key "
+) -> None:
+    """InputError (record ``<key>subset`` / ``<key>level``) when an option does not apply to ``layout``.
+
+    ``subset`` applies to ``generic`` only (other layouts take their subsets from the data);
+    ``level: sentence`` needs sentence labels, which ``hotpotqa_ircot`` lacks. ValueError for an
+    unknown layout. Called when a file is read and, at start-up, with the config file as ``path``
+    and ``key`` = ``config key datasets.<name>.``.
+    """
+    if layout not in READERS:
+        raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
+    if subset is not None and layout != "generic":
+        rule = f"layout {layout!r} takes its subsets from the data; 'subset' applies to 'generic' only"
+        raise InputError(path, f"{key}subset", rule)
+    if level == "sentence" and layout == "hotpotqa_ircot":
+        rule = "the IRCoT layout has no sentence labels; use level: paragraph"
+        raise InputError(path, f"{key}level", rule)
+
+
 def read_with_notes(
     layout: str, path: str | Path, *, level: str | None = None, subset: str | None = None
 ) -> tuple[pl.DataFrame, dict]:
     """The texts table of ``path`` in ``layout`` and the adapter's notes (texts dropped, categories left out ...).
 
     ``subset`` names the subset of a ``generic`` file (default: the id prefix); other layouts
-    take their subsets from the data and reject it. ValueError for an unknown layout.
+    take their subsets from the data and reject it (``check_options``). ValueError for an unknown layout.
+    Repeated negatives of a query are dropped, counted as ``duplicate_negatives_dropped``.
     """
-    if layout not in READERS:
-        raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
+    check_options(path, layout, level=level, subset=subset)
     if layout == "generic":
-        return generic.read(path, level, subset)
-    if subset is not None:
-        raise ValueError(f"layout {layout!r} takes its subsets from the data; 'subset' applies to 'generic' only")
-    return READERS[layout](path, level)
+        texts, notes = generic.read(path, level, subset)
+    else:
+        texts, notes = READERS[layout](path, level)
+    texts, dropped = drop_repeated_negatives(texts)
+    return texts, {**notes, "duplicate_negatives_dropped": dropped}
 
 
 def read_texts(layout: str, path: str | Path, *, level: str | None = None, subset: str | None = None) -> pl.DataFrame:

@@ -3,8 +3,8 @@
 A JSON array (or JSON lines) of ``{id, q, p, n}`` with, for the arXiv subset, the extras
 ``c1``, ``c2``, ``q2``. Ids are kept (``"Hp-e-12"``) and the subset is the id before its
 last "-" (``"Hp-e"``; ``"A-0"`` -> ``"A"``), so the paper's data is rebuilt as published.
-Records are validated like the generic layout (including the optional gold ``answer``, a
-string or a list of strings); c1/c2/q2 must be strings where present.
+Records are validated like the generic layout (ids must be safe names; the optional gold
+``answer`` is a string or a list of strings); c1/c2/q2 must be strings where present.
 """
 
 from __future__ import annotations

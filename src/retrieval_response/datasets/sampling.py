@@ -1,10 +1,13 @@
 """Pick the queries of a texts table that can serve the configured designs, and count the others.
 
 A design is (Nc, Np) with 2 <= Np < Nc; its candidates are the first Np positives and the
-first Nc - Np negatives (SPEC 2). A query serves a design when len(p) >= Np and
-len(n) >= Nc - Np. A query is usable when it serves at least one design; a query serving
-none is skipped for one reason:
+first Nc - Np negatives (SPEC 2). A query serves a design when its texts are distinct,
+len(p) >= Np and len(n) >= Nc - Np. A query is usable when it serves at least one design; a
+query serving none is skipped for one reason, the first that applies:
 
+- ``duplicate_text``: the same text twice among the positives, or a text that is both a
+  positive and a negative (it would be ranked twice and counted twice in P and R); texts are
+  compared exactly. Repeated negatives are not a reason: ``layouts`` drops them beforehand;
 - ``fewer_positives_than_Np``: len(p) < Np for every design;
 - ``too_few_candidates``: some design has Np <= len(p), but each such design lacks negatives
   (len(n) < Nc - Np), i.e. len(p) + len(n) < Nc with the positives capped at Np.
@@ -26,8 +29,10 @@ import polars as pl
 
 from retrieval_response.errors import InputError
 
+DUPLICATE_TEXT = "duplicate_text"
 FEWER_POSITIVES = "fewer_positives_than_Np"
 TOO_FEW_CANDIDATES = "too_few_candidates"
+REASONS = (DUPLICATE_TEXT, FEWER_POSITIVES, TOO_FEW_CANDIDATES)
 
 
 def design_name(nc: int, np_: int) -> str:
@@ -49,13 +54,26 @@ def sample_key(seed: int, query_id: str) -> bytes:
     return hashlib.blake2b(f"{seed}:{query_id}".encode(), digest_size=8).digest()
 
 
+def repeated_texts() -> pl.Expr:
+    """Per query: a positive occurs twice in ``p``, or a text occurs in both ``p`` and ``n``."""
+    positives = pl.col("p")
+    return (positives.list.n_unique() < positives.list.len()) | (
+        positives.list.set_intersection(pl.col("n")).list.len() > 0
+    )
+
+
 def feasibility(texts: pl.DataFrame, designs: list[tuple[int, int]]) -> pl.DataFrame:
-    """Per query: ``enough_p_<design>`` (len(p) >= Np) and ``serves_<design>`` (also len(n) >= Nc - Np)."""
-    n_pos, n_neg = pl.col("p").list.len(), pl.col("n").list.len()
-    return texts.select(
+    """Per query: ``distinct`` (no repeated text), ``enough_p_<design>`` (also len(p) >= Np) and
+    ``serves_<design>`` (also len(n) >= Nc - Np)."""
+    distinct, n_pos, n_neg = pl.col("distinct"), pl.col("p").list.len(), pl.col("n").list.len()
+    return texts.select("id", "p", "n", (~repeated_texts()).alias("distinct")).select(
         "id",
-        *[(n_pos >= np_).alias(f"enough_p_{design_name(nc, np_)}") for nc, np_ in designs],
-        *[((n_pos >= np_) & (n_neg >= nc - np_)).alias(f"serves_{design_name(nc, np_)}") for nc, np_ in designs],
+        "distinct",
+        *[(distinct & (n_pos >= np_)).alias(f"enough_p_{design_name(nc, np_)}") for nc, np_ in designs],
+        *[
+            (distinct & (n_pos >= np_) & (n_neg >= nc - np_)).alias(f"serves_{design_name(nc, np_)}")
+            for nc, np_ in designs
+        ],
     )
 
 
@@ -63,22 +81,26 @@ def skip_counts(flags: pl.DataFrame, designs: list[tuple[int, int]]) -> tuple[pl
     """(usable mask, skipped by reason, usable per design, skipped per design by reason)."""
     names = [design_name(nc, np_) for nc, np_ in designs]
     rows = flags.select(
+        "distinct",
         pl.any_horizontal([pl.col(f"serves_{name}") for name in names]).alias("usable"),
         pl.any_horizontal([pl.col(f"enough_p_{name}") for name in names]).alias("any_enough_p"),
     )
-    usable = rows["usable"]
+    usable, distinct = rows["usable"], rows["distinct"]
     skipped = {
-        FEWER_POSITIVES: int((~usable & ~rows["any_enough_p"]).sum()),
+        DUPLICATE_TEXT: int((~distinct).sum()),
+        FEWER_POSITIVES: int((distinct & ~rows["any_enough_p"]).sum()),
         TOO_FEW_CANDIDATES: int((~usable & rows["any_enough_p"]).sum()),
     }
     counts = flags.select(
         *[pl.col(f"serves_{name}").sum().alias(f"usable {name}") for name in names],
-        *[(~pl.col(f"enough_p_{name}")).sum().alias(f"{FEWER_POSITIVES} {name}") for name in names],
+        *[(pl.col("distinct") & ~pl.col(f"enough_p_{name}")).sum().alias(f"{FEWER_POSITIVES} {name}") for name in names],
         *[(pl.col(f"enough_p_{name}") & ~pl.col(f"serves_{name}")).sum().alias(f"{TOO_FEW_CANDIDATES} {name}") for name in names],
     ).row(0, named=True)
     per_design_usable = {name: counts[f"usable {name}"] for name in names}
     per_design_skipped = {
-        name: {reason: counts[f"{reason} {name}"] for reason in (FEWER_POSITIVES, TOO_FEW_CANDIDATES)} for name in names
+        name: {DUPLICATE_TEXT: skipped[DUPLICATE_TEXT]}
+        | {reason: counts[f"{reason} {name}"] for reason in (FEWER_POSITIVES, TOO_FEW_CANDIDATES)}
+        for name in names
     }
     return usable, skipped, per_design_usable, per_design_skipped
 
@@ -133,12 +155,11 @@ def no_usable_query(path: str | Path, texts: pl.DataFrame, report: dict) -> Inpu
     first = texts.row(0, named=True)
     n_pos, n_neg = len(first["p"]), len(first["n"])
     min_np = min(np_ for _, np_ in report["designs"])
-    why = (
-        f"{n_pos} positives, fewer than Np={min_np}"
-        if n_pos < min_np
-        else f"{n_pos} positives and {n_neg} negatives, too few candidates"
-    )
     designs = ", ".join(design_name(nc, np_) for nc, np_ in report["designs"])
-    return InputError(
-        path, f"id {first['id']}", f"{why} for every design ({designs}); no query of the file is usable ({skipped})"
-    )
+    if texts.head(1).select(repeated_texts()).item():
+        why = "a text occurs twice among the positives or as both a positive and a negative"
+    elif n_pos < min_np:
+        why = f"{n_pos} positives, fewer than Np={min_np} for every design ({designs})"
+    else:
+        why = f"{n_pos} positives and {n_neg} negatives, too few candidates for every design ({designs})"
+    return InputError(path, f"id {first['id']}", f"{why}; no query of the file is usable ({skipped})")

@@ -13,6 +13,7 @@ import polars as pl
 
 from retrieval_response.datasets.records import Record, json_type
 from retrieval_response.errors import InputError
+from retrieval_response.paths import UnsafeNameError, safe_name
 
 TEXTS_SCHEMA = {
     "id": pl.String,
@@ -95,6 +96,17 @@ def optional_answers(path: Path, record: Record, key: str) -> list[str]:
     return distinct_answers(value)
 
 
+def path_name(path: Path, record_label: str, value: str, what: str) -> str:
+    """``value`` when it is a safe path name (``retrieval_response.paths.safe_name``); InputError otherwise.
+
+    Ids and subsets taken from the data end up in output file names, so they must be safe.
+    """
+    try:
+        return safe_name(value, what)
+    except UnsafeNameError as error:
+        raise InputError(path, record_label, str(error)) from None
+
+
 def with_id(record: Record, record_id: str) -> Record:
     """``record`` relabelled as ``<label> (id <record_id>)`` for later messages."""
     return Record(f"{record.label} (id {record_id})", record.data)
@@ -114,3 +126,12 @@ def texts_frame(rows: list[tuple], columns: tuple[str, ...]) -> pl.DataFrame:
     """The texts table of row tuples named by ``columns``: TEXTS_SCHEMA types, extras as strings."""
     schema = {name: TEXTS_SCHEMA.get(name, pl.String) for name in columns}
     return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def drop_repeated_negatives(texts: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """``texts`` with each query's repeated negatives removed (first occurrence kept, order kept)
+    and the number of negatives removed. Repeated positives are not touched: they make a query
+    unusable (``sampling.DUPLICATE_TEXT``)."""
+    deduplicated = texts.with_columns(pl.col("n").list.unique(maintain_order=True))
+    removed = texts["n"].list.len().sum() - deduplicated["n"].list.len().sum()
+    return deduplicated, int(removed)

@@ -1,0 +1,175 @@
+"""Start-up checks of a schema-valid workflow config: everything checkable before any job runs.
+
+``check_config`` raises one InputError ``<config file>: config key <key>: <rule>`` at the first
+problem. It checks, in order: names that become path components (dataset names, embedder
+codes, design names, generic subset names: ``retrieval_response.paths.safe_name``), the keys
+that depend on each other (designs, K, embedder lists, a dataset's level and subset against its
+layout, LLM roles), that every input file named
+by the config exists, the ``analysis.alpha_grid`` syntax and size, the prompt files, and the
+API-key environment variable of each configured model (by name; its value is never shown).
+The JSON schema (workflow/schemas/config.schema.yaml) has filled the defaults beforehand.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from .datasets.layouts import check_options
+from .errors import InputError
+from .llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
+from .measures import alpha_grid
+from .paths import UnsafeNameError, safe_name
+
+LLM_ROLES = ("generator", "grader")
+
+
+def design_name(design: Mapping) -> str:
+    """Path component of one (Nc, Np) design: ``Nc<Nc>_Np<Np>``."""
+    return f"Nc{design['Nc']}_Np{design['Np']}"
+
+
+def dataset_designs(config: Mapping, dataset: str) -> list[Mapping]:
+    """The designs of ``dataset``: its own list, else the top-level one."""
+    return config["datasets"][dataset].get("designs", config["designs"])
+
+
+def design_cutoffs(config: Mapping, design: Mapping) -> list[int]:
+    """The sorted K list of one design: its own, else the top-level one."""
+    return sorted(design.get("K", config["K"]))
+
+
+def dataset_embedders(config: Mapping, dataset: str) -> list[str]:
+    """The embedder codes run on ``dataset``: its own list, else every registered code."""
+    return config["datasets"][dataset].get("embedders", sorted(config["embedders"]))
+
+
+def runs_llm(config: Mapping) -> bool:
+    """True when the config prepares datasets (and so calls the LLMs), False in published mode."""
+    return bool(config["datasets"])
+
+
+def _name(config_file: str, key: str, value: object, what: str) -> None:
+    try:
+        safe_name(value, what)
+    except UnsafeNameError as error:
+        raise InputError(config_file, f"config key {key}", str(error)) from None
+
+
+def check_names(config: Mapping, config_file: str) -> None:
+    """Every config value that becomes a path component is a safe name."""
+    for code in config["embedders"]:
+        _name(config_file, "embedders", code, "embedder code")
+    for name, dataset in config["datasets"].items():
+        _name(config_file, "datasets", name, "dataset name")
+        if dataset.get("subset") is not None:
+            _name(config_file, f"datasets.{name}.subset", dataset["subset"], "subset name")
+        for design in dataset_designs(config, name):
+            _name(config_file, f"datasets.{name}.designs", design_name(design), "design name")
+
+
+def check_designs(config: Mapping, config_file: str) -> None:
+    """Datasets or published data given; embedders known; designs distinct with 2 <= Np < Nc and K <= Nc."""
+    datasets, embedders = config["datasets"], config["embedders"]
+    if not config.get("published") and not datasets:
+        raise InputError(config_file, "config key datasets", "no dataset configured and no published data given")
+    if datasets and not embedders:
+        raise InputError(config_file, "config key embedders", "datasets are configured but no embedder is registered")
+    for name in datasets:
+        for code in dataset_embedders(config, name):
+            if code not in embedders:
+                raise InputError(
+                    config_file,
+                    f"config key datasets.{name}.embedders",
+                    f"unknown embedder code {code!r}; registered codes: {', '.join(sorted(embedders))}",
+                )
+        designs = dataset_designs(config, name)
+        names = [design_name(design) for design in designs]
+        if len(set(names)) != len(names):
+            raise InputError(config_file, f"config key designs (dataset {name})", "the same (Nc, Np) design is listed twice")
+        for design in designs:
+            nc, np_ = design["Nc"], design["Np"]
+            if not 2 <= np_ < nc:
+                raise InputError(
+                    config_file, f"config key designs (dataset {name})", f"design Nc={nc}, Np={np_} breaks 2 <= Np < Nc"
+                )
+            too_large = [k for k in design_cutoffs(config, design) if k > nc]
+            if too_large:
+                raise InputError(
+                    config_file,
+                    "config key K",
+                    f"K={too_large[0]} exceeds Nc={nc} of design {design_name(design)} (dataset {name})",
+                )
+
+
+def input_files(config: Mapping) -> list[tuple[str, str]]:
+    """(config key, path) of every input file the config names: datasets, published files, human grades."""
+    files = [(f"datasets.{name}.path", dataset["path"]) for name, dataset in config["datasets"].items()]
+    published = config.get("published") or {}
+    files += [(f"published.{key}", published[key]) for key in ("graded", "ranked", "human") if published.get(key)]
+    if config["analysis"].get("human"):
+        files.append(("analysis.human", config["analysis"]["human"]))
+    return files
+
+
+def check_dataset_options(config: Mapping, config_file: str) -> None:
+    """Each dataset's ``level`` and ``subset`` apply to its layout (``datasets.layouts.check_options``)."""
+    for name, dataset in config["datasets"].items():
+        check_options(config_file, dataset["layout"], level=dataset.get("level"), subset=dataset.get("subset"),
+                      key=f"config key datasets.{name}.")
+
+
+def check_input_files(config: Mapping, config_file: str) -> None:
+    """Every input file named by the config is an existing regular file."""
+    for key, path in input_files(config):
+        if not Path(path).is_file():
+            raise InputError(config_file, f"config key {key}", f"file {path!r} not found (expected a readable regular file)")
+
+
+def check_alpha_grid(config: Mapping, config_file: str) -> None:
+    """``analysis.alpha_grid`` parses with the analysis' own parser (syntax and size)."""
+    try:
+        alpha_grid(config["analysis"]["alpha_grid"])
+    except ValueError as error:
+        raise InputError(config_file, "config key analysis.alpha_grid", str(error)) from None
+
+
+def check_prompts(config: Mapping, config_file: str) -> None:
+    """The answer and grading prompt files exist and parse (sections and placeholders)."""
+    prompts = config["llm"]["prompts"]
+    for key, fields, needs_reask in (("answer", ANSWER_FIELDS, False), ("grade", GRADE_FIELDS, True)):
+        path = prompts[key]
+        if not Path(path).is_file():
+            raise InputError(config_file, f"config key llm.prompts.{key}", f"prompt file {path!r} not found")
+        try:
+            load_prompt(path, fields, needs_reask=needs_reask)
+        except (OSError, UnicodeDecodeError) as error:
+            raise InputError(path, "file", f"cannot read as UTF-8 text: {error}") from None
+
+
+def check_llm(config: Mapping, config_file: str, environ: Mapping[str, str]) -> None:
+    """Both LLM roles are configured and each role's ``api_key_env``, when set, names a set variable."""
+    llm = config["llm"]
+    for role in LLM_ROLES:
+        if role not in llm:
+            raise InputError(config_file, f"config key llm.{role}", "datasets are configured but no LLM is given for this role")
+        variable = llm[role].get("api_key_env")
+        if variable and not environ.get(variable):
+            raise InputError(
+                config_file,
+                f"config key llm.{role}.api_key_env",
+                f"environment variable {variable} is not set or empty (export the API key under this name)",
+            )
+
+
+def check_config(config: Mapping, config_file: str, environ: Mapping[str, str] = os.environ) -> None:
+    """All start-up checks of a schema-valid config; the first failure raises InputError (one line)."""
+    check_names(config, config_file)
+    check_designs(config, config_file)
+    check_dataset_options(config, config_file)
+    check_input_files(config, config_file)
+    check_alpha_grid(config, config_file)
+    if runs_llm(config):
+        check_prompts(config, config_file)
+        check_llm(config, config_file, environ)

@@ -1,0 +1,47 @@
+"""Names from data or config that become parts of file paths: one rule, checked in one place.
+
+A dataset name, an embedder code, a design name, a subset (id prefix), a query id or an
+embedder label ``E`` may end up in an output path. Each is accepted only when it is a *safe
+name*: it matches :data:`NAME_PATTERN` (an ASCII letter or digit, then letters, digits and
+``. _ + -``, never two dots in a row) and has at most :data:`MAX_NAME_LENGTH` characters.
+Such a name is one path component that is neither ``.`` nor ``..``, holds no separator
+(``/``, ``\\``, unicode slashes are not ASCII), no NUL or newline, cannot be mistaken for an
+option (no leading ``-``), and is never hidden (no leading ``.``); so ``base / name`` always
+names a direct child of ``base``.
+"""
+
+from __future__ import annotations
+
+import re
+
+NAME_PATTERN = r"[A-Za-z0-9](?:[A-Za-z0-9_+-]|\.(?!\.))*"
+"""Regular expression of a safe name (also the workflow's wildcard constraint for such names)."""
+
+MAX_NAME_LENGTH = 100
+"""Longest safe name, well under the 255-byte file-name limit once prefixes and suffixes are added."""
+
+_SAFE_NAME = re.compile(NAME_PATTERN)
+
+
+class UnsafeNameError(ValueError):
+    """A value that cannot be used as a path component."""
+
+
+def is_safe_name(value: object) -> bool:
+    """True when ``value`` is a string matching NAME_PATTERN with at most MAX_NAME_LENGTH characters."""
+    return isinstance(value, str) and len(value) <= MAX_NAME_LENGTH and _SAFE_NAME.fullmatch(value) is not None
+
+
+def safe_name(value: object, what: str) -> str:
+    """``value`` unchanged when it is a safe name; UnsafeNameError naming ``what`` otherwise.
+
+    The message is one line: the value is shown with ``repr`` (so NUL, newlines and unicode
+    slashes are visible and cannot break the line), cut to 60 characters when longer.
+    """
+    if is_safe_name(value):
+        return value
+    shown = repr(value) if len(repr(value)) <= 60 else f"{repr(value)[:57]}..."
+    raise UnsafeNameError(
+        f"{what} {shown} cannot be used in a file name: use 1 to {MAX_NAME_LENGTH} ASCII letters, digits"
+        " and . _ + -, starting with a letter or digit, without '..'"
+    )

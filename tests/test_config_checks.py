@@ -1,0 +1,184 @@
+"""Start-up checks (retrieval_response.config_checks): every config problem is one line naming file, key and rule."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+from snakemake.utils import validate
+
+from retrieval_response.config_checks import check_config
+from retrieval_response.errors import InputError
+
+from test_paths import HOSTILE_NAMES
+
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
+GENERIC = REPO / "tests" / "fixtures" / "datasets" / "generic.jsonl"
+CONFIG_FILE = "run.yaml"
+
+
+def valid_config() -> dict:
+    """A schema-filled config that passes every check: one generic dataset, one embedder, two remote models."""
+    config = {
+        "datasets": {"faq": {"layout": "generic", "path": str(GENERIC)}},
+        "embedders": {"ML6": {"backend": "gt_minilm_l6"}},
+        "llm": {
+            "generator": {"model": "openai/gpt-4o-mini", "api_key_env": "RR_TEST_KEY"},
+            "grader": {"model": "openai/gpt-4o-mini"},
+            "prompts": {"answer": str(REPO / "resources/prompts/answer.txt"),
+                        "grade": str(REPO / "resources/prompts/grade.txt")},
+        },
+    }
+    validate(config, SCHEMA)
+    return config
+
+
+ENV = {"RR_TEST_KEY": "sk-secret-value-123"}
+
+
+def refused(config: dict, environ: dict | None = None) -> InputError:
+    """The InputError of check_config on ``config``, asserted to be one line naming the config file."""
+    with pytest.raises(InputError) as caught:
+        check_config(config, CONFIG_FILE, ENV if environ is None else environ)
+    message = str(caught.value)
+    assert message.startswith(f"{CONFIG_FILE}: config key ")
+    assert "\n" not in message and "\r" not in message and "\x00" not in message
+    return caught.value
+
+
+def test_the_valid_config_passes():
+    check_config(valid_config(), CONFIG_FILE, ENV)
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES, ids=repr)
+def test_hostile_dataset_name_is_refused(name):
+    config = valid_config()
+    config["datasets"] = {name: config["datasets"]["faq"]}
+    error = refused(config)
+    assert error.record == "config key datasets" and "dataset name" in error.rule
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES, ids=repr)
+def test_hostile_embedder_code_is_refused(name):
+    config = valid_config()
+    config["embedders"] = {name: config["embedders"]["ML6"]}
+    error = refused(config)
+    assert error.record == "config key embedders" and "embedder code" in error.rule
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES, ids=repr)
+def test_hostile_generic_subset_is_refused(name):
+    config = valid_config()
+    config["datasets"]["faq"]["subset"] = name
+    error = refused(config)
+    assert error.record == "config key datasets.faq.subset" and "subset name" in error.rule
+
+
+@pytest.mark.parametrize("spec", ["linear:0", "linear:1", "linear:x", "l350^1.5", "l350", "linear:5001", "l2500^0.95", "l99999999999^0.9", ""])
+def test_bad_alpha_grid_is_refused_before_any_job(spec):
+    config = valid_config()
+    config["analysis"]["alpha_grid"] = spec
+    assert refused(config).record == "config key analysis.alpha_grid"
+
+
+@pytest.mark.parametrize("spec", ["l350^0.95", "linear:2", "linear:5000", "l2499^.5"])
+def test_good_alpha_grids_pass(spec):
+    config = valid_config()
+    config["analysis"]["alpha_grid"] = spec
+    check_config(config, CONFIG_FILE, ENV)
+
+
+@pytest.mark.parametrize("environ", [{}, {"RR_TEST_KEY": ""}, {"OTHER": "sk-secret-value-123"}])
+def test_unset_api_key_variable_is_named_and_no_value_is_shown(environ):
+    error = refused(valid_config(), environ)
+    assert error.record == "config key llm.generator.api_key_env"
+    assert "RR_TEST_KEY" in error.rule and "sk-secret" not in str(error)
+
+
+def test_published_mode_needs_no_llm_key_nor_prompt(tmp_path):
+    graded = tmp_path / "samples_graded.json"
+    graded.write_text("[]")
+    config = {"published": {"graded": str(graded)}, "llm": {"prompts": {"answer": "missing.txt"}}}
+    validate(config, SCHEMA)
+    check_config(config, CONFIG_FILE, {})
+
+
+@pytest.mark.parametrize(
+    ("key", "body", "rule"),
+    [
+        ("answer", "[system]\nS\n[user]\n$question\n", "unknown placeholder $question"),
+        ("answer", "[system]\nS\n", "missing or empty"),
+        ("grade", "[system]\nS\n[user]\n$query $ideal_answer $answer\n", "missing or empty"),
+    ],
+)
+def test_broken_prompt_file_is_refused(tmp_path, key, body, rule):
+    prompt = tmp_path / f"{key}.txt"
+    prompt.write_text(body)
+    config = valid_config()
+    config["llm"]["prompts"][key] = str(prompt)
+    with pytest.raises(InputError) as caught:
+        check_config(config, CONFIG_FILE, ENV)
+    assert caught.value.path == str(prompt) and rule in caught.value.rule
+
+
+def test_prompt_file_that_is_not_text_is_one_error(tmp_path):
+    prompt = tmp_path / "answer.txt"
+    prompt.write_bytes(b"\xff\xfe[system]\x00")
+    config = valid_config()
+    config["llm"]["prompts"]["answer"] = str(prompt)
+    with pytest.raises(InputError, match="cannot read as UTF-8 text"):
+        check_config(config, CONFIG_FILE, ENV)
+
+
+def test_missing_prompt_file_names_the_key(tmp_path):
+    config = valid_config()
+    config["llm"]["prompts"]["grade"] = str(tmp_path / "nope.txt")
+    assert refused(config).record == "config key llm.prompts.grade"
+
+
+@pytest.mark.parametrize(
+    ("where", "key"),
+    [
+        (("datasets", "faq", "path"), "datasets.faq.path"),
+        (("analysis", "human"), "analysis.human"),
+    ],
+)
+def test_missing_input_file_names_the_key(tmp_path, where, key):
+    config = valid_config()
+    node = config
+    for part in where[:-1]:
+        node = node[part]
+    node[where[-1]] = str(tmp_path / "absent.json")
+    error = refused(config)
+    assert error.record == f"config key {key}" and "not found" in error.rule
+
+
+@pytest.mark.parametrize("key", ["graded", "ranked", "human"])
+def test_missing_published_file_names_the_key(tmp_path, key):
+    present = tmp_path / "present.json"
+    present.write_text("[]")
+    published = {"graded": str(present), key: str(tmp_path / "absent.json")}
+    config = {"published": published}
+    validate(config, SCHEMA)
+    assert refused(copy.deepcopy(config), {}).record == f"config key published.{key}"
+
+
+def test_dataset_path_that_is_a_folder_is_refused(tmp_path):
+    config = valid_config()
+    config["datasets"]["faq"]["path"] = str(tmp_path)
+    assert refused(config).record == "config key datasets.faq.path"
+
+
+@pytest.mark.parametrize(
+    ("dataset", "key"),
+    [
+        ({"layout": "msmarco", "subset": "M2"}, "datasets.faq.subset"),
+        ({"layout": "hotpotqa_ircot", "level": "sentence"}, "datasets.faq.level"),
+    ],
+)
+def test_option_that_does_not_apply_to_the_layout_is_refused(dataset, key):
+    config = valid_config()
+    config["datasets"]["faq"].update(dataset)
+    assert refused(config).record == f"config key {key}"
