@@ -355,3 +355,17 @@ def test_grade_panels_are_the_subsets(random_graded):
     assert list(figures_by_name) == ["grades_ratio.png"]
     titles = [t for t in (axes.get_title(loc="left") for axes in figures_by_name["grades_ratio.png"].axes) if t]
     assert titles == ["A", "Hp-h"] == manifest.drawn[0]["panels"]
+
+
+def test_finer_keys_become_panels(graded):
+    correlations, differences = {}, {}
+    for segmentation in ("fit", "ratio"):
+        correlations[segmentation], differences[segmentation] = run_analysis(
+            graded, segmentation=segmentation, alpha_grid="linear:5", corr_types=["spearman"],
+            min_segment_samples=MINIMUM, finer_keys=("Np",), bootstrap_resamples=10)
+    figures_by_name, manifest = figure_set(graded, correlations, differences, corr_types=["spearman"],
+                                           min_segment_samples=MINIMUM)
+    forest = next(d for d in manifest.drawn if d["file"] == "forest_fit.png")
+    assert {panel.split(" / ")[0] for panel in forest["panels"]} == {"A, Np 2", "A, Np 4", "Hp, Np 2", "Hp, Np 4"}
+    small = [e for e in manifest.left_out if e["scope"] == "fit segments"]
+    assert small and all("Np" in e for e in small)

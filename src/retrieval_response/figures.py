@@ -28,6 +28,7 @@ draw is not written; a panel with nothing to draw inside a figure that has data 
 from __future__ import annotations
 
 import html
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +38,6 @@ import polars as pl
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
-from retrieval_response.analysis import DIFFERENCES
 from retrieval_response.atomic import write_json, write_text
 from retrieval_response.plotting import (
     ForestPanel,
@@ -68,7 +68,6 @@ CORR_LABELS = {"spearman": "Spearman", "pearson": "Pearson", "kendall_b": "Kenda
                "kendall_c": "Kendall tau-c"}
 MEASURE_ORDER: tuple[str, ...] = ("F", "F_e", "F_e_partner", "T", "T_u", "nDCG", "nDCG@K", "P", "R")
 """Forest-plot rows, top to bottom; measures not listed follow in name order."""
-DIFFERENCE_ORDER: tuple[str, ...] = tuple(f"{x}-{y}" for x, y in DIFFERENCES)
 FIT_SEGMENTS: tuple[str, ...] = ("narrow", "wide")
 FIT_HEATMAP_MEASURES: tuple[str, ...] = ("T", "nDCG", "F")
 RATIO_HEATMAP_MEASURES: tuple[str, ...] = ("F", "F_e", "F_e_partner", "T", "T_u", "nDCG")
@@ -98,11 +97,14 @@ class Manifest:
     min_segment_samples: int
     drawn: list[dict] = field(default_factory=list)
     left_out: list[dict] = field(default_factory=list)
+    _seen: set[str] = field(default_factory=set, repr=False)
 
     def leave_out(self, scope: str, reason: str, **item) -> None:
         """Record one left-out item (keys with a None value are dropped)."""
         entry = {"scope": scope, **{k: v for k, v in item.items() if v is not None}, "reason": reason}
-        if entry not in self.left_out:
+        key = json.dumps(entry, sort_keys=True, default=str)
+        if key not in self._seen:
+            self._seen.add(key)
             self.left_out.append(entry)
 
     def leave_out_rows(self, scope: str, rows: pl.DataFrame) -> None:
@@ -268,7 +270,7 @@ class _CellLayout:
 
 
 def _heatmap_cells(rows: pl.DataFrame, small: pl.DataFrame, layout: _CellLayout, mark: pl.Expr | None = None):
-    """values, text and notes of one panel.
+    """values, text, notes and per-column n (``common``) of one heatmap panel.
 
     ``rows`` (defined and undefined values) fill the cells; ``small`` (segments below the minimum,
     with the row columns they apply to) adds blank cells with their n. text = value with two
@@ -521,8 +523,7 @@ def ratio_difference_figure(table: pl.DataFrame, small: pl.DataFrame, target: st
     rows = table.filter(pl.col("target") == target, pl.col("corr_type") == corr_type)
     if _split_undefined(rows, "difference", name, manifest).is_empty():
         return _nothing(manifest, name, rows)
-    present = set(rows["difference"].unique().to_list())
-    differences = [d for d in DIFFERENCE_ORDER if d in present] + sorted(present - set(DIFFERENCE_ORDER))
+    differences = rows["difference"].unique(maintain_order=True).to_list()  # the analysis's order
     excludes_zero = (pl.col("ci_low") > 0) | (pl.col("ci_high") < 0)
     mark = pl.when(excludes_zero.fill_null(False)).then(pl.lit("*")).otherwise(pl.lit(""))
     panels = _ratio_panels(rows, small, "difference", differences, name, manifest, mark)
