@@ -369,3 +369,14 @@ def test_finer_keys_become_panels(graded):
     assert {panel.split(" / ")[0] for panel in forest["panels"]} == {"A, Np 2", "A, Np 4", "Hp, Np 2", "Hp, Np 4"}
     small = [e for e in manifest.left_out if e["scope"] == "fit segments"]
     assert small and all("Np" in e for e in small)
+
+
+def test_a_subset_without_any_defined_value_gets_no_panel_row(graded, tables):
+    correlations, differences = tables
+    ratio = with_targets(correlations["ratio"])
+    figures_by_name, manifest = figure_set(graded, {"ratio": ratio}, {}, corr_types=CORR_TYPES,
+                                           min_segment_samples=MINIMUM)
+    rows = [axes.get_ylabel() for axes in figures_by_name["forest_ratio_answer_f1.png"].axes if axes.get_ylabel()]
+    assert set(rows) == {"A"}
+    assert {"scope": "forest_ratio_answer_f1.png", "subset": "Hp",
+            "reason": "panel row not drawn: no defined correlation in this subset"} in manifest.left_out

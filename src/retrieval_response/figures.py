@@ -560,11 +560,11 @@ def _wrap_note(note: str) -> str:
     return wrap(note, 1.8, 8)
 
 
-def _forest_rows(rows: pl.DataFrame, small: pl.DataFrame, columns: list[tuple[str, str]], titles: list[str],
-                 minimum: int) -> list[ForestRow]:
+def _forest_rows(rows: pl.DataFrame, small: pl.DataFrame, groups: list[str], columns: list[tuple[str, str]],
+                 titles: list[str], minimum: int) -> list[ForestRow]:
     """A ForestRow per group with a panel per (target, segment) column."""
     grid = []
-    for group in _ordered_groups(rows):
+    for group in groups:
         in_group = rows.filter(pl.col("group") == group)
         small_group = small.filter(pl.col("group") == group)
         panels = [
@@ -578,9 +578,21 @@ def _forest_rows(rows: pl.DataFrame, small: pl.DataFrame, columns: list[tuple[st
 
 def _forest(rows: pl.DataFrame, small: pl.DataFrame, columns: list[tuple[str, str]], titles: list[str],
             name: str, description: dict, title: str, manifest: Manifest) -> Figure | None:
-    if _split_undefined(rows, "measure", name, manifest).is_empty():
+    defined = _split_undefined(rows, "measure", name, manifest)
+    if defined.is_empty():
         return _nothing(manifest, name, rows)
-    grid = _forest_rows(rows, small, columns, titles, manifest.min_segment_samples)
+    groups = _ordered_groups(rows)
+    with_data = set(defined["group"].to_list())
+    for group in groups:
+        if group not in with_data:
+            manifest.leave_out(name, "panel row not drawn: no defined correlation in this subset", subset=group)
+    drawn_columns = set(defined.select("target", "segment").iter_rows())
+    for target, segment in columns:
+        if (target, segment) not in drawn_columns:
+            manifest.leave_out(name, "panel column not drawn: no defined correlation", target=target, segment=segment)
+    kept = [(c, t) for c, t in zip(columns, titles) if c in drawn_columns]
+    grid = _forest_rows(rows, small, [g for g in groups if g in with_data], [c for c, _ in kept], [t for _, t in kept],
+                        manifest.min_segment_samples)
     crossfit = bool(rows.filter((pl.col("value_crossfit") - pl.col("value")).abs() > 1e-12).height)
     manifest.drawn.append({"file": name, **description,
                            "panels": [f"{r.label} / {p.title.splitlines()[0]}" for r in grid for p in r.panels
