@@ -1,48 +1,300 @@
-"""Figures: the grade-distribution matrix (pure), segment labels, and PNGs of the expected size."""
+"""Figures: one PNG per kind (and target), never an empty PNG, a manifest of what was left out,
+readable labels; plus the grade-distribution matrix they are built from.
+
+The tables come from the real analysis run on synthetic ranked samples (testing.synthetic):
+three subsets (``Hp`` and ``M`` with few queries, so some of their segments fall below the
+minimum), two embedders. Extra targets are added the way the analysis reports them: a ``target`` column and a
+``null_reason`` where the value is null.
+"""
 
 from __future__ import annotations
 
+import itertools
+import json
 import struct
 
 import numpy as np
 import polars as pl
-
-from retrieval_response.segments import segment_labels
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from retrieval_response import figures
+from retrieval_response.analysis import run_analysis
 from retrieval_response.figures import (
-    DPI,
     GRADES,
-    MESSAGE_SIZE_INCHES,
+    MANIFEST_HTML,
+    MANIFEST_JSON,
+    TARGETS,
     diverging_norm,
+    figure_set,
     grade_distribution_matrix,
-    heatmap_size,
-    plot_fit_correlations,
-    plot_grade_distribution,
-    plot_ratio_correlations,
-    plot_ratio_differences,
+    render_figures,
 )
+from retrieval_response.plotting import DPI, FONT, MAX_WIDTH_INCHES
+from retrieval_response.segments import assign_segments, segment_labels, segment_sizes
+from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
 
-EMBEDDERS = ["E5Sv2", "AML12v2", "ME5S"]
+SUBSETS = {"A": 40, "Hp": 15, "M": 9}  # subset -> queries; M has no K/Np segment >= MINIMUM
+EMBEDDERS = ("E5Sv2", "ME5S")
+MINIMUM = 30
+CORR_TYPES = ["spearman", "pearson"]
+NO_ANSWER = "no answer text for this subset"
 
 
-def _png_size(path) -> tuple[int, int]:
-    header = path.read_bytes()[:24]
-    assert header[:8] == b"\x89PNG\r\n\x1a\n"
-    return struct.unpack(">II", header[16:24])
+def synthetic_graded(seed: int = 0) -> pl.DataFrame:
+    """Graded samples: Nc = 12, Np in {2, 4}, K in {1, 2, 4, 8}; the grade rises with the
+    positives retrieved, plus noise."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    for s, (subset, n_queries) in enumerate(SUBSETS.items()):
+        texts = synthetic_texts(n_queries, seed=s).with_columns(
+            id=pl.col("id").str.replace("^S", subset), subset=pl.lit(subset))
+        for e, embedder in enumerate(EMBEDDERS):
+            for np_ in (2, 4):
+                ranked = synthetic_ranked(texts, embedder, 12, np_, [1, 2, 4, 8], seed=100 * s + 10 * e + np_)
+                parts.append(ranked.select("id", "subset", "E", "Nc", "Np", "K", "rank").explode("K").with_columns(
+                    rank=pl.col("rank").list.head(pl.col("K")),
+                    inK=pl.col("rank").list.head(pl.col("K")).list.eval(pl.element() < np_)))
+    graded = pl.concat(parts)
+    n_p = graded["inK"].list.sum().to_numpy()
+    score = 1.5 + 3 * n_p / graded["Np"].to_numpy() + rng.normal(0, 0.8, graded.height)
+    return graded.with_columns(grade=pl.Series(np.clip(np.round(score), 1, 5).astype(np.int8)))
 
 
-def _assert_png(path, size_inches: tuple[float, float]) -> None:
-    width, height = _png_size(path)
-    assert abs(width - size_inches[0] * DPI) <= 1
-    assert abs(height - size_inches[1] * DPI) <= 1
-    assert path.stat().st_size > 5000
-    assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
+def with_targets(table: pl.DataFrame) -> pl.DataFrame:
+    """``table`` for the three targets; answer_f1 is null on subset Hp, with a null_reason."""
+    grade = table.with_columns(target=pl.lit("grade"), null_reason=pl.lit(None, pl.String))
+    expected = grade.with_columns(target=pl.lit("grade_expected"), value=pl.col("value") * 0.9)
+    missing = pl.col("subset") == "Hp"
+    f1 = grade.with_columns(
+        target=pl.lit("answer_f1"), value=pl.when(missing).then(None).otherwise(pl.col("value") * 0.5),
+        null_reason=pl.when(missing).then(pl.lit(NO_ANSWER)).otherwise(pl.col("null_reason")))
+    return pl.concat([grade, expected, f1])
 
 
 @pytest.fixture(scope="module")
 def graded() -> pl.DataFrame:
+    return synthetic_graded()
+
+
+@pytest.fixture(scope="module")
+def tables(graded):
+    """(correlations, differences) by segmentation, from the analysis, grade only."""
+    correlations, differences = {}, {}
+    for segmentation in ("fit", "ratio"):
+        correlations[segmentation], differences[segmentation] = run_analysis(
+            graded, segmentation=segmentation, alpha_grid="linear:11", corr_types=CORR_TYPES,
+            min_segment_samples=MINIMUM, bootstrap_resamples=30, seed=0)
+    return correlations, differences
+
+
+@pytest.fixture(scope="module")
+def target_tables(tables):
+    correlations, differences = tables
+    return ({k: with_targets(v) for k, v in correlations.items()},
+            {k: with_targets(v) for k, v in differences.items()})
+
+
+@pytest.fixture(scope="module")
+def rendered(graded, target_tables, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("figures")
+    manifest = render_figures(graded, *target_tables, folder, corr_types=CORR_TYPES, min_segment_samples=MINIMUM)
+    return folder, manifest
+
+
+@pytest.fixture(scope="module")
+def drawn(graded, target_tables):
+    return figure_set(graded, *target_tables, corr_types=CORR_TYPES, min_segment_samples=MINIMUM)
+
+
+def _png_size(path) -> tuple[int, int]:
+    header = path.read_bytes()[:24]
+    assert header[:8] == b"\x89PNG\r\n\x1a\n", path.name
+    return struct.unpack(">II", header[16:24])
+
+
+# --------------------------------------------------------------------------- the file set
+
+
+def test_one_png_per_kind_and_target(rendered):
+    folder, manifest = rendered
+    expected = {"grades_ratio.png", "forest_fit.png", MANIFEST_JSON, MANIFEST_HTML}
+    for target in TARGETS:
+        expected |= {f"heatmap_fit_{target}.png", f"heatmap_ratio_{target}.png", f"forest_ratio_{target}.png",
+                     f"diff_ratio_{target}.png"}
+    assert {p.name for p in folder.iterdir()} == expected
+    assert {d["file"] for d in manifest.drawn} == {n for n in expected if n.endswith(".png")}
+
+
+def test_file_names_hold_no_data_values(rendered):
+    folder, _ = rendered
+    for name in (p.name for p in folder.iterdir()):
+        assert not any(value in name for value in (*SUBSETS, *EMBEDDERS, "0.5", "narrow")), name
+
+
+def test_pngs_are_valid_and_of_sane_size(rendered, drawn):
+    folder, _ = rendered
+    figures_by_name, _ = drawn
+    for name, figure in figures_by_name.items():
+        width, height = _png_size(folder / name)
+        inches = figure.get_size_inches()
+        assert abs(width - inches[0] * DPI) <= 1 and abs(height - inches[1] * DPI) <= 1, name
+        assert 5 * DPI <= width <= MAX_WIDTH_INCHES * DPI, name
+        assert 3 * DPI <= height <= 40 * DPI, name
+        assert (folder / name).stat().st_size > 10_000, name
+    assert not [p for p in folder.iterdir() if p.name.endswith(".tmp")]
+
+
+def _text_boxes(figure):
+    """Window extents of the figure's titles, axis labels, visible tick labels and legend texts
+    (not the annotations inside heatmap cells or forest panels)."""
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    texts = [figure._suptitle] if figure._suptitle else []
+    for axes in figure.axes:
+        if not axes.get_visible():
+            continue
+        texts += [axes.title, axes._left_title, axes.xaxis.label, axes.yaxis.label]
+        x0, x1 = sorted(axes.get_xlim())
+        y0, y1 = sorted(axes.get_ylim())
+        texts += [t for t in axes.get_xticklabels() if x0 <= t.get_position()[0] <= x1]
+        texts += [t for t in axes.get_yticklabels() if y0 <= t.get_position()[1] <= y1]
+    for legend in figure.legends:
+        texts += legend.get_texts()
+    return [(t, t.get_window_extent(renderer)) for t in texts if t.get_visible() and t.get_text()]
+
+
+def test_labels_are_readable_and_do_not_overlap(drawn):
+    figures_by_name, _ = drawn
+    for name, figure in figures_by_name.items():
+        assert figure.get_size_inches()[0] <= MAX_WIDTH_INCHES, name
+        boxes = _text_boxes(figure)
+        assert all(t.get_fontsize() >= FONT for t, _ in boxes), name
+        overlapping = [(a.get_text(), b.get_text()) for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2)
+                       if box_a.overlaps(box_b)]
+        assert not overlapping, f"{name}: {overlapping[:3]}"
+        figure_box = figure.bbox
+        assert all(box.x0 >= -1 and box.x1 <= figure_box.x1 + 1 for _, box in boxes), f"{name}: text off the page"
+
+
+# --------------------------------------------------------------------------- left out, and why
+
+
+def test_every_left_out_item_is_in_the_manifest(rendered, graded, target_tables):
+    folder, manifest = rendered
+    document = json.loads((folder / MANIFEST_JSON).read_text())
+    assert document["left_out"] == manifest.left_out and document["min_segment_samples"] == MINIMUM
+    assert all(entry["reason"] for entry in manifest.left_out)
+
+    for segmentation in ("fit", "ratio"):  # every segment below the minimum, with its n
+        sizes = segment_sizes(assign_segments(graded, segmentation), ["E", "subset", "segment"], MINIMUM)
+        small = sizes.filter(~pl.col("kept"))
+        assert small.height > 0, "the fixture has small segments"
+        listed = {(e["E"], e["subset"], e["segment"], e["n"]) for e in manifest.left_out
+                  if e["scope"] == f"{segmentation} segments"}
+        assert listed == set(small.select("E", "subset", "segment", "n").iter_rows())
+        assert all(e["reason"] == f"segment with n < {MINIMUM} graded samples" for e in manifest.left_out
+                   if e["scope"] == f"{segmentation} segments")
+
+    correlations, _ = target_tables
+    nulls = correlations["ratio"].filter(pl.col("value").is_null(), corr_type="spearman")
+    assert nulls.filter(target="answer_f1", subset="Hp").height > 0
+    for row in nulls.iter_rows(named=True):
+        reason = row["null_reason"] or figures.UNDEFINED
+        assert any(e["scope"] == f"forest_ratio_{row['target']}.png" and e["subset"] == row["subset"]
+                   and e["segment"] == row["segment"] and row["measure"] in e["measure"] and row["E"] in e["E"]
+                   and e["reason"] == reason for e in manifest.left_out), row
+
+
+def test_manifest_html_lists_drawn_and_left_out(rendered):
+    folder, manifest = rendered
+    page = (folder / MANIFEST_HTML).read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    assert all(d["file"] in page for d in manifest.drawn)
+    assert NO_ANSWER in page and f"segment with n &lt; {MINIMUM} graded samples" in page
+
+
+def test_null_values_are_not_drawn_and_panels_say_why(drawn):
+    figures_by_name, manifest = drawn
+    forest = figures_by_name["forest_fit.png"]
+    notes = [" ".join(t.get_text().split()) for axes in forest.axes for t in axes.texts]
+    assert sum(NO_ANSWER in note for note in notes) == 2  # Hp x {narrow, wide} for answer_f1
+    assert sum(f"n < {MINIMUM}" in note for note in notes) == len(TARGETS)  # M narrow, every target
+    assert any(e["scope"] == "heatmap_ratio_answer_f1.png" and e.get("subset") == "Hp"
+               and e["reason"].startswith("panel not drawn") for e in manifest.left_out)
+    ratio_panels = [axes.get_title(loc="left") for axes in figures_by_name["heatmap_ratio_answer_f1.png"].axes]
+    assert "Hp" not in ratio_panels and "A" in ratio_panels
+
+
+def test_all_empty_input_writes_no_png(graded, tmp_path):
+    correlations, differences = {}, {}
+    for segmentation in ("fit", "ratio"):
+        correlations[segmentation], differences[segmentation] = run_analysis(
+            graded, segmentation=segmentation, alpha_grid="linear:5", corr_types=["spearman"],
+            min_segment_samples=10**6, bootstrap_resamples=0)
+    manifest = render_figures(graded, correlations, differences, tmp_path, corr_types=["spearman"],
+                              min_segment_samples=10**6)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST_HTML, MANIFEST_JSON]
+    assert manifest.drawn == []
+    scopes = {e["scope"] for e in manifest.left_out}
+    assert {"fit segments", "ratio segments", "fit figures", "ratio figures", "grades_ratio.png"} <= scopes
+
+
+def test_undefined_everywhere_writes_only_the_grade_figure(graded, tables, tmp_path):
+    correlations, differences = ({k: v.with_columns(value=None) for k, v in t.items()} for t in tables)
+    manifest = render_figures(graded, correlations, differences, tmp_path, corr_types=CORR_TYPES,
+                              min_segment_samples=MINIMUM)
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["grades_ratio.png"]
+    not_drawn = {e["scope"] for e in manifest.left_out if e["reason"].startswith("figure not drawn")}
+    assert not_drawn == {"heatmap_fit_grade.png", "forest_fit.png", "heatmap_ratio_grade.png",
+                         "forest_ratio_grade.png", "diff_ratio_grade.png"}
+
+
+# --------------------------------------------------------------------------- targets and tables
+
+
+def test_a_table_without_target_is_about_the_grade(graded, tables):
+    figures_by_name, manifest = figure_set(graded, *tables, corr_types=CORR_TYPES, min_segment_samples=MINIMUM)
+    assert set(figures_by_name) == {"grades_ratio.png", "heatmap_fit_grade.png", "forest_fit.png",
+                                    "heatmap_ratio_grade.png", "forest_ratio_grade.png", "diff_ratio_grade.png"}
+    assert all(d.get("target", "grade") == "grade" for d in manifest.drawn)
+
+
+def test_unknown_targets_and_missing_columns_are_rejected(graded, tables):
+    correlations, differences = tables
+    odd = {"fit": correlations["fit"].with_columns(target=pl.lit("bleu"))}
+    with pytest.raises(ValueError, match="correlations_fit: target 'bleu'"):
+        figure_set(graded, odd, differences, corr_types=CORR_TYPES, min_segment_samples=MINIMUM)
+    with pytest.raises(ValueError, match="missing column"):
+        figure_set(graded, {"fit": correlations["fit"].drop("n")}, differences, corr_types=CORR_TYPES,
+                   min_segment_samples=MINIMUM)
+
+
+def test_difference_stars_mark_intervals_that_exclude_zero(graded, tables):
+    figures_by_name, _ = figure_set(graded, *tables, corr_types=CORR_TYPES, min_segment_samples=MINIMUM)
+    texts = [t.get_text() for axes in figures_by_name["diff_ratio_grade.png"].axes for t in axes.texts]
+    rows = tables[1]["ratio"].filter(pl.col("value").is_not_null(), corr_type="spearman")
+    excluding = rows.filter((pl.col("ci_low") > 0) | (pl.col("ci_high") < 0)).height
+    assert 0 < excluding < rows.height
+    assert sum(text.endswith("*") for text in texts) == excluding
+
+
+def test_forest_rows_follow_the_fixed_measure_order():
+    assert figures.ordered_measures(["R", "T", "nDCG@K", "F", "X", "F_e"]) == ["F", "F_e", "T", "nDCG@K", "R", "X"]
+
+
+def test_diverging_colour_limits_are_symmetric():
+    norm = diverging_norm(np.array([0.1, 0.3, np.nan, -0.05]))
+    assert (norm.vmin, norm.vmax) == (-0.3, 0.3)
+    assert norm(0.0) == pytest.approx(0.5)
+
+
+# --------------------------------------------------------------------------- grade distribution
+
+
+@pytest.fixture(scope="module")
+def random_graded() -> pl.DataFrame:
     rng = np.random.default_rng(4)
     n = 6000
     np_ = rng.integers(2, 6, n)
@@ -52,7 +304,7 @@ def graded() -> pl.DataFrame:
     subset = rng.choice(["A", "Hp-h"], n)
     return pl.DataFrame({
         "id": [f"{s}-{i}" for s, i in zip(subset, rng.integers(0, 300, n))],
-        "subset": subset, "E": rng.choice(EMBEDDERS, n), "Nc": 20,
+        "subset": subset, "E": rng.choice(["E5Sv2", "AML12v2", "ME5S"], n), "Nc": 20,
         "Np": np_.astype(np.int32), "K": k.astype(np.int32),
         "grade": pl.Series(grade).cast(pl.Int8, strict=False),
     })
@@ -63,10 +315,10 @@ def test_ratio_segment_uses_python_round():
     assert segment_labels(table, "ratio").to_list() == ["1.2", "0.8", "0.2", "1.8", "1.0"]
 
 
-def test_grade_distribution_columns_sum_to_one(graded):
-    dist = grade_distribution_matrix(graded, min_segment_samples=100)
-    assert dist.embedders == sorted(EMBEDDERS)
-    assert dist.fractions.shape == (len(EMBEDDERS), len(GRADES), len(dist.segments))
+def test_grade_distribution_columns_sum_to_one(random_graded):
+    dist = grade_distribution_matrix(random_graded, min_segment_samples=100)
+    assert dist.embedders == ["AML12v2", "E5Sv2", "ME5S"]
+    assert dist.fractions.shape == (3, len(GRADES), len(dist.segments))
     kept = dist.sizes > 0
     assert (dist.sizes[kept] >= 100).all()
     np.testing.assert_allclose(dist.fractions.sum(axis=1)[kept], 1.0)
@@ -75,91 +327,56 @@ def test_grade_distribution_columns_sum_to_one(graded):
     assert segments == sorted(segments)
 
 
-def test_grade_distribution_counts_match_a_direct_count(graded):
-    dist = grade_distribution_matrix(graded, min_segment_samples=100)
+def test_grade_distribution_counts_match_a_direct_count(random_graded):
+    dist = grade_distribution_matrix(random_graded, min_segment_samples=100)
     e, s = 0, dist.segments.index("1.0")
-    rows = graded.filter(pl.col("E") == dist.embedders[e], pl.col("grade").is_not_null(),
-                         (pl.col("K") / pl.col("Np")) == 1.0)
+    rows = random_graded.filter(pl.col("E") == dist.embedders[e], pl.col("grade").is_not_null(),
+                                (pl.col("K") / pl.col("Np")) == 1.0)
     assert dist.sizes[e, s] == rows.height
     assert dist.fractions[e, 2, s] == pytest.approx((rows["grade"] == 3).sum() / rows.height)
 
 
-def test_small_segments_are_dropped(graded):
-    all_segments = set(segment_labels(graded, "ratio").unique().to_list())
-    dist = grade_distribution_matrix(graded, min_segment_samples=100)
+def test_small_segments_are_dropped(random_graded):
+    all_segments = set(segment_labels(random_graded, "ratio").unique().to_list())
+    dist = grade_distribution_matrix(random_graded, min_segment_samples=100)
     assert set(dist.segments) < all_segments
-    empty = grade_distribution_matrix(graded, min_segment_samples=10**9)
+    empty = grade_distribution_matrix(random_graded, min_segment_samples=10**9)
     assert empty.embedders == [] and empty.fractions.size == 0
 
 
-def test_grades_off_the_scale_are_rejected(graded):
+def test_grades_off_the_scale_are_rejected(random_graded):
     with pytest.raises(ValueError, match="grade 7 outside the scale 1..5"):
-        grade_distribution_matrix(graded.with_columns(pl.lit(7, pl.Int8).alias("grade")), min_segment_samples=1)
+        grade_distribution_matrix(random_graded.with_columns(pl.lit(7, pl.Int8).alias("grade")),
+                                  min_segment_samples=1)
 
 
-def test_grade_distribution_png(graded, tmp_path):
-    path = tmp_path / "dist.png"
-    plot_grade_distribution(graded, path, dataset="A", min_segment_samples=50)
-    a_only = graded.filter(pl.col("id").str.starts_with("A-"))
-    dist = grade_distribution_matrix(a_only, min_segment_samples=50)
-    _assert_png(path, heatmap_size(len(dist.embedders) * len(GRADES), len(dist.segments)))
+def test_grade_panels_are_the_subsets(random_graded):
+    figures_by_name, manifest = figure_set(random_graded, {}, {}, corr_types=CORR_TYPES, min_segment_samples=100)
+    assert list(figures_by_name) == ["grades_ratio.png"]
+    titles = [t for t in (axes.get_title(loc="left") for axes in figures_by_name["grades_ratio.png"].axes) if t]
+    assert titles == ["A", "Hp-h"] == manifest.drawn[0]["panels"]
 
 
-def test_empty_input_writes_a_message_png(graded, tmp_path):
-    path = tmp_path / "none.png"
-    plot_grade_distribution(graded, path, dataset="N", min_segment_samples=300)
-    _assert_png(path, MESSAGE_SIZE_INCHES)
+def test_finer_keys_become_panels(graded):
+    correlations, differences = {}, {}
+    for segmentation in ("fit", "ratio"):
+        correlations[segmentation], differences[segmentation] = run_analysis(
+            graded, segmentation=segmentation, alpha_grid="linear:5", corr_types=["spearman"],
+            min_segment_samples=MINIMUM, finer_keys=("Np",), bootstrap_resamples=10)
+    figures_by_name, manifest = figure_set(graded, correlations, differences, corr_types=["spearman"],
+                                           min_segment_samples=MINIMUM)
+    forest = next(d for d in manifest.drawn if d["file"] == "forest_fit.png")
+    assert {panel.split(" / ")[0] for panel in forest["panels"]} == {"A, Np 2", "A, Np 4", "Hp, Np 2", "Hp, Np 4"}
+    small = [e for e in manifest.left_out if e["scope"] == "fit segments"]
+    assert small and all("Np" in e for e in small)
 
 
-def _correlations() -> pl.DataFrame:
-    rng = np.random.default_rng(9)
-    rows = []
-    for e in EMBEDDERS:
-        for subset in ("A", "Hp"):
-            for segment in ("narrow", "wide", "0.5", "1.0", "2.0", "10.0"):
-                for measure in ("T", "nDCG", "F"):
-                    for corr_type in ("spearman", "pearson"):
-                        value = float(rng.uniform(-0.2, 0.7))
-                        rows.append({"E": e, "subset": subset, "segment": segment,
-                                     "n": int(rng.integers(300, 900)), "measure": measure,
-                                     "corr_type": corr_type, "value": value, "alpha": 0.5,
-                                     "value_crossfit": value - 0.01, "ci_low": value - 0.1,
-                                     "ci_high": value + 0.1})
-    return pl.DataFrame(rows)
-
-
-def test_correlation_pngs(tmp_path):
-    corr = _correlations()
-    plot_fit_correlations(corr, tmp_path / "fit.png", corr_type="spearman", value_column="value_crossfit")
-    _assert_png(tmp_path / "fit.png", heatmap_size(len(EMBEDDERS), 4, 3))
-    plot_ratio_correlations(corr, tmp_path / "ratio.png", subset="Hp", measure="F", corr_type="pearson")
-    _assert_png(tmp_path / "ratio.png", heatmap_size(len(EMBEDDERS), 4))
-    plot_ratio_correlations(corr, tmp_path / "none.png", subset="M", measure="F", corr_type="pearson",
-                            min_segment_samples=300)
-    _assert_png(tmp_path / "none.png", MESSAGE_SIZE_INCHES)
-
-
-def test_difference_png_and_symmetric_colour_limits(tmp_path):
-    diff = (_correlations().filter(pl.col("measure") == "T")
-            .with_columns(difference=pl.lit("T-F"), share_positive=pl.lit(0.5)))
-    plot_ratio_differences(diff, tmp_path / "diff.png", subset="A", difference="T-F", corr_type="spearman")
-    _assert_png(tmp_path / "diff.png", heatmap_size(len(EMBEDDERS), 4))
-    norm = diverging_norm(np.array([0.1, 0.3, np.nan, -0.05]))
-    assert (norm.vmin, norm.vmax) == (-0.3, 0.3)
-    assert norm(0.0) == pytest.approx(0.5)
-
-
-def test_bad_tables_are_rejected(tmp_path):
-    corr = _correlations()
-    with pytest.raises(ValueError, match="missing column"):
-        plot_ratio_correlations(corr.drop("n"), tmp_path / "x.png", subset="A", measure="T", corr_type="spearman")
-    doubled = pl.concat([corr, corr])
-    with pytest.raises(ValueError, match="several rows"):
-        plot_ratio_correlations(doubled, tmp_path / "x.png", subset="A", measure="T", corr_type="spearman")
-    assert not (tmp_path / "x.png").exists()
-
-
-def test_dataset_matches_paper_subset_or_subset_column(graded):
-    by_paper_subset = figures.select_dataset(graded, "Hp")
-    by_subset_column = figures.select_dataset(graded, "Hp-h")
-    assert by_paper_subset.height == by_subset_column.height == (graded["subset"] == "Hp-h").sum()
+def test_a_subset_without_any_defined_value_gets_no_panel_row(graded, tables):
+    correlations, differences = tables
+    ratio = with_targets(correlations["ratio"])
+    figures_by_name, manifest = figure_set(graded, {"ratio": ratio}, {}, corr_types=CORR_TYPES,
+                                           min_segment_samples=MINIMUM)
+    rows = [axes.get_ylabel() for axes in figures_by_name["forest_ratio_answer_f1.png"].axes if axes.get_ylabel()]
+    assert set(rows) == {"A"}
+    assert {"scope": "forest_ratio_answer_f1.png", "subset": "Hp",
+            "reason": "panel row not drawn: no defined correlation in this subset"} in manifest.left_out

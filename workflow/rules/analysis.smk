@@ -69,11 +69,14 @@ rule figures:
         correlations=expand("results/analysis/correlations_{segmentation}.parquet", segmentation=ANALYSIS["segmentations"]),
         differences=expand("results/analysis/differences_{segmentation}.parquet", segmentation=ANALYSIS["segmentations"]),
     output:
+        # Which PNGs exist depends on the data (a figure with nothing to draw is not written), so
+        # the output is the folder; figures.json / figures.html list what was drawn and left out.
         report(
             directory("results/figures"),
-            patterns=["{figure}.png"],
+            patterns=["{figure}.png", "{figure}.html"],
             caption="../report/figures.rst",
             category="Figures",
+            labels={"figure": "{figure}"},
         ),
     params:
         segmentations=ANALYSIS["segmentations"],

@@ -1,4 +1,4 @@
-"""Snakemake script: analysis tables -> the paper's heatmaps (PNG) in one folder."""
+"""Snakemake script: analysis tables -> one PNG per figure kind, plus figures.json / figures.html."""
 
 import polars as pl
 
@@ -7,7 +7,7 @@ from retrieval_response.logs import job_log
 
 log = job_log(snakemake.log[0])
 segmentations = snakemake.params.segmentations
-written = render_figures(
+manifest = render_figures(
     pl.read_parquet(snakemake.input.graded),
     dict(zip(segmentations, map(pl.read_parquet, snakemake.input.correlations))),
     dict(zip(segmentations, map(pl.read_parquet, snakemake.input.differences))),
@@ -15,4 +15,5 @@ written = render_figures(
     corr_types=list(snakemake.params.corr_types),
     min_segment_samples=snakemake.params.min_segment_samples,
 )
-log.info("%d figures written", len(written))
+log.info("%d figures drawn (%s); %d items left out, listed in figures.json",
+         len(manifest.drawn), ", ".join(d["file"] for d in manifest.drawn), len(manifest.left_out))
