@@ -5,6 +5,13 @@ requests in flight at the same time share one call. A miss goes through the pace
 requests/min, tokens/min) and a bounded retry loop that is the only retry layer: litellm and the
 OpenAI client are called with ``num_retries=0`` and ``max_retries=0``, so one HTTP 429 costs
 exactly one extra request. A response is in the cache (fsync'ed) before it is returned.
+
+Every call is appended to the job's ``CallJournal`` (when given) as soon as it returns, so calls of
+a killed job are still accounted for. A response without a usable answer (no choices, no message,
+null content, a body that is not JSON) is a failure of its request (``bad_response:<what>``, see
+``retry``), never an exception, and is not cached. Processes sharing a cache claim a key before
+calling (see ``claims``): a second process waits for the first one's response instead of paying
+for it again.
 The API key is read from the environment variable the config names, at call time, and goes
 nowhere but into the litellm call.
 """
@@ -22,14 +29,16 @@ from typing import Awaitable, Iterable, TypeVar
 import litellm
 from tqdm import tqdm
 
-from .accounting import CallStats
+from .accounting import CallJournal, CallStats
 from .cache import ResponseCache, request_key
+from .claims import Claim, KeyClaims
 from .config import TOP_LOGPROBS, ModelConfig, PacingConfig
 from .pacing import Pacer, estimate_tokens
-from .retry import backoff_seconds, classify
+from .retry import ErrorKind, backoff_seconds, bad_response, classify
 
 litellm.suppress_debug_info = True
 T = TypeVar("T")
+CLAIM_POLL_S = (0.05, 2.0)  # first and longest wait between looks for a claimed key's response
 
 
 @dataclass(frozen=True)
@@ -51,36 +60,61 @@ def _logprobs_content(choice) -> list[dict] | None:
     raw = getattr(choice, "logprobs", None)
     if raw is None:
         return None
-    data = raw.model_dump() if hasattr(raw, "model_dump") else dict(raw)
-    entries = data.get("content") or []
-    return [{"token": e["token"], "logprob": e["logprob"],
-             "top_logprobs": [{"token": t["token"], "logprob": t["logprob"]}
-                              for t in e.get("top_logprobs") or []]}
-            for e in entries] or None
+    try:
+        data = raw.model_dump() if hasattr(raw, "model_dump") else dict(raw)
+        return [{"token": e["token"], "logprob": float(e["logprob"]),
+                 "top_logprobs": [{"token": t["token"], "logprob": float(t["logprob"])}
+                                  for t in e.get("top_logprobs") or []]}
+                for e in data.get("content") or []] or None
+    except (KeyError, TypeError, ValueError, AttributeError):  # logprobs of another shape: none
+        return None
+
+
+def _tokens(usage, name: str) -> int:
+    try:
+        return int(getattr(usage, name, 0) or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def response_record(response, model: str) -> dict:
-    """The cache record of a litellm ``ModelResponse``: content, logprobs (token, logprob,
-    top_logprobs), usage, cost (None when litellm has no price), finish reason, response id."""
-    choice = response.choices[0]
+    """The cache record of a litellm ``ModelResponse`` of any shape: content, logprobs (token,
+    logprob, top_logprobs), usage, cost (None when litellm has no price), finish reason and
+    response id, each None (usage 0) when the response lacks it."""
+    choices = getattr(response, "choices", None) or []
+    choice = choices[0] if choices else None
     usage = getattr(response, "usage", None)
-    return {"model": model, "content": choice.message.content,
+    return {"model": model, "content": getattr(getattr(choice, "message", None), "content", None),
             "logprobs": _logprobs_content(choice),
-            "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
-            "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+            "prompt_tokens": _tokens(usage, "prompt_tokens"),
+            "completion_tokens": _tokens(usage, "completion_tokens"),
             "cost_usd": (getattr(response, "_hidden_params", None) or {}).get("response_cost"),
-            "finish_reason": choice.finish_reason, "response_id": response.id}
+            "finish_reason": getattr(choice, "finish_reason", None),
+            "response_id": getattr(response, "id", None)}
+
+
+def response_problem(response) -> str | None:
+    """Why a returned response has no usable answer (``no_choices``, ``no_message``,
+    ``null_content``), or None when its first choice has a content."""
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        return "no_choices"
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        return "no_message"
+    return "null_content" if getattr(message, "content", None) is None else None
 
 
 class LLMClient:
     """Paced, retried, cached completions for one model config (see module docstring).
 
     A ``llamacpp/<alias>`` model is served in-process by llama.cpp with ``local_threads``
-    threads (the Snakemake job's threads)."""
+    threads (the Snakemake job's threads). Claims on cache keys go stale after twice the
+    per-attempt timeout."""
 
     def __init__(self, model: ModelConfig, pacing: PacingConfig, cache: ResponseCache,
                  stats: CallStats | None = None, jitter_seed: int | None = None,
-                 local_threads: int | None = None):
+                 local_threads: int | None = None, journal: CallJournal | None = None):
         self.model = model
         self.pacing = pacing
         self.cache = cache
@@ -88,6 +122,8 @@ class LLMClient:
         self._rng = random.Random(jitter_seed)
         self._pacer: Pacer | None = None
         self._in_flight: dict[str, asyncio.Task] = {}
+        self.journal = journal
+        self.claims = KeyClaims(cache.root / "claims", 2 * pacing.timeout_seconds)
         if model.api_key_env and model.api_key_env not in os.environ:
             raise ValueError(f"model {model.model}: environment variable {model.api_key_env} "
                              "(api_key_env) is not set")
@@ -142,20 +178,45 @@ class LLMClient:
         return kwargs
 
     async def _call(self, key: str, messages: list[dict]) -> Completion:
+        record = await self._claim_or_wait(key)
+        if record is not None:
+            self.stats.cache_hits += 1
+            return Completion(key, "ok", record["content"], record.get("logprobs"), cached=True)
+        try:
+            return await self._attempts(key, messages)
+        finally:
+            self.claims.release(key)
+
+    async def _claim_or_wait(self, key: str) -> dict | None:
+        """None once this process holds the claim on ``key`` and ``key`` is still not in the
+        cache; else the record another process wrote, waited for (polling the cache with
+        backoff) while a live process held the claim."""
+        poll = CLAIM_POLL_S[0]
+        while (claim := self.claims.claim(key)) is Claim.HELD_ELSEWHERE:
+            if poll == CLAIM_POLL_S[0]:
+                self.stats.claim_waits += 1
+            await asyncio.sleep(poll)
+            poll = min(2 * poll, CLAIM_POLL_S[1])
+            if (record := self.cache.get(key)) is not None:
+                return record
+        if claim is Claim.TAKEN_OVER:
+            self.stats.claims_taken_over += 1
+        self.cache.refresh()  # the previous holder may have answered just before releasing
+        record = self.cache.get(key)
+        if record is not None:
+            self.claims.release(key)
+        return record
+
+    async def _attempts(self, key: str, messages: list[dict]) -> Completion:
         estimated = estimate_tokens(messages, self.model.max_tokens)
         attempt = 0
         while True:
             async with self._pacer.slot(estimated) as pacer:
-                self.stats.calls += 1
-                try:
-                    response = await litellm.acompletion(**self._litellm_kwargs(messages))
-                except Exception as exc:  # classified below; never re-raised with the key in it
-                    kind = classify(exc)
-                else:
-                    record = response_record(response, self.model.model)
-                    self.cache.put(key, record)
-                    self._count_usage(record)
+                record, kind = await self._attempt(messages)
+                if record is not None:
                     pacer.correct_tokens(estimated, record["prompt_tokens"] + record["completion_tokens"])
+                if kind is None:
+                    self.cache.put(key, record)
                     return Completion(key, "ok", record["content"], record["logprobs"])
             if not kind.retryable or attempt == self.pacing.max_retries:
                 reason = kind.reason if not kind.retryable else f"retries_exhausted:{kind.reason}"
@@ -164,16 +225,44 @@ class LLMClient:
             attempt += 1
             self.stats.retries += 1
             self.stats.retries_by_reason[kind.reason] += 1
-            delay = backoff_seconds(attempt, kind, self.pacing.backoff_base_seconds,
-                                    self.pacing.backoff_max_seconds, self._rng)
+            delay = self._backoff(attempt, kind)
             if kind.retry_after_s is not None:
                 self._pacer.pause(delay)
             await asyncio.sleep(delay)
 
-    def _count_usage(self, record: dict) -> None:
+    async def _attempt(self, messages: list[dict]) -> tuple[dict | None, ErrorKind | None]:
+        """One provider call, counted and journaled: (the record of the response, or None when
+        none came back; the failure, or None when the response has an answer)."""
+        self.stats.calls += 1
+        try:
+            response = await litellm.acompletion(**self._litellm_kwargs(messages))
+        except Exception as exc:  # classified; never re-raised with the key in it
+            kind = classify(exc)
+            self._journal(kind.reason, None)
+            return None, kind
+        record = response_record(response, self.model.model)
+        problem = response_problem(response)
+        kind = None if problem is None else bad_response(problem)
+        self._journal("ok" if kind is None else kind.reason, record)
         self.stats.prompt_tokens += record["prompt_tokens"]
         self.stats.completion_tokens += record["completion_tokens"]
         self.stats.add_cost(record["cost_usd"])
+        return record, kind
+
+    def _journal(self, outcome: str, record: dict | None) -> None:
+        if self.journal is not None:
+            usage = (None, None, None) if record is None else (
+                record["prompt_tokens"], record["completion_tokens"], record["cost_usd"])
+            self.journal.record(self.model.model, outcome, *usage)
+
+    def _backoff(self, attempt: int, kind: ErrorKind) -> float:
+        """The wait before retry ``attempt``, counting unreadable and capped Retry-After."""
+        if kind.retry_after_invalid:
+            self.stats.retry_after_invalid += 1
+        if kind.retry_after_s is not None and kind.retry_after_s > self.pacing.backoff_max_seconds:
+            self.stats.retry_after_capped += 1
+        return backoff_seconds(attempt, kind, self.pacing.backoff_base_seconds,
+                               self.pacing.backoff_max_seconds, self._rng)
 
     def run_all(self, tasks: Iterable[Awaitable[T]], desc: str) -> list[T]:
         """Run the awaitables (e.g. ``client.complete(...)`` or coroutines built on it) on one
@@ -183,6 +272,7 @@ class LLMClient:
 
     async def _gather(self, tasks: list[Awaitable[T]], desc: str) -> list[T]:
         self._pacer = Pacer(self.pacing)
+        heartbeat = asyncio.ensure_future(self._refresh_claims())
         with tqdm(total=len(tasks), desc=desc, file=sys.stderr, mininterval=1.0,
                   disable=False) as bar:
             async def tracked(task: Awaitable[T]) -> T:
@@ -190,4 +280,12 @@ class LLMClient:
                 bar.update(1)
                 return result
 
-            return await asyncio.gather(*(tracked(t) for t in tasks))
+            try:
+                return await asyncio.gather(*(tracked(t) for t in tasks))
+            finally:
+                heartbeat.cancel()
+
+    async def _refresh_claims(self) -> None:
+        while True:
+            await asyncio.sleep(self.claims.stale_s / 4)
+            self.claims.refresh_held()
