@@ -14,7 +14,8 @@ waited for another process's call of the same key) and ``claims_taken_over`` (st
 dead or hung processes taken over).
 
 Journal: every provider call is one JSON line ``{stage, job, model, outcome, prompt_tokens,
-completion_tokens, cost_usd}`` (``outcome`` = ``ok`` or the failure reason of that attempt),
+completion_tokens, cost_usd}`` (``outcome`` = ``ok`` or the failure reason of that attempt; usage
+and cost null when no response came back),
 appended with one ``write()`` and fsync'ed to the process's own file
 ``<folder>/<host>-<pid>-<random>.jsonl`` as soon as the call returns, before its response is
 cached. A job killed mid-way leaves its calls in the journal although it never writes a summary,
@@ -134,12 +135,14 @@ def _merge(summaries: list[dict]) -> dict:
 
 
 def _paid(calls: pl.DataFrame, in_summaries: int) -> dict:
-    """Paid counters of journal lines ``calls``, and how many of them no job summary counts."""
+    """Paid counters of journal lines ``calls`` (a call without a response has no usage and no
+    price), and how many of them no job summary counts."""
     priced = calls["cost_usd"].drop_nulls()
+    answered = calls["prompt_tokens"].is_not_null().sum()
     outcomes = Counter(dict(calls["outcome"].value_counts().iter_rows()))
     return {"calls": calls.height, "prompt_tokens": int(calls["prompt_tokens"].sum()),
             "completion_tokens": int(calls["completion_tokens"].sum()),
-            "cost_unknown_calls": calls.height - priced.len(),
+            "cost_unknown_calls": answered - priced.len(),
             "cost_usd": float(priced.sum()) if priced.len() else None,
             "calls_by_outcome": dict(sorted(outcomes.items())),
             "calls_without_job_summary": calls.height - in_summaries}

@@ -19,9 +19,11 @@ nowhere but into the litellm call.
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import random
 import sys
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Awaitable, Iterable, TypeVar
@@ -105,6 +107,19 @@ def response_problem(response) -> str | None:
     return "null_content" if getattr(message, "content", None) is None else None
 
 
+def api_base_kwargs(api_base: str) -> dict:
+    """litellm arguments for ``api_base``: ``api_base`` without ``user:password@``, and those
+    credentials as an HTTP Basic ``Authorization`` header (which replaces the bearer key, as
+    httpx does with credentials in a URL; litellm's aiohttp transport rejects them in the URL)."""
+    parts = urllib.parse.urlsplit(api_base)
+    if parts.username is None and parts.password is None:
+        return {"api_base": api_base}
+    netloc = parts.netloc.rpartition("@")[2]
+    credentials = f"{urllib.parse.unquote(parts.username or '')}:{urllib.parse.unquote(parts.password or '')}"
+    return {"api_base": urllib.parse.urlunsplit(parts._replace(netloc=netloc)),
+            "extra_headers": {"Authorization": "Basic " + base64.b64encode(credentials.encode()).decode()}}
+
+
 class LLMClient:
     """Paced, retried, cached completions for one model config (see module docstring).
 
@@ -172,7 +187,7 @@ class LLMClient:
         if params.get("seed") is None:
             kwargs.pop("seed")
         if self.model.api_base:
-            kwargs["api_base"] = self.model.api_base
+            kwargs |= api_base_kwargs(self.model.api_base)
         if self.model.api_key_env:
             kwargs["api_key"] = os.environ.get(self.model.api_key_env)
         return kwargs

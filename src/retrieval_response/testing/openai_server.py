@@ -20,6 +20,7 @@ or ``python -m retrieval_response.testing.openai_server --latency 0.1 --rps 20``
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
 import math
@@ -120,6 +121,7 @@ class _State:
     ok_by_prompt: Counter = field(default_factory=Counter)
     ok_times: list = field(default_factory=list)
     window: deque = field(default_factory=deque)
+    authorization: Counter = field(default_factory=Counter)
     in_flight: int = 0
     max_in_flight: int = 0
 
@@ -169,8 +171,9 @@ class OpenAIServer:
 
     def stats(self) -> dict:
         """Counters: ``requests``, ``outcomes`` (ok, rate_limited, fault_*), ``by_prompt`` and
-        ``ok_by_prompt`` (messages sha256 -> count), ``max_in_flight``, ``ok_rps`` (200s per
-        second between the first and the last one)."""
+        ``ok_by_prompt`` (messages sha256 -> count), ``authorization`` (``Bearer``, or
+        ``Basic <user>``, or ``none`` -> count), ``max_in_flight``, ``ok_rps`` (200s per second
+        between the first and the last one)."""
         s = self._state
         with s.lock:
             times = sorted(s.ok_times)
@@ -180,6 +183,7 @@ class OpenAIServer:
                 "outcomes": dict(s.outcomes),
                 "by_prompt": dict(s.by_prompt),
                 "ok_by_prompt": dict(s.ok_by_prompt),
+                "authorization": dict(s.authorization),
                 "max_in_flight": s.max_in_flight,
                 "ok_rps": (len(times) - 1) / span if span > 0 else None,
                 "config": {"latency_s": self.latency_s, "rate_limit_rps": self.rate_limit_rps,
@@ -276,6 +280,7 @@ class OpenAIServer:
                 state = server._state
                 with state.lock:
                     state.by_prompt[prompt_hash] += 1
+                    state.authorization[_authorization(self.headers.get("Authorization"))] += 1
                     wait = server._admit()
                     fault = None if wait is not None else server._draw_fault()
                     outcome = "rate_limited" if wait is not None else (fault or "ok")
@@ -350,6 +355,19 @@ class OpenAIServer:
                                                 "retry-after-ms": str(max(1, round(wait_s * 1000)))})
 
         return Handler
+
+
+def _authorization(header: str | None) -> str:
+    """``Bearer``, ``Basic <user>`` or ``none``: who a request claims to be, without its secret."""
+    if not header:
+        return "none"
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "basic":
+        return scheme
+    try:
+        return f"Basic {base64.b64decode(value).decode().partition(':')[0]}"
+    except ValueError:
+        return "Basic ?"
 
 
 def fetch_stats(base_url: str) -> dict:
