@@ -131,7 +131,8 @@ def _worker(api_base: str, cache: Path, out: Path, journal: Path) -> subprocess.
 
 def test_two_processes_sharing_a_cache_pay_for_each_prompt_once(tmp_path):
     """Two grading runs (42 prompts each) started together on one cache: the server sees each
-    prompt once, the runs wait for each other's answers, and both write the same graded table."""
+    prompt once, the runs share the work and wait for each other's answers, and both write the
+    same graded table."""
     with OpenAIServer(latency_s=0.15) as server:
         procs = [_worker(server.base_url, tmp_path / "cache", tmp_path / f"out{i}.parquet", tmp_path / "journal")
                  for i in (1, 2)]
@@ -139,9 +140,9 @@ def test_two_processes_sharing_a_cache_pay_for_each_prompt_once(tmp_path):
             assert proc.wait(timeout=180) == 0, proc.stderr.read()
         stats = server.stats()
     assert stats["requests"] == len(stats["by_prompt"]) == 42, "a prompt was paid for twice"
-    waits = [s["claim_waits"] for i in (1, 2)
-             for s in json.loads((tmp_path / f"out{i}.parquet.summaries.json").read_text())]
-    assert sum(waits) > 0, "the two runs never met on a key: the test proves nothing"
+    jobs = [json.loads((tmp_path / f"out{i}.parquet.summaries.json").read_text()) for i in (1, 2)]
+    assert sum(job["claim_waits"] for run in jobs for job in run) > 0, "the runs never met on a key"
+    assert all(sum(job["calls"] for job in run) > 0 for run in jobs), "both runs share the work"
     assert read_journal(tmp_path / "journal").height == 42
     assert pl.read_parquet(tmp_path / "out1.parquet").equals(pl.read_parquet(tmp_path / "out2.parquet"))
     assert not list((tmp_path / "cache" / "claims").iterdir())

@@ -74,19 +74,28 @@ class KeyClaims:
             return outcome
         return Claim.HELD_ELSEWHERE
 
-    def _remove_if_stale(self, path: Path) -> bool | None:
-        """Remove the claim ``path`` when stale: True when removed here, False when it was
-        released meanwhile, None when it is live."""
+    def live(self, key: str) -> bool:
+        """Whether a claim on ``key`` exists and is not stale."""
+        return self._stale(self.root / key) is False
+
+    def _stale(self, path: Path) -> bool | None:
+        """Whether the claim ``path`` is stale (None when there is none)."""
         try:
             text = path.read_text()
             age = time.time() - path.stat().st_mtime
         except FileNotFoundError:
-            return False
+            return None
         fields = text.split()
         dead_here = (len(fields) == 4 and fields[0] == _HOST and fields[1].isdigit()
                      and not _pid_alive(int(fields[1])))
-        if not (dead_here or age > self.stale_s):
-            return None
+        return dead_here or age > self.stale_s
+
+    def _remove_if_stale(self, path: Path) -> bool | None:
+        """Remove the claim ``path`` when stale: True when removed here, False when it was
+        released meanwhile, None when it is live."""
+        stale = self._stale(path)
+        if not stale:
+            return None if stale is False else False
         aside = path.with_name(f"{path.name}.stale-{secrets.token_hex(4)}")
         try:
             os.rename(path, aside)
@@ -107,6 +116,10 @@ class KeyClaims:
                 path.unlink()
         except (FileNotFoundError, IndexError):
             pass
+
+    def holds(self, key: str) -> bool:
+        """Whether this process holds the claim on ``key``."""
+        return key in self._held
 
     def refresh_held(self) -> None:
         """Touch every claim this process holds (the heartbeat that keeps them fresh)."""

@@ -193,57 +193,72 @@ class LLMClient:
         return kwargs
 
     async def _call(self, key: str, messages: list[dict]) -> Completion:
-        record = await self._claim_or_wait(key)
-        if record is not None:
-            self.stats.cache_hits += 1
-            return Completion(key, "ok", record["content"], record.get("logprobs"), cached=True)
+        """Attempts under the pacer, with retries. The first attempt claims ``key`` inside its
+        concurrency slot (so a process holds claims only on keys it is calling, and processes
+        sharing a cache split the work); while another live process holds the claim, wait outside
+        the pacer for its response in the cache."""
+        estimated = estimate_tokens(messages, self.model.max_tokens)
+        attempt = 0
         try:
-            return await self._attempts(key, messages)
+            while True:
+                async with self._pacer.slot() as pacer:
+                    claimed = self.claims.holds(key) or self._claim(key)
+                    if claimed:
+                        if attempt == 0 and (record := self._answered_meanwhile(key)) is not None:
+                            return self._cached(key, record)
+                        await pacer.admit(estimated)
+                        record, kind = await self._attempt(messages)
+                        if record is not None:
+                            pacer.correct_tokens(estimated, record["prompt_tokens"] + record["completion_tokens"])
+                        if kind is None:
+                            self.cache.put(key, record)
+                            return Completion(key, "ok", record["content"], record["logprobs"])
+                if not claimed:
+                    if (record := await self._wait_for_holder(key)) is not None:
+                        return self._cached(key, record)
+                    continue
+                if not kind.retryable or attempt == self.pacing.max_retries:
+                    reason = kind.reason if not kind.retryable else f"retries_exhausted:{kind.reason}"
+                    self.stats.failures_by_reason[reason] += 1
+                    return Completion(key, reason)
+                attempt += 1
+                self.stats.retries += 1
+                self.stats.retries_by_reason[kind.reason] += 1
+                delay = self._backoff(attempt, kind)
+                if kind.retry_after_s is not None:
+                    self._pacer.pause(delay)
+                await asyncio.sleep(delay)
         finally:
             self.claims.release(key)
 
-    async def _claim_or_wait(self, key: str) -> dict | None:
-        """None once this process holds the claim on ``key`` and ``key`` is still not in the
-        cache; else the record another process wrote, waited for (polling the cache with
-        backoff) while a live process held the claim."""
+    def _claim(self, key: str) -> bool:
+        claim = self.claims.claim(key)
+        if claim is Claim.TAKEN_OVER:
+            self.stats.claims_taken_over += 1
+        return claim is not Claim.HELD_ELSEWHERE
+
+    def _answered_meanwhile(self, key: str) -> dict | None:
+        """The record of ``key`` if another process cached it before this one claimed it (the
+        previous holder answers, then releases)."""
+        self.cache.refresh()
+        return self.cache.get(key)
+
+    def _cached(self, key: str, record: dict) -> Completion:
+        self.stats.cache_hits += 1
+        return Completion(key, "ok", record["content"], record.get("logprobs"), cached=True)
+
+    async def _wait_for_holder(self, key: str) -> dict | None:
+        """Poll the cache, with backoff, while another live process holds the claim on ``key``:
+        its record, or None once the claim is gone or stale without one."""
+        self.stats.claim_waits += 1
         poll = CLAIM_POLL_S[0]
-        while (claim := self.claims.claim(key)) is Claim.HELD_ELSEWHERE:
-            if poll == CLAIM_POLL_S[0]:
-                self.stats.claim_waits += 1
+        while True:
             await asyncio.sleep(poll)
             poll = min(2 * poll, CLAIM_POLL_S[1])
             if (record := self.cache.get(key)) is not None:
                 return record
-        if claim is Claim.TAKEN_OVER:
-            self.stats.claims_taken_over += 1
-        self.cache.refresh()  # the previous holder may have answered just before releasing
-        record = self.cache.get(key)
-        if record is not None:
-            self.claims.release(key)
-        return record
-
-    async def _attempts(self, key: str, messages: list[dict]) -> Completion:
-        estimated = estimate_tokens(messages, self.model.max_tokens)
-        attempt = 0
-        while True:
-            async with self._pacer.slot(estimated) as pacer:
-                record, kind = await self._attempt(messages)
-                if record is not None:
-                    pacer.correct_tokens(estimated, record["prompt_tokens"] + record["completion_tokens"])
-                if kind is None:
-                    self.cache.put(key, record)
-                    return Completion(key, "ok", record["content"], record["logprobs"])
-            if not kind.retryable or attempt == self.pacing.max_retries:
-                reason = kind.reason if not kind.retryable else f"retries_exhausted:{kind.reason}"
-                self.stats.failures_by_reason[reason] += 1
-                return Completion(key, reason)
-            attempt += 1
-            self.stats.retries += 1
-            self.stats.retries_by_reason[kind.reason] += 1
-            delay = self._backoff(attempt, kind)
-            if kind.retry_after_s is not None:
-                self._pacer.pause(delay)
-            await asyncio.sleep(delay)
+            if not self.claims.live(key):
+                return None
 
     async def _attempt(self, messages: list[dict]) -> tuple[dict | None, ErrorKind | None]:
         """One provider call, counted and journaled: (the record of the response, or None when
