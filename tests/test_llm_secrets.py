@@ -85,10 +85,10 @@ def test_a_workflow_run_keeps_credentials_out_of_metadata_logs_caches_and_result
                       "results/graded/tiny/ML6/Nc5_Np2.parquet")
         requests = server.stats()["requests"]
         assert server.stats()["authorization"] == {f"Basic {USER}": requests}
-    total = json.loads((tmp_path / "results/llm_summary.json").read_text())["total"]
-    assert total["calls"] == requests and total["calls_without_job_summary"] == 0  # from the call journal
     graded = pl.read_parquet(tmp_path / "results/graded/tiny/ML6/Nc5_Np2.parquet")
     assert (graded["status"] == "graded").all()
     written = [p for folder in ("results", "logs", ".snakemake") for p in (tmp_path / folder).rglob("*") if p.is_file()]
     leaked = sorted(str(p.relative_to(tmp_path)) for p in written if PASSWORD.encode() in p.read_bytes())
     assert written and not leaked, f"the api_base password leaked to {leaked}"
+    total = json.loads((tmp_path / "results/llm_summary.json").read_text())["total"]
+    assert total["calls"] == requests and total["calls_without_job_summary"] == 0  # from the call journal

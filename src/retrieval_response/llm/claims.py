@@ -11,7 +11,8 @@ A claim is stale, and another process may take it over, when its holder is a pro
 that no longer runs, or when it has not been refreshed for ``stale_s`` seconds: a live holder
 refreshes the modification time of the claims it holds (``refresh_held``) every ``stale_s / 4``,
 so only a claim of a dead holder on another host, or of a hung one, goes stale. Taking over
-renames the stale claim away (one of several racing processes wins) before creating a new one.
+renames the stale claim away (one of several racing processes wins) before creating a new one;
+at worst, two takeovers racing with each other let two processes call once each.
 """
 
 from __future__ import annotations

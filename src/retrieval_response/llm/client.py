@@ -12,8 +12,10 @@ null content, a body that is not JSON) is a failure of its request (``bad_respon
 ``retry``), never an exception, and is not cached. Processes sharing a cache claim a key before
 calling (see ``claims``): a second process waits for the first one's response instead of paying
 for it again.
+
 The API key is read from the environment variable the config names, at call time, and goes
-nowhere but into the litellm call.
+nowhere but into the litellm call; credentials in ``api_base`` go nowhere but into its
+``Authorization`` header.
 """
 
 from __future__ import annotations
