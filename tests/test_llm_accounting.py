@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_response.llm.accounting import CallJournal, CallStats, merge_summaries, read_journal
+from retrieval_response.llm.accounting import (
+    CallJournal,
+    CallStats,
+    merge_summaries,
+    read_journal,
+)
 
 
 def _job(stage, calls, cost=None, failures=None, seconds=1.0):

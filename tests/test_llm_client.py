@@ -15,7 +15,12 @@ from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.llm.pacing import TokenBucket
-from retrieval_response.testing.openai_server import MISBEHAVIOURS, FaultSchedule, OpenAIServer, messages_sha256
+from retrieval_response.testing.openai_server import (
+    MISBEHAVIOURS,
+    FaultSchedule,
+    OpenAIServer,
+    messages_sha256,
+)
 
 FAST = PacingConfig(concurrency=4, max_retries=3, timeout_seconds=2.0, backoff_base_seconds=0.01,
                     backoff_max_seconds=0.05)

@@ -8,13 +8,12 @@ import json
 import logging
 import os
 import shutil
-from pathlib import Path
 
 import polars as pl
 import pytest
 import yaml
-
 from conftest import REPO, run_snakemake
+
 from retrieval_response.atomic import write_parquet
 from retrieval_response.llm.accounting import CallJournal
 from retrieval_response.llm.cache import ResponseCache

@@ -28,8 +28,8 @@ import json
 import math
 import random
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import httpx
 import litellm
