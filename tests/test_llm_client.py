@@ -1,26 +1,34 @@
 """The litellm client against the loopback OpenAI server, through the openai/ route users take:
-retries (one layer only), Retry-After, failures, cache hits, pacing and secrets."""
+retries (one layer only), Retry-After, failures, responses of any shape, the call journal, cache
+hits, pacing and secrets."""
 
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import time
 
 import pytest
 
+from retrieval_response.llm.accounting import CallJournal, read_journal
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.llm.pacing import TokenBucket
-from retrieval_response.testing.openai_server import FaultSchedule, OpenAIServer, messages_sha256
+from retrieval_response.testing.openai_server import (
+    MISBEHAVIOURS,
+    FaultSchedule,
+    OpenAIServer,
+    messages_sha256,
+)
 
 FAST = PacingConfig(concurrency=4, max_retries=3, timeout_seconds=2.0, backoff_base_seconds=0.01,
                     backoff_max_seconds=0.05)
 
 
-def _client(server, tmp_path, pacing=FAST, **model):
+def _client(server, tmp_path, pacing=FAST, journal=None, **model):
     cfg = ModelConfig("openai/loopback", api_base=server.base_url, api_key_env="RR_TEST_KEY", **model)
-    return LLMClient(cfg, pacing, ResponseCache(tmp_path / "cache"), jitter_seed=0)
+    return LLMClient(cfg, pacing, ResponseCache(tmp_path / "cache"), jitter_seed=0, journal=journal)
 
 
 def _msgs(i):
@@ -34,7 +42,7 @@ def _key(monkeypatch):
 
 def test_one_429_costs_exactly_one_extra_request_and_honours_retry_after(tmp_path):
     with OpenAIServer(faults=FaultSchedule(retry_after_s=0.4)) as server:
-        client = _client(server, tmp_path)
+        client = _client(server, tmp_path, PacingConfig(**{**FAST.__dict__, "backoff_max_seconds": 5.0}))
         server._draw_fault = iter(["fault_429"] + [None] * 10).__next__  # only the first request
         start = time.monotonic()
         [result] = client.run_all([client.complete(_msgs(0))], "t")
@@ -46,7 +54,7 @@ def test_one_429_costs_exactly_one_extra_request_and_honours_retry_after(tmp_pat
     assert (client.stats.calls, client.stats.retries, dict(client.stats.retries_by_reason)) == (2, 1, {"rate_limited": 1})
 
 
-@pytest.mark.parametrize("fault, reason", [("fault_500", "server_error"), ("fault_malformed", "server_error"),
+@pytest.mark.parametrize("fault, reason", [("fault_500", "server_error"), ("fault_malformed", "bad_response:not_json"),
                                            ("fault_timeout", "timeout")])
 def test_transient_faults_are_retried_once_each(tmp_path, fault, reason):
     with OpenAIServer(faults=FaultSchedule(timeout_sleep_s=3.0)) as server:
@@ -88,7 +96,7 @@ def test_rerun_and_duplicates_cost_no_calls_and_the_key_is_never_stored(tmp_path
         assert server.stats()["requests"] == 5
     assert [c.content for c in out1] == [c.content for c in out2] and all(c.cached for c in out2)
     assert (again.stats.calls, again.stats.cache_hits) == (0, 10)
-    for shard in (tmp_path / "cache").glob("*"):
+    for shard in (tmp_path / "cache").rglob("*.jsonl"):
         assert b"SECRET" not in shard.read_bytes()
 
 
@@ -138,3 +146,94 @@ def test_logprobs_are_requested_and_cached(tmp_path):
     assert digit["token"] == result.content[-1] and len(digit["top_logprobs"]) >= 2
     cached = ResponseCache(tmp_path / "cache").get(client.key(msgs))
     assert cached["logprobs"] == result.logprobs and cached["response_id"] == f"chatcmpl-{messages_sha256(msgs)[:24]}"
+
+
+# Every shape of response: (scripted fault, failure reason or None when the response is usable,
+# whether the failure is retried).
+SHAPES = [
+    ("fault_empty_choices", "bad_response:no_choices", True),
+    ("fault_no_message", "bad_response:invalid_object", True),
+    ("fault_null_content", "bad_response:null_content", False),
+    ("fault_not_json", "bad_response:not_json", True),
+    ("fault_empty_body", "bad_response:not_json", True),
+    ("fault_malformed", "bad_response:not_json", True),
+    ("fault_html", "bad_response:not_json", True),
+    ("fault_text_plain", None, False),
+    ("fault_error_object", "server_error", True),
+    ("fault_500", "server_error", True),
+    ("fault_reset", "connection_error", True),
+]
+
+
+def test_every_scripted_misbehaviour_is_covered():
+    assert {fault for fault, _, _ in SHAPES} >= set(MISBEHAVIOURS) - {"fault_retry_after_header"}
+
+
+@pytest.mark.parametrize("fault, reason, retried", SHAPES)
+def test_a_response_of_any_shape_becomes_a_status_is_not_cached_and_a_rerun_recovers(tmp_path, fault, reason, retried):
+    attempts = FAST.max_retries + 1 if retried else 1
+    with OpenAIServer(script=[fault] * attempts) as server:
+        journal = CallJournal(tmp_path / "journal", "answer", "job")
+        client = _client(server, tmp_path, journal=journal)
+        [result] = client.run_all([client.complete(_msgs(7))], "t")
+        requests = server.stats()["requests"]
+        cached = len(ResponseCache(tmp_path / "cache"))
+        rerun = _client(server, tmp_path)
+        [again] = rerun.run_all([rerun.complete(_msgs(7))], "t")
+    if reason is None:
+        assert result.ok and result.content.startswith("Answer") and requests == 1
+        return
+    status = f"retries_exhausted:{reason}" if retried else reason
+    assert result.status == status and result.content is None and requests == attempts
+    assert client.stats.calls == attempts and client.stats.failures_by_reason == {status: 1}
+    assert cached == 0, "a bad response must not be cached as ok"
+    assert again.ok and not again.cached and rerun.stats.calls == 1
+    lines = read_journal(tmp_path / "journal")
+    assert lines["outcome"].to_list() == [reason] * attempts
+
+
+def test_many_requests_meeting_every_shape_each_end_with_a_status(tmp_path):
+    faults = [fault for fault, _, _ in SHAPES]
+    pacing = PacingConfig(**{**FAST.__dict__, "max_retries": 0})
+    with OpenAIServer(script=faults * 3) as server:
+        client = _client(server, tmp_path, pacing)
+        results = client.run_all([client.complete(_msgs(300 + i)) for i in range(len(faults) * 3 + 5)], "t")
+    statuses = {r.status for r in results}
+    assert "ok" in statuses and statuses - {"ok"} <= {
+        (f"retries_exhausted:{reason}" if retried else reason) for _, reason, retried in SHAPES if reason}
+    assert sum(client.stats.failures_by_reason.values()) == sum(not r.ok for r in results)
+
+
+FUTURE = email.utils.format_datetime(email.utils.localtime().replace(year=2099), usegmt=False)
+PAST = "Wed, 21 Oct 2015 07:28:00 GMT"
+
+
+@pytest.mark.parametrize("header, capped, invalid", [
+    ("soon", 0, 1), ("", 0, 1), ("-5", 0, 1), ("nan", 0, 1), ("inf", 0, 1), ("1e400", 0, 1),
+    ("3600", 1, 0), (FUTURE, 1, 0), (PAST, 0, 0), ("0", 0, 0)])
+def test_a_retry_after_of_any_value_is_ignored_or_capped_and_counted(tmp_path, header, capped, invalid):
+    pacing = PacingConfig(**{**FAST.__dict__, "backoff_max_seconds": 0.3})
+    with OpenAIServer(script=["fault_retry_after_header"], retry_after_header=header) as server:
+        client = _client(server, tmp_path, pacing)
+        start = time.monotonic()
+        [result] = client.run_all([client.complete(_msgs(8))], "t")
+        elapsed = time.monotonic() - start
+    assert result.ok and client.stats.retries_by_reason == {"rate_limited": 1}
+    assert (client.stats.retry_after_capped, client.stats.retry_after_invalid) == (capped, invalid)
+    assert elapsed < 2.0  # at most the 0.3 s cap, never the hour the server asked for
+    if capped:
+        assert elapsed >= 0.3
+
+
+def test_the_journal_holds_every_call_with_its_usage(tmp_path):
+    with OpenAIServer(script=["fault_500", "fault_empty_choices"]) as server:
+        client = _client(server, tmp_path, journal=CallJournal(tmp_path / "journal", "grade", "g/1"))
+        client.run_all([client.complete(_msgs(400 + i)) for i in range(5)], "t")
+        requests = server.stats()["requests"]
+    lines = read_journal(tmp_path / "journal")
+    assert lines.height == requests == client.stats.calls == 7
+    assert sorted(lines["outcome"]) == ["bad_response:no_choices", "ok", "ok", "ok", "ok", "ok", "server_error"]
+    assert set(lines["stage"]) == {"grade"} and set(lines["job"]) == {"g/1"}
+    assert lines["prompt_tokens"].sum() == client.stats.prompt_tokens > 0  # the empty choices' usage too
+    assert lines["completion_tokens"].sum() == client.stats.completion_tokens
+    assert lines.filter(outcome="server_error")["prompt_tokens"].to_list() == [None]

@@ -1,8 +1,9 @@
-"""A grading run killed with SIGKILL resumes: no completed prompt is requested again, and the
-output equals that of an uninterrupted run."""
+"""A grading run killed with SIGKILL resumes: no completed prompt is requested again, the output
+equals that of an uninterrupted run, and the calls of the killed run still count in the summary."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
+from retrieval_response.llm.accounting import merge_summaries, read_journal
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.testing.openai_server import OpenAIServer
 
@@ -21,7 +23,7 @@ N_QUERIES = 6  # 6 ideal + 18 top-K answers + 18 grades = 42 prompts
 def _worker(api_base: str, cache: Path, out: Path) -> subprocess.Popen:
     env = {**os.environ, "RR_LOOPBACK_KEY": "x", "PYTHONPATH": os.pathsep.join(sys.path)}
     return subprocess.Popen([sys.executable, "-m", "retrieval_response.testing.grading_worker",
-                             api_base, str(cache), str(out), str(N_QUERIES)],
+                             api_base, str(cache), str(out), str(N_QUERIES), str(cache.parent / f"journal_{cache.name}")],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
@@ -48,6 +50,7 @@ def test_sigkill_then_rerun_repeats_no_completed_call_and_matches_an_uninterrupt
         rerun = _worker(server.base_url, tmp_path / "cache", tmp_path / "out.parquet")
         assert rerun.wait(timeout=120) == 0, rerun.stderr.read()
         counts = server.stats()["by_prompt"]
+        requests = server.stats()["requests"]
     assert len(counts) == 42
     for prefix in done_before_kill:
         [count] = [n for digest, n in counts.items() if digest.startswith(prefix)]
@@ -56,3 +59,17 @@ def test_sigkill_then_rerun_repeats_no_completed_call_and_matches_an_uninterrupt
     assert repeated <= 2  # at most the calls in flight at the kill (concurrency 2)
     out, ref = pl.read_parquet(tmp_path / "out.parquet"), pl.read_parquet(tmp_path / "ref.parquet")
     assert out.equals(ref) and (out["status"] == "graded").all()
+
+    # Accounting: every call that returned is in the journal, the killed run's included (only
+    # the calls in flight at the kill, at most the concurrency of 2, are not), and the run
+    # summary counts them although the killed run never wrote a job summary.
+    journal = read_journal(tmp_path / "journal_cache")
+    assert requests - 2 <= journal.height <= requests
+    rerun_jobs = json.loads((tmp_path / "out.parquet.summaries.json").read_text())
+    total = merge_summaries(rerun_jobs, journal)["total"]
+    assert total["calls"] == journal.height > sum(job["calls"] for job in rerun_jobs)
+    assert total["calls_without_job_summary"] >= len(done_before_kill)
+    reference = read_journal(tmp_path / "journal_cache_ref")
+    assert reference.height == 42
+    assert total["prompt_tokens"] >= reference["prompt_tokens"].sum()  # the killed run's usage is not lost
+

@@ -13,6 +13,14 @@ Top-K answers and grades are split into ``llm.shards`` shards by query id (``{sh
 design's shards into its graded file.
 """
 
+from retrieval_response.llm.config import ModelConfig
+
+
+def model_param(role):
+    """Rule param of the LLM ``role`` (generator, grader): its config in ModelConfig.param_form(),
+    credentials removed; the jobs read the model itself from the config."""
+    return ModelConfig.from_mapping(LLM[role]).param_form() if LLM.get(role) else None
+
 
 rule answer_ideal:
     input:
@@ -22,7 +30,7 @@ rule answer_ideal:
         answers="results/answers/ideal/{dataset}.parquet",
         summary="results/answers/ideal/{dataset}.summary.json",
     params:
-        model=LLM.get("generator"),
+        model=model_param("generator"),
         nps=dataset_nps,
     threads: llm_threads("generator")
     resources:
@@ -46,7 +54,7 @@ rule answer_topk:
         answers="results/answers/topk/{dataset}/{embedder}/{design}/{shard}.parquet",
         summary="results/answers/topk/{dataset}/{embedder}/{design}/{shard}.summary.json",
     params:
-        model=LLM.get("generator"),
+        model=model_param("generator"),
     threads: llm_threads("generator")
     resources:
         llm=1,
@@ -70,7 +78,7 @@ rule grade:
         graded="results/graded/{dataset}/{embedder}/{design}/{shard}.parquet",
         summary="results/graded/{dataset}/{embedder}/{design}/{shard}.summary.json",
     params:
-        model=LLM.get("grader"),
+        model=model_param("grader"),
     threads: llm_threads("grader")
     resources:
         llm=1,

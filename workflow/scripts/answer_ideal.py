@@ -12,12 +12,13 @@ from retrieval_response.logs import job_log
 
 log = job_log(snakemake.log[0])
 start = time.monotonic()
-client = client_from_config(snakemake.params.model, snakemake.config["llm"], snakemake.threads,
-                            snakemake.log[0])
+job = snakemake.wildcards.dataset
+client = client_from_config(snakemake.config["llm"]["generator"], snakemake.config["llm"], snakemake.threads,
+                            "answer_ideal", job, snakemake.log[0])
 answers = ideal_answers(pl.read_parquet(snakemake.input.texts), snakemake.params.nps, client,
                         load_prompt(snakemake.input.prompt, ANSWER_FIELDS))
 write_parquet(answers, snakemake.output.answers)
-summary = job_summary(client, "answer_ideal", snakemake.wildcards.dataset, time.monotonic() - start, answers["status"])
+summary = job_summary(client, "answer_ideal", job, time.monotonic() - start, answers["status"])
 write_json(summary, snakemake.output.summary)
-log.info("%s: %d ideal answers, %d calls, %d cache hits", snakemake.wildcards.dataset, answers.height,
+log.info("%s: %d ideal answers, %d calls, %d cache hits", job, answers.height,
          summary["calls"], summary["cache_hits"])

@@ -19,11 +19,11 @@ ranked = select_shard(pl.read_parquet(snakemake.input.ranked), snakemake.wildcar
 unknown = ranked.join(texts, on="id", how="anti")
 if unknown.height:
     raise InputError(snakemake.input.ranked, f"id {unknown['id'][0]}", f"not in {snakemake.input.texts}")
-client = client_from_config(snakemake.params.model, snakemake.config["llm"], snakemake.threads,
-                            snakemake.log[0])
+job = "/".join(snakemake.wildcards[k] for k in ("dataset", "embedder", "design", "shard"))
+client = client_from_config(snakemake.config["llm"]["generator"], snakemake.config["llm"], snakemake.threads,
+                            "answer_topk", job, snakemake.log[0])
 answers = topk_answers(ranked, texts, client, load_prompt(snakemake.input.prompt, ANSWER_FIELDS))
 write_parquet(answers, snakemake.output.answers)
-job = "/".join(snakemake.wildcards[k] for k in ("dataset", "embedder", "design", "shard"))
 summary = job_summary(client, "answer_topk", job, time.monotonic() - start, answers["status"])
 write_json(summary, snakemake.output.summary)
 log.info("%s: %d top-K answers, %d calls, %d cache hits", job, answers.height, summary["calls"], summary["cache_hits"])

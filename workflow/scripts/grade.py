@@ -13,14 +13,14 @@ from retrieval_response.logs import job_log
 
 log = job_log(snakemake.log[0])
 start = time.monotonic()
-client = client_from_config(snakemake.params.model, snakemake.config["llm"], snakemake.threads,
-                            snakemake.log[0])
+job = "/".join(snakemake.wildcards[k] for k in ("dataset", "embedder", "design", "shard"))
+client = client_from_config(snakemake.config["llm"]["grader"], snakemake.config["llm"], snakemake.threads,
+                            "grade", job, snakemake.log[0])
 graded = grade_answers(pl.read_parquet(snakemake.input.topk), pl.read_parquet(snakemake.input.ideal),
                        pl.read_parquet(snakemake.input.texts), client,
                        load_prompt(snakemake.input.prompt, GRADE_FIELDS, needs_reask=True))
 validate_graded(graded, snakemake.output.graded)
 write_parquet(graded, snakemake.output.graded)
-job = "/".join(snakemake.wildcards[k] for k in ("dataset", "embedder", "design", "shard"))
 summary = job_summary(client, "grade", job, time.monotonic() - start, graded["status"])
 write_json(summary, snakemake.output.summary)
 log.info("%s: %d samples, by status %s", job, graded.height, summary["samples_by_status"])

@@ -53,6 +53,20 @@ def request_key(model: str, messages: list[dict], params: dict, api_base: str | 
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def process_file_name() -> str:
+    """A file name of this process alone: ``<host>-<pid>-<8 random hex>.jsonl``."""
+    return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}.jsonl"
+
+
+def append_line(fd: int, line: bytes) -> None:
+    """Append ``line`` to the O_APPEND file ``fd`` with one ``write()`` (looping only on a short
+    write), then fsync: the line is durable when this returns."""
+    view = memoryview(line)
+    while view:
+        view = view[os.write(fd, view):]
+    os.fsync(fd)
+
+
 def _record_key(line: bytes) -> str:
     if line.startswith(_PREFIX) and line[_KEY_END:_KEY_END + 1] == b'"':
         return line[len(_PREFIX):_KEY_END].decode("ascii")
@@ -138,17 +152,13 @@ class ResponseCache:
             self._open_shard()
         line = (json.dumps({"key": key, **record}, separators=(",", ":"), ensure_ascii=False)
                 + "\n").encode("utf-8")
-        view = memoryview(line)
-        while view:
-            view = view[os.write(self._fd, view):]
-        os.fsync(self._fd)
+        append_line(self._fd, line)
         self._index.setdefault(key, (self._shard, self._size, len(line)))
         self._size += len(line)
         self._consumed[self._shard] = self._size
 
     def _open_shard(self) -> None:
-        name = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}.jsonl"
-        self._shard = self.root / name
+        self._shard = self.root / process_file_name()
         self._fd = os.open(self._shard, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         self._size = 0

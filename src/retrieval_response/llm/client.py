@@ -5,16 +5,27 @@ requests in flight at the same time share one call. A miss goes through the pace
 requests/min, tokens/min) and a bounded retry loop that is the only retry layer: litellm and the
 OpenAI client are called with ``num_retries=0`` and ``max_retries=0``, so one HTTP 429 costs
 exactly one extra request. A response is in the cache (fsync'ed) before it is returned.
+
+Every call is appended to the job's ``CallJournal`` (when given) as soon as it returns, so calls of
+a killed job are still accounted for. A response without a usable answer (no choices, no message,
+null content, a body that is not JSON) is a failure of its request (``bad_response:<what>``, see
+``retry``), never an exception, and is not cached. Processes sharing a cache claim a key before
+calling (see ``claims``): a second process waits for the first one's response instead of paying
+for it again.
+
 The API key is read from the environment variable the config names, at call time, and goes
-nowhere but into the litellm call.
+nowhere but into the litellm call; credentials in ``api_base`` go nowhere but into its
+``Authorization`` header.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import random
 import sys
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Awaitable, Hashable, Iterable, Sequence, TypeVar
@@ -22,16 +33,18 @@ from typing import Awaitable, Hashable, Iterable, Sequence, TypeVar
 import litellm
 from tqdm import tqdm
 
-from .accounting import CallStats
+from .accounting import CallJournal, CallStats
 from .cache import ResponseCache, request_key
+from .claims import Claim, KeyClaims
 from .config import TOP_LOGPROBS, ModelConfig, PacingConfig
 from .gguf import ensure_local_gguf
 from .pacing import Pacer, estimate_tokens
-from .retry import backoff_seconds, classify
+from .retry import ErrorKind, backoff_seconds, bad_response, classify
 from .server import LlamaServer, server_threads
 
 litellm.suppress_debug_info = True
 T = TypeVar("T")
+CLAIM_POLL_S = (0.05, 2.0)  # first and longest wait between looks for a claimed key's response
 ENGINE = "llama-server"  # part of a local model's cache key: the engine that computed a response
 LOCAL_KEY_FIELDS = ("engine", "model_file", "model_bytes", "parallel")  # in the cache key, not sent
 
@@ -55,12 +68,21 @@ def _logprobs_content(choice) -> list[dict] | None:
     raw = getattr(choice, "logprobs", None)
     if raw is None:
         return None
-    data = raw.model_dump() if hasattr(raw, "model_dump") else dict(raw)
-    entries = data.get("content") or []
-    return [{"token": e["token"], "logprob": e["logprob"],
-             "top_logprobs": [{"token": t["token"], "logprob": t["logprob"]}
-                              for t in e.get("top_logprobs") or []]}
-            for e in entries] or None
+    try:
+        data = raw.model_dump() if hasattr(raw, "model_dump") else dict(raw)
+        return [{"token": e["token"], "logprob": float(e["logprob"]),
+                 "top_logprobs": [{"token": t["token"], "logprob": float(t["logprob"])}
+                                  for t in e.get("top_logprobs") or []]}
+                for e in data.get("content") or []] or None
+    except (KeyError, TypeError, ValueError, AttributeError):  # logprobs of another shape: none
+        return None
+
+
+def _tokens(usage, name: str) -> int:
+    try:
+        return int(getattr(usage, name, 0) or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def _cached_prompt_tokens(usage) -> int:
@@ -69,17 +91,45 @@ def _cached_prompt_tokens(usage) -> int:
 
 
 def response_record(response, model: str) -> dict:
-    """The cache record of a litellm ``ModelResponse``: content, logprobs (token, logprob,
-    top_logprobs), usage, cost (None when litellm has no price), finish reason, response id."""
-    choice = response.choices[0]
+    """The cache record of a litellm ``ModelResponse`` of any shape: content, logprobs (token,
+    logprob, top_logprobs), usage, cost (None when litellm has no price), finish reason and
+    response id, each None (usage 0) when the response lacks it."""
+    choices = getattr(response, "choices", None) or []
+    choice = choices[0] if choices else None
     usage = getattr(response, "usage", None)
-    return {"model": model, "content": choice.message.content,
+    return {"model": model, "content": getattr(getattr(choice, "message", None), "content", None),
             "logprobs": _logprobs_content(choice),
-            "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+            "prompt_tokens": _tokens(usage, "prompt_tokens"),
             "cached_prompt_tokens": _cached_prompt_tokens(usage),
-            "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+            "completion_tokens": _tokens(usage, "completion_tokens"),
             "cost_usd": (getattr(response, "_hidden_params", None) or {}).get("response_cost"),
-            "finish_reason": choice.finish_reason, "response_id": response.id}
+            "finish_reason": getattr(choice, "finish_reason", None),
+            "response_id": getattr(response, "id", None)}
+
+
+def response_problem(response) -> str | None:
+    """Why a returned response has no usable answer (``no_choices``, ``no_message``,
+    ``null_content``), or None when its first choice has a content."""
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        return "no_choices"
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        return "no_message"
+    return "null_content" if getattr(message, "content", None) is None else None
+
+
+def api_base_kwargs(api_base: str) -> dict:
+    """litellm arguments for ``api_base``: ``api_base`` without ``user:password@``, and those
+    credentials as an HTTP Basic ``Authorization`` header (which replaces the bearer key, as
+    httpx does with credentials in a URL; litellm's aiohttp transport rejects them in the URL)."""
+    parts = urllib.parse.urlsplit(api_base)
+    if parts.username is None and parts.password is None:
+        return {"api_base": api_base}
+    netloc = parts.netloc.rpartition("@")[2]
+    credentials = f"{urllib.parse.unquote(parts.username or '')}:{urllib.parse.unquote(parts.password or '')}"
+    return {"api_base": urllib.parse.urlunsplit(parts._replace(netloc=netloc)),
+            "extra_headers": {"Authorization": "Basic " + base64.b64encode(credentials.encode()).decode()}}
 
 
 class LLMClient:
@@ -88,11 +138,13 @@ class LLMClient:
     A ``llamacpp/<alias>`` model is served by a ``llama-server`` that ``run_all`` starts for
     its duration (``llm/server.py``), with ``model.parallel`` slots and
     ``local_threads`` threads (the Snakemake job's threads, capped by the cores available);
-    its output goes to ``server_log``."""
+    its output goes to ``server_log``. Claims on cache keys go stale after twice the
+    per-attempt timeout."""
 
     def __init__(self, model: ModelConfig, pacing: PacingConfig, cache: ResponseCache,
                  stats: CallStats | None = None, jitter_seed: int | None = None,
-                 local_threads: int | None = None, server_log: str | None = None):
+                 local_threads: int | None = None, server_log: str | None = None,
+                 journal: CallJournal | None = None):
         self.model = model
         self.pacing = pacing
         self.cache = cache
@@ -100,6 +152,8 @@ class LLMClient:
         self._rng = random.Random(jitter_seed)
         self._pacer: Pacer | None = None
         self._in_flight: dict[str, asyncio.Task] = {}
+        self.journal = journal
+        self.claims = KeyClaims(cache.root / "claims", 2 * pacing.timeout_seconds)
         if model.api_key_env and model.api_key_env not in os.environ:
             raise ValueError(f"model {model.model}: environment variable {model.api_key_env} "
                              "(api_key_env) is not set")
@@ -152,45 +206,113 @@ class LLMClient:
             return kwargs | {"model": f"openai/{self._server.alias}", "api_base": self._local_base,
                              "api_key": "local"}
         if self.model.api_base:
-            kwargs["api_base"] = self.model.api_base
+            kwargs |= api_base_kwargs(self.model.api_base)
         if self.model.api_key_env:
             kwargs["api_key"] = os.environ.get(self.model.api_key_env)
         return kwargs
 
     async def _call(self, key: str, messages: list[dict]) -> Completion:
+        """Attempts under the pacer, with retries. The first attempt claims ``key`` inside its
+        concurrency slot (so a process holds claims only on keys it is calling, and processes
+        sharing a cache split the work); while another live process holds the claim, wait outside
+        the pacer for its response in the cache."""
         estimated = estimate_tokens(messages, self.model.max_tokens)
         attempt = 0
-        while True:
-            async with self._pacer.slot(estimated) as pacer:
-                self.stats.calls += 1
-                try:
-                    response = await litellm.acompletion(**self._litellm_kwargs(messages))
-                except Exception as exc:  # classified below; never re-raised with the key in it
-                    kind = classify(exc)
-                else:
-                    record = response_record(response, self.model.model)
-                    self.cache.put(key, record)
-                    self._count_usage(record)
-                    pacer.correct_tokens(estimated, record["prompt_tokens"] + record["completion_tokens"])
-                    return Completion(key, "ok", record["content"], record["logprobs"])
-            if not kind.retryable or attempt == self.pacing.max_retries:
-                reason = kind.reason if not kind.retryable else f"retries_exhausted:{kind.reason}"
-                self.stats.failures_by_reason[reason] += 1
-                return Completion(key, reason)
-            attempt += 1
-            self.stats.retries += 1
-            self.stats.retries_by_reason[kind.reason] += 1
-            delay = backoff_seconds(attempt, kind, self.pacing.backoff_base_seconds,
-                                    self.pacing.backoff_max_seconds, self._rng)
-            if kind.retry_after_s is not None:
-                self._pacer.pause(delay)
-            await asyncio.sleep(delay)
+        try:
+            while True:
+                async with self._pacer.slot() as pacer:
+                    claimed = self.claims.holds(key) or self._claim(key)
+                    if claimed:
+                        if attempt == 0 and (record := self._answered_meanwhile(key)) is not None:
+                            return self._cached(key, record)
+                        await pacer.admit(estimated)
+                        record, kind = await self._attempt(messages)
+                        if record is not None:
+                            pacer.correct_tokens(estimated, record["prompt_tokens"] + record["completion_tokens"])
+                        if kind is None:
+                            self.cache.put(key, record)
+                            return Completion(key, "ok", record["content"], record["logprobs"])
+                if not claimed:
+                    if (record := await self._wait_for_holder(key)) is not None:
+                        return self._cached(key, record)
+                    continue
+                if not kind.retryable or attempt == self.pacing.max_retries:
+                    reason = kind.reason if not kind.retryable else f"retries_exhausted:{kind.reason}"
+                    self.stats.failures_by_reason[reason] += 1
+                    return Completion(key, reason)
+                attempt += 1
+                self.stats.retries += 1
+                self.stats.retries_by_reason[kind.reason] += 1
+                delay = self._backoff(attempt, kind)
+                if kind.retry_after_s is not None:
+                    self._pacer.pause(delay)
+                await asyncio.sleep(delay)
+        finally:
+            self.claims.release(key)
 
-    def _count_usage(self, record: dict) -> None:
+    def _claim(self, key: str) -> bool:
+        claim = self.claims.claim(key)
+        if claim is Claim.TAKEN_OVER:
+            self.stats.claims_taken_over += 1
+        return claim is not Claim.HELD_ELSEWHERE
+
+    def _answered_meanwhile(self, key: str) -> dict | None:
+        """The record of ``key`` if another process cached it before this one claimed it (the
+        previous holder answers, then releases)."""
+        self.cache.refresh()
+        return self.cache.get(key)
+
+    def _cached(self, key: str, record: dict) -> Completion:
+        self.stats.cache_hits += 1
+        return Completion(key, "ok", record["content"], record.get("logprobs"), cached=True)
+
+    async def _wait_for_holder(self, key: str) -> dict | None:
+        """Poll the cache, with backoff, while another live process holds the claim on ``key``:
+        its record, or None once the claim is gone or stale without one."""
+        self.stats.claim_waits += 1
+        poll = CLAIM_POLL_S[0]
+        while True:
+            await asyncio.sleep(poll)
+            poll = min(2 * poll, CLAIM_POLL_S[1])
+            if (record := self.cache.get(key)) is not None:
+                return record
+            if not self.claims.live(key):
+                return None
+
+    async def _attempt(self, messages: list[dict]) -> tuple[dict | None, ErrorKind | None]:
+        """One provider call, counted and journaled: (the record of the response, or None when
+        none came back; the failure, or None when the response has an answer)."""
+        self.stats.calls += 1
+        try:
+            response = await litellm.acompletion(**self._litellm_kwargs(messages))
+        except Exception as exc:  # classified; never re-raised with the key in it
+            kind = classify(exc)
+            self._journal(kind.reason, None)
+            return None, kind
+        record = response_record(response, self.model.model)
+        problem = response_problem(response)
+        kind = None if problem is None else bad_response(problem)
+        self._journal("ok" if kind is None else kind.reason, record)
         self.stats.prompt_tokens += record["prompt_tokens"]
         self.stats.cached_prompt_tokens += record["cached_prompt_tokens"]
         self.stats.completion_tokens += record["completion_tokens"]
         self.stats.add_cost(record["cost_usd"])
+        return record, kind
+
+    def _journal(self, outcome: str, record: dict | None) -> None:
+        if self.journal is not None:
+            usage = (None, None, None) if record is None else (
+                record["prompt_tokens"], record["completion_tokens"], record["cost_usd"])
+            self.journal.record(self.model.model, outcome, *usage)
+
+    def _backoff(self, attempt: int, kind: ErrorKind) -> float:
+        """The wait before retry ``attempt``, counting unreadable and capped Retry-After."""
+        if kind.retry_after_invalid:
+            self.stats.retry_after_invalid += 1
+        if kind.retry_after_s is not None and kind.retry_after_s > self.pacing.backoff_max_seconds:
+            self.stats.retry_after_capped += 1
+        return backoff_seconds(attempt, kind, self.pacing.backoff_base_seconds,
+                               self.pacing.backoff_max_seconds, self._rng)
 
     def run_all(self, tasks: Iterable[Awaitable[T]], desc: str,
                 groups: Sequence[Hashable] | None = None) -> list[T]:
@@ -216,6 +338,7 @@ class LLMClient:
 
     async def _gather(self, tasks: list[Awaitable[T]], keys: list[Hashable], desc: str) -> list[T]:
         self._pacer = Pacer(self.pacing)
+        heartbeat = asyncio.ensure_future(self._refresh_claims())
         chains: dict[Hashable, list[int]] = {}
         for index, key in enumerate(keys):
             chains.setdefault(key, []).append(index)
@@ -228,8 +351,16 @@ class LLMClient:
                         results[index] = await tasks[index]
                         bar.update(1)
 
-            await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(chains)))))
+            try:
+                await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(chains)))))
+            finally:
+                heartbeat.cancel()
         return results
+
+    async def _refresh_claims(self) -> None:
+        while True:
+            await asyncio.sleep(self.claims.stale_s / 4)
+            self.claims.refresh_held()
 
 
 def local_server(model: ModelConfig, pacing: PacingConfig, threads: int | None,

@@ -7,6 +7,8 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Mapping
 
+from .cache import public_api_base
+
 TOP_LOGPROBS = 5  # alternatives asked per token when a model config sets logprobs
 
 
@@ -33,10 +35,17 @@ class ModelConfig:
         """Build from a config mapping (unknown keys raise TypeError)."""
         return cls(**dict(values))
 
+    def param_form(self) -> dict:
+        """Every field, with ``api_base`` reduced to its public part (no user, password, query
+        string or fragment): the form to use as a Snakemake rule param, so that changing the
+        model makes exactly its dependent targets stale while no secret reaches Snakemake's
+        metadata. Credentials leave no trace, not even a hash (a short password's hash is easy to
+        reverse, and credentials change no response: rotating them reruns nothing)."""
+        return {**asdict(self), "api_base": public_api_base(self.api_base)}
+
     def fingerprint(self) -> str:
-        """sha256 (16 hex) of every field that changes responses: a Snakemake param, so that
-        changing the model makes exactly its dependent targets stale."""
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+        """sha256 (16 hex) of ``param_form()``."""
+        return hashlib.sha256(json.dumps(self.param_form(), sort_keys=True).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

@@ -6,17 +6,21 @@ from typing import Mapping
 
 import polars as pl
 
+from .accounting import JOURNAL_DIR, CallJournal
 from .cache import ResponseCache
 from .client import LLMClient
 from .config import ModelConfig, PacingConfig
 
 
-def client_from_config(model: Mapping, llm: Mapping, threads: int, job_log: str) -> LLMClient:
+def client_from_config(model: Mapping, llm: Mapping, threads: int, stage: str, job: str,
+                       job_log: str) -> LLMClient:
     """A client for one model section (``llm.generator`` or ``llm.grader``) with the run's pacing
-    (``llm.pacing``) and response cache folder (``llm.cache``); a local model's server runs with
-    ``threads`` threads and logs to ``<job_log>.llama-server``."""
+    (``llm.pacing``) and response cache folder (``llm.cache``); its calls journaled in
+    ``JOURNAL_DIR`` under ``stage`` and ``job``; a local model's server runs with ``threads``
+    threads and logs to ``<job_log>.llama-server``."""
     return LLMClient(ModelConfig.from_mapping(model), PacingConfig.from_mapping(llm.get("pacing") or {}),
-                     ResponseCache(llm["cache"]), local_threads=threads, server_log=f"{job_log}.llama-server")
+                     ResponseCache(llm["cache"]), local_threads=threads, server_log=f"{job_log}.llama-server",
+                     journal=CallJournal(JOURNAL_DIR, stage, job))
 
 
 def job_summary(client: LLMClient, stage: str, job: str, seconds: float, status: pl.Series) -> dict:

@@ -67,16 +67,19 @@ class Pacer:
         self._resume_at = max(self._resume_at, time.monotonic() + seconds)
 
     @asynccontextmanager
-    async def slot(self, estimated_tokens: int) -> AsyncIterator["Pacer"]:
-        """Wait for a concurrency slot, the shared pause, one request and the estimated tokens."""
+    async def slot(self) -> AsyncIterator["Pacer"]:
+        """Hold one of the ``concurrency`` slots; ``admit`` before calling inside it."""
         async with self._slots:
-            while (wait := self._resume_at - time.monotonic()) > 0:
-                await asyncio.sleep(wait)
-            if self._requests:
-                await self._requests.acquire(1)
-            if self._tokens:
-                await self._tokens.acquire(estimated_tokens)
             yield self
+
+    async def admit(self, estimated_tokens: int) -> None:
+        """Wait for the shared pause, one request and the estimated tokens."""
+        while (wait := self._resume_at - time.monotonic()) > 0:
+            await asyncio.sleep(wait)
+        if self._requests:
+            await self._requests.acquire(1)
+        if self._tokens:
+            await self._tokens.acquire(estimated_tokens)
 
     def correct_tokens(self, estimated: int, actual: int) -> None:
         """Charge the token bucket the difference between the actual and the estimated usage."""

@@ -1,28 +1,57 @@
-"""Which litellm errors are worth retrying, and how long to wait before the next attempt.
+"""Which failed calls are worth retrying, and how long to wait before the next attempt.
 
-Retryable: HTTP 429 (``rate_limited``), 5xx including malformed response bodies
-(``server_error``), timeouts (``timeout``) and connection failures (``connection_error``).
-Anything else (400, 401, 404, ...) fails at once as ``api_error:<ExceptionClass>``.
+A failure is classified from the exception ``litellm.acompletion`` raised (its whole cause chain)
+or from a response that came back without a usable answer:
+
+- retryable: HTTP 429 (``rate_limited``), 5xx and HTTP 200 error objects carrying a 5xx code
+  (``server_error``), timeouts (``timeout``), connection failures and resets (``connection_error``),
+  and bodies that could not be read (``bad_response:<what>``: ``not_json`` for a body that is not
+  JSON, truncated JSON or an HTML page; ``invalid_object`` for JSON that is no chat completion,
+  e.g. a choice without message; ``no_choices`` for an empty ``choices`` list). A damaged body is
+  usually a proxy or server hiccup, so it is retried like a 5xx, within the same bound.
+- not retryable: ``bad_response:null_content`` (a well-formed answer whose content is null: a
+  refusal, a content filter, a reasoning model that used every token; asking again at the same
+  seed would pay for the same), and any other error (400, 401, 404, ...) as
+  ``api_error:<ExceptionClass>``.
+
+Retry-After (``retry-after-ms``, else ``Retry-After`` as delta-seconds or an HTTP date) is the
+server's wait; a date in the past means 0. A value that is neither a non-negative finite number
+nor an HTTP date (``soon``, ``-5``, ``nan``) is ignored: the exponential backoff applies and the
+caller counts it (``retry_after_invalid``). Waits are capped at ``backoff_max_seconds``; the
+caller counts the capped ones (``retry_after_capped``).
 """
 
 from __future__ import annotations
 
 import email.utils
+import json
+import math
 import random
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+import httpx
 import litellm
 import openai
+
+_TIMEOUTS = (litellm.Timeout, openai.APITimeoutError, TimeoutError, httpx.TimeoutException)
+_RATE_LIMITS = (litellm.RateLimitError, openai.RateLimitError)
+_CONNECTION = (openai.APIConnectionError, httpx.TransportError, ConnectionError)
+_NOT_JSON_MARKER = "Empty or invalid response"  # litellm: a 200 body the OpenAI SDK left as text
+_INVALID_OBJECT_MARKER = "Invalid response object"  # litellm: JSON it could not convert
 
 
 @dataclass(frozen=True)
 class ErrorKind:
-    """A classified failure: whether to retry, a short reason, and the server's Retry-After."""
+    """A classified failure: whether to retry, a short reason, the server's Retry-After in
+    seconds (as sent, before capping; None when absent or unreadable) and whether one was sent
+    but unreadable."""
 
     retryable: bool
     reason: str
     retry_after_s: float | None = None
+    retry_after_invalid: bool = False
 
 
 def _header(exc: BaseException, name: str) -> str | None:
@@ -33,45 +62,86 @@ def _header(exc: BaseException, name: str) -> str | None:
     return None
 
 
-def retry_after_seconds(exc: BaseException) -> float | None:
-    """Seconds the server asked us to wait: ``retry-after-ms``, else ``Retry-After`` as seconds
-    or as an HTTP date; None when absent or unreadable."""
+def _seconds(value: str, scale: float = 1.0) -> float | None:
+    """A non-negative finite number of ``scale`` seconds, else None."""
+    try:
+        seconds = float(value) * scale
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def _until_date(value: str) -> float | None:
+    """Seconds until the HTTP date ``value`` (0 when past), else None."""
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+        return max(0.0, parsed.timestamp() - time.time())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+def retry_after(exc: BaseException) -> tuple[float | None, bool]:
+    """(seconds the server asked us to wait or None, whether a wait was sent but unreadable):
+    ``retry-after-ms`` when readable, else ``Retry-After`` as seconds or an HTTP date."""
     millis = _header(exc, "retry-after-ms")
-    if millis is not None:
-        try:
-            return max(0.0, float(millis) / 1000.0)
-        except ValueError:
-            pass
+    if millis is not None and (seconds := _seconds(millis, 0.001)) is not None:
+        return seconds, False
     value = _header(exc, "retry-after")
     if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+        return None, millis is not None
+    seconds = _seconds(value)
+    if seconds is None:
+        seconds = _until_date(value)
+    return seconds, seconds is None
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and its causes (``__cause__``, else ``__context__``), each once."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _unreadable_body(chain: list[BaseException]) -> str | None:
+    if any(isinstance(e, json.JSONDecodeError) or str(e).startswith(_NOT_JSON_MARKER) for e in chain):
+        return "not_json"
+    if any(str(e).startswith(_INVALID_OBJECT_MARKER) for e in chain):
+        return "invalid_object"
+    return None
 
 
 def classify(exc: BaseException) -> ErrorKind:
     """Classify an exception raised by ``litellm.acompletion`` (see module docstring)."""
-    if isinstance(exc, (litellm.Timeout, openai.APITimeoutError, TimeoutError)):
+    chain = list(_chain(exc))
+    if any(isinstance(e, _TIMEOUTS) for e in chain):
         return ErrorKind(True, "timeout")
-    if isinstance(exc, (litellm.RateLimitError, openai.RateLimitError)):
-        return ErrorKind(True, "rate_limited", retry_after_seconds(exc))
-    if isinstance(exc, (litellm.APIConnectionError, openai.APIConnectionError, ConnectionError)):
+    if isinstance(exc, _RATE_LIMITS):
+        return ErrorKind(True, "rate_limited", *retry_after(exc))
+    if any(isinstance(e, _CONNECTION) for e in chain):
         return ErrorKind(True, "connection_error")
+    if (body := _unreadable_body(chain)) is not None:
+        return bad_response(body)
     status = getattr(exc, "status_code", None)
     if isinstance(status, int) and status >= 500:
-        return ErrorKind(True, "server_error", retry_after_seconds(exc))
+        return ErrorKind(True, "server_error", *retry_after(exc))
     return ErrorKind(False, f"api_error:{type(exc).__name__}")
+
+
+def bad_response(what: str) -> ErrorKind:
+    """The failure of a response without a usable answer: ``bad_response:<what>``, retryable
+    unless ``what`` is ``null_content`` (see module docstring)."""
+    return ErrorKind(what != "null_content", f"bad_response:{what}")
 
 
 def backoff_seconds(attempt: int, kind: ErrorKind, base_s: float, max_s: float,
                     rng: random.Random) -> float:
-    """Wait before retry number ``attempt`` (1-based): the server's Retry-After plus up to 10%
-    jitter when given, else equal-jitter exponential backoff d/2 + U(0, d/2) with
-    d = min(max_s, base_s * 2**(attempt-1))."""
+    """Wait before retry number ``attempt`` (1-based), at most ``max_s``: the server's
+    Retry-After plus up to 10% jitter when given, else equal-jitter exponential backoff
+    d/2 + U(0, d/2) with d = min(max_s, base_s * 2**(attempt-1))."""
     if kind.retry_after_s is not None:
-        return kind.retry_after_s * (1.0 + 0.1 * rng.random())
+        return min(max_s, kind.retry_after_s * (1.0 + 0.1 * rng.random()))
     d = min(max_s, base_s * 2 ** (attempt - 1))
     return d / 2 + rng.uniform(0, d / 2)

@@ -1,8 +1,9 @@
 """A grading run against an OpenAI-compatible server, as a separate process (for the SIGKILL test).
 
-``python -m retrieval_response.testing.grading_worker API_BASE CACHE_DIR OUT.parquet N_QUERIES``
-answers and grades a synthetic design (one embedder, Nc=5, Np=2, K=1..3) with the shipped prompts
-and writes the graded table.
+``python -m retrieval_response.testing.grading_worker API_BASE CACHE_DIR OUT.parquet N_QUERIES JOURNAL_DIR``
+answers and grades a synthetic design (one embedder, Nc=5, Np=2, K=1..3) with the shipped prompts,
+journals its calls in JOURNAL_DIR (stages ``answer`` and ``grade``), and writes the graded table
+and, next to it, the two clients' job summaries (``OUT.parquet.summaries.json``).
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..atomic import write_parquet
+from ..atomic import write_json, write_parquet
 from ..llm import pipeline
+from ..llm.accounting import CallJournal
 from ..llm.cache import ResponseCache
 from ..llm.client import LLMClient
 from ..llm.config import ModelConfig, PacingConfig
@@ -21,22 +23,25 @@ from .synthetic import synthetic_ranked, synthetic_texts
 PROMPTS = Path(__file__).resolve().parents[3] / "resources" / "prompts"
 
 
-def run(api_base: str, cache_dir: str, out: str, n_queries: int) -> None:
+def run(api_base: str, cache_dir: str, out: str, n_queries: int, journal_dir: str) -> None:
     """Ideal answers, top-K answers and grades of the synthetic design, written to ``out``."""
     texts = synthetic_texts(n_queries)
     ranked = synthetic_ranked(texts, "E1", nc=5, np_=2, ks=[1, 2, 3])
     cache = ResponseCache(cache_dir)
     pacing = PacingConfig(concurrency=2, max_retries=3, timeout_seconds=5)
     generator = LLMClient(ModelConfig("openai/loopback", api_base=api_base, api_key_env="RR_LOOPBACK_KEY"),
-                          pacing, cache)
+                          pacing, cache, journal=CallJournal(journal_dir, "answer", out))
     grader = LLMClient(ModelConfig("openai/loopback", api_base=api_base, api_key_env="RR_LOOPBACK_KEY",
-                                   max_tokens=4, logprobs=True), pacing, cache)
+                                   max_tokens=4, logprobs=True), pacing, cache,
+                       journal=CallJournal(journal_dir, "grade", out))
     answer = load_prompt(PROMPTS / "answer.txt", ANSWER_FIELDS)
     grade = load_prompt(PROMPTS / "grade.txt", GRADE_FIELDS, needs_reask=True)
     ideal = pipeline.ideal_answers(texts, [2], generator, answer)
     topk = pipeline.topk_answers(ranked, texts, generator, answer)
     write_parquet(pipeline.grade_answers(topk, ideal, texts, grader, grade), out)
+    write_json([client.stats.summary(stage, out, 0.0) for stage, client in (("answer", generator), ("grade", grader))],
+               f"{out}.summaries.json")
 
 
 if __name__ == "__main__":
-    run(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    run(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])

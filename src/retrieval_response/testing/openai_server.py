@@ -3,8 +3,10 @@
 ``POST /v1/chat/completions`` answers deterministically from the request's messages, after a
 configurable latency, under a server-side rate limit (sliding one-second window; excess gets
 HTTP 429 with ``Retry-After`` and ``retry-after-ms``), with a seeded fault schedule (injected 429,
-500, timeouts, malformed JSON bodies, unparseable grade content). ``GET /stats`` returns the
-counters as JSON; ``OpenAIServer.stats()`` returns them in-process.
+500, timeouts, malformed JSON bodies, unparseable grade content) and an optional ``script``: the
+faults of the first requests, in arrival order, drawn from ``FAULT_KINDS + MISBEHAVIOURS`` (None
+or ``"ok"`` = a normal answer). ``GET /stats`` returns the counters as JSON;
+``OpenAIServer.stats()`` returns them in-process.
 
 Use as a context manager (server thread in this process)::
 
@@ -18,11 +20,14 @@ or ``python -m retrieval_response.testing.openai_server --latency 0.1 --rps 20``
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
 import math
 import random
 import re
+import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -32,9 +37,16 @@ from collections import Counter, deque
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 FAULT_KINDS = ("fault_429", "fault_500", "fault_timeout", "fault_malformed", "fault_unparseable")
+# Responses of any shape a provider or a proxy in front of it may send (scripted only):
+# HTTP 200 with no choices, a choice without message, null content, a body that is not JSON, an
+# empty body, an HTML page, a correct body labelled text/plain, an error object; a connection
+# reset before any byte; a 429 whose Retry-After is the server's ``retry_after_header``.
+MISBEHAVIOURS = ("fault_empty_choices", "fault_no_message", "fault_null_content", "fault_not_json",
+                 "fault_empty_body", "fault_html", "fault_text_plain", "fault_error_object",
+                 "fault_reset", "fault_retry_after_header")
 UNPARSEABLE_CONTENT = "Somewhere between 3 and 4, I would say."
 
 
@@ -109,6 +121,7 @@ class _State:
     ok_by_prompt: Counter = field(default_factory=Counter)
     ok_times: list = field(default_factory=list)
     window: deque = field(default_factory=deque)
+    authorization: Counter = field(default_factory=Counter)
     in_flight: int = 0
     max_in_flight: int = 0
 
@@ -118,11 +131,17 @@ class OpenAIServer:
 
     def __init__(self, latency_s: float = 0.0, rate_limit_rps: float | None = None,
                  faults: FaultSchedule = FaultSchedule(),
-                 answer: Callable[[list[dict]], str] = default_answer, port: int = 0):
+                 answer: Callable[[list[dict]], str] = default_answer, port: int = 0,
+                 script: Sequence[str | None] = (), retry_after_header: str = "1"):
+        unknown = set(script) - {None, "ok", *FAULT_KINDS, *MISBEHAVIOURS}
+        if unknown:
+            raise ValueError(f"unknown scripted faults: {sorted(unknown)}")
         self.latency_s = latency_s
         self.rate_limit_rps = rate_limit_rps
         self.faults = faults
         self.answer = answer
+        self.script = deque(None if kind == "ok" else kind for kind in script)
+        self.retry_after_header = retry_after_header
         self._rng = random.Random(faults.seed)
         self._state = _State()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
@@ -152,8 +171,9 @@ class OpenAIServer:
 
     def stats(self) -> dict:
         """Counters: ``requests``, ``outcomes`` (ok, rate_limited, fault_*), ``by_prompt`` and
-        ``ok_by_prompt`` (messages sha256 -> count), ``max_in_flight``, ``ok_rps`` (200s per
-        second between the first and the last one)."""
+        ``ok_by_prompt`` (messages sha256 -> count), ``authorization`` (``Bearer``, or
+        ``Basic <user>``, or ``none`` -> count), ``max_in_flight``, ``ok_rps`` (200s per second
+        between the first and the last one)."""
         s = self._state
         with s.lock:
             times = sorted(s.ok_times)
@@ -163,6 +183,7 @@ class OpenAIServer:
                 "outcomes": dict(s.outcomes),
                 "by_prompt": dict(s.by_prompt),
                 "ok_by_prompt": dict(s.ok_by_prompt),
+                "authorization": dict(s.authorization),
                 "max_in_flight": s.max_in_flight,
                 "ok_rps": (len(times) - 1) / span if span > 0 else None,
                 "config": {"latency_s": self.latency_s, "rate_limit_rps": self.rate_limit_rps,
@@ -191,6 +212,8 @@ class OpenAIServer:
         return None
 
     def _draw_fault(self) -> str | None:
+        if self.script:
+            return self.script.popleft()
         f = self.faults
         u = self._rng.random()
         for kind, frac in zip(FAULT_KINDS, (f.rate_limit_429, f.server_error_500, f.timeout,
@@ -224,10 +247,11 @@ class OpenAIServer:
             def log_message(self, *args) -> None:
                 pass
 
-            def _send(self, status: int, body: bytes, headers: dict | None = None) -> None:
+            def _send(self, status: int, body: bytes, headers: dict | None = None,
+                      content_type: str = "application/json") -> None:
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", content_type)
                     self.send_header("Content-Length", str(len(body)))
                     for k, v in (headers or {}).items():
                         self.send_header(k, v)
@@ -256,6 +280,7 @@ class OpenAIServer:
                 state = server._state
                 with state.lock:
                     state.by_prompt[prompt_hash] += 1
+                    state.authorization[_authorization(self.headers.get("Authorization"))] += 1
                     wait = server._admit()
                     fault = None if wait is not None else server._draw_fault()
                     outcome = "rate_limited" if wait is not None else (fault or "ok")
@@ -283,6 +308,8 @@ class OpenAIServer:
                     self._send(504, b'{"error": {"message": "injected timeout"}}')
                 elif fault == "fault_malformed":
                     self._send(200, b'{"id": "chatcmpl-broken", "choices": [{"message": ')
+                elif fault in MISBEHAVIOURS:
+                    self._misbehave(fault, request, prompt_hash)
                 else:
                     content = (UNPARSEABLE_CONTENT if fault == "fault_unparseable"
                                else server.answer(request.get("messages", [])))
@@ -292,12 +319,55 @@ class OpenAIServer:
                         server._state.ok_by_prompt[prompt_hash] += 1
                         server._state.ok_times.append(time.monotonic())
 
+            def _misbehave(self, fault: str, request: dict, prompt_hash: str) -> None:
+                body = server._completion_body(request, server.answer(request.get("messages", [])),
+                                               prompt_hash)
+                choice = body["choices"][0]
+                if fault == "fault_reset":
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                               struct.pack("ii", 1, 0))
+                    self.close_connection = True
+                    return
+                if fault == "fault_retry_after_header":
+                    self._send(429, b'{"error": {"message": "slow down", "type": "rate_limit_error"}}',
+                               {"Retry-After": server.retry_after_header})
+                    return
+                raw = {"fault_not_json": (b"upstream said: oops", "application/json"),
+                       "fault_empty_body": (b"", "application/json"),
+                       "fault_html": (b"<html><body>502 Bad Gateway</body></html>", "text/html")}
+                if fault in raw:
+                    self._send(200, *raw[fault][:1], content_type=raw[fault][1])
+                    return
+                if fault == "fault_empty_choices":
+                    body["choices"] = []
+                elif fault == "fault_no_message":
+                    del choice["message"]
+                elif fault == "fault_null_content":
+                    choice["message"]["content"] = None
+                elif fault == "fault_error_object":
+                    body = {"error": {"message": "model overloaded", "type": "server_error", "code": 503}}
+                self._send(200, json.dumps(body).encode(),
+                           content_type="text/plain" if fault == "fault_text_plain" else "application/json")
+
             def _rate_limited(self, wait_s: float, message: str) -> None:
                 body = json.dumps({"error": {"message": message, "type": "rate_limit_error"}})
                 self._send(429, body.encode(), {"Retry-After": str(max(1, math.ceil(wait_s))),
                                                 "retry-after-ms": str(max(1, round(wait_s * 1000)))})
 
         return Handler
+
+
+def _authorization(header: str | None) -> str:
+    """``Bearer``, ``Basic <user>`` or ``none``: who a request claims to be, without its secret."""
+    if not header:
+        return "none"
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "basic":
+        return scheme
+    try:
+        return f"Basic {base64.b64decode(value).decode().partition(':')[0]}"
+    except ValueError:
+        return "Basic ?"
 
 
 def fetch_stats(base_url: str) -> dict:
@@ -319,10 +389,12 @@ class RemoteServer:
 
 @contextmanager
 def serve_in_subprocess(latency_s: float = 0.0, rate_limit_rps: float | None = None,
-                        faults: FaultSchedule = FaultSchedule()) -> Iterator[RemoteServer]:
+                        faults: FaultSchedule = FaultSchedule(),
+                        script: Sequence[str | None] = ()) -> Iterator[RemoteServer]:
     """Run the server (default answers) in a child Python process; terminate it on exit."""
     args = [sys.executable, "-m", "retrieval_response.testing.openai_server",
-            "--latency", str(latency_s), "--faults-json", json.dumps(asdict(faults))]
+            "--latency", str(latency_s), "--faults-json", json.dumps(asdict(faults)),
+            "--script-json", json.dumps(list(script))]
     if rate_limit_rps is not None:
         args += ["--rps", str(rate_limit_rps)]
     process = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
@@ -342,9 +414,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rps", type=float, default=None)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--faults-json", default="{}")
+    parser.add_argument("--script-json", default="[]")
     args = parser.parse_args(argv)
     server = OpenAIServer(args.latency, args.rps, FaultSchedule(**json.loads(args.faults_json)),
-                          port=args.port)
+                          port=args.port, script=json.loads(args.script_json))
     print(f"PORT {server.port}", flush=True)
     server.serve_forever()
 
