@@ -114,3 +114,25 @@ def test_no_segment_large_enough_gives_empty_typed_tables(graded, tmp_path):
     assert differences.schema["difference"] == pl.String
     write_analysis(correlations, differences, tmp_path / "c.parquet", tmp_path / "d.parquet")
     assert pl.read_parquet(tmp_path / "c.parquet").schema == correlations.schema
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_every_null_value_says_why(seed):
+    rng = np.random.default_rng(seed)
+    n = 40
+    K = rng.integers(1, 6, n)
+    graded = pl.DataFrame({
+        "id": [f"A-{i}" for i in range(n)], "E": rng.choice(["X", "Y"], n), "Nc": 12, "Np": 6, "K": K,
+        "inK": [[int(v) for v in rng.integers(0, 2, k)] for k in K], "grade": rng.integers(1, 6, n),
+    })
+    single = pl.DataFrame({"id": ["M-1"], "E": ["X"], "Nc": [12], "Np": [6], "K": [2], "inK": [[1, 0]], "grade": [4]})
+    constant = graded.with_columns(id=pl.col("id").str.replace("A-", "N-"), grade=pl.lit(2))
+    table = pl.concat([graded, single.with_columns(pl.col("grade").cast(graded["grade"].dtype)), constant],
+                      how="vertical_relaxed")
+    correlations, _ = run_analysis(table, segmentation="fit", alpha_grid="linear:5", min_segment_samples=1,
+                                   bootstrap_resamples=0, measures=["T", "P", "nDCG"])
+    reasons = dict(correlations.group_by("subset").agg(pl.col("null_reason").unique()).iter_rows())
+    assert reasons["M"] == ["too_few_samples"] and reasons["N"] == ["constant_target"]
+    assert correlations.filter(subset="A")["value"].is_not_null().all()
+    assert (correlations["value"].is_null() == correlations["null_reason"].is_not_null()).all()
+    assert set(correlations["null_reason"].drop_nulls()) <= {"too_few_samples", "constant_target", "constant_measure"}
