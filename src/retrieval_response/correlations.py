@@ -58,12 +58,22 @@ def tie_anchors(values: np.ndarray, ulps: int = TIE_ULPS) -> np.ndarray:
     if ulps == 0:
         return values.copy()
     rows = values.reshape(-1, values.shape[-1])
-    order = np.argsort(rows, axis=-1, kind="stable")
-    anchored = np.ascontiguousarray(np.take_along_axis(rows, order, axis=-1))
-    _anchor_sorted(anchored, float(ulps))
+    order, anchored = sorted_tie_anchors(rows, ulps)
     out = np.empty_like(rows)
     np.put_along_axis(out, order, anchored, axis=-1)
     return out.reshape(values.shape)
+
+
+def sorted_tie_anchors(values: np.ndarray, ulps: int) -> tuple[np.ndarray, np.ndarray]:
+    """(order, sorted anchored values) of each row of ``values`` (A, n), ascending, stable.
+
+    Anchoring keeps the order, so ``order`` sorts the anchored values too (:func:`tie_anchors`).
+    """
+    order = np.argsort(values, axis=-1, kind="stable")
+    anchored = np.ascontiguousarray(np.take_along_axis(values, order, axis=-1))
+    if ulps:
+        _anchor_sorted(anchored, float(ulps))
+    return order, anchored
 
 
 def sample_correlation(x: np.ndarray, y: np.ndarray, corr_type: str) -> float:
@@ -233,10 +243,7 @@ def table_correlations(
             raise ValueError(f"correlation type {corr_type!r}: expected one of {CORR_TYPES}")
     values = np.ascontiguousarray(values, dtype=np.float64)
     counts = np.ascontiguousarray(counts, dtype=np.float64)
-    order = np.argsort(values, axis=-1, kind="stable")
-    sorted_values = np.ascontiguousarray(np.take_along_axis(values, order, axis=-1))
-    if tie_ulps:
-        _anchor_sorted(sorted_values, float(tie_ulps))
+    order, sorted_values = sorted_tie_anchors(values, tie_ulps)
     out = np.empty((len(CORR_TYPES), counts.shape[0], values.shape[0]))
     _correlate_sorted(sorted_values, order, counts, np.asarray(grade_values, np.float64), out)
     return {corr_type: out[CORR_TYPES.index(corr_type)] for corr_type in corr_types}
