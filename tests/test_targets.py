@@ -149,3 +149,5 @@ def test_default_targets_are_the_columns_with_values(graded):
         run_analysis(graded.drop("answer_f1"), segmentation="fit", alpha_grid="linear:3", targets=["answer_f1"])
     with pytest.raises(ValueError, match="targets"):
         run_analysis(graded, segmentation="fit", alpha_grid="linear:3", targets=["bleu"])
+    with pytest.raises(InputError, match="column answer_f1: a target must be numeric"):
+        run_analysis(graded.with_columns(answer_f1=pl.lit("high")), segmentation="fit", alpha_grid="linear:3")

@@ -75,6 +75,7 @@ TARGETS = ("grade", "grade_expected", "answer_f1")
 COUNT_PATH_MAX_VALUES = 16
 """Targets with at most this many distinct values use count tables; others the per-sample kernel."""
 NULL_REASONS = ("too_few_samples", "constant_target", "constant_measure")
+"""Why a correlation is null, in the order they are checked (module docstring)."""
 DIFFERENCES = (("T", "F"), ("T_u", "T"), ("nDCG", "F"), ("F_e", "F"), ("F_e_partner", "F"), ("T", "nDCG"))
 """Paired differences reported when both measures were computed."""
 
@@ -104,6 +105,10 @@ def default_targets(graded: pl.DataFrame) -> list[str]:
 
 
 def _resolve_targets(graded: pl.DataFrame, targets) -> list[str]:
+    for name in TARGETS:
+        dtype = graded.schema.get(name)
+        if dtype is not None and not (dtype.is_numeric() or dtype == pl.Null):
+            raise InputError("graded table", f"column {name}", f"a target must be numeric, not {dtype}")
     if targets is None:
         found = default_targets(graded)
         if not found:
@@ -245,11 +250,11 @@ def _null_reasons(cells: _MeasureCells, value: np.ndarray) -> np.ndarray:
     for s in range(len(cells.seg)):
         r0, r1 = cells.row_start[s], cells.row_start[s + 1]
         if r1 - r0 < 2:
-            reason = "too_few_samples"
+            reason = NULL_REASONS[0]
         elif len(np.unique(cells.row_target[r0:r1])) < 2:
-            reason = "constant_target"
+            reason = NULL_REASONS[1]
         else:
-            reason = "constant_measure"
+            reason = NULL_REASONS[2]
         reasons[s, np.isnan(value[s])] = reason
     return reasons
 
