@@ -147,7 +147,9 @@ def _prepare(graded, ranked, segmentation, finer_keys, targets, tie_ulps, seed) 
     )
     queries = samples.group_by("id").agg(pl.col("subset").first()).sort("id")
     half_a = query_halves(queries["id"].to_numpy(), queries["subset"].to_numpy(), seed)
-    queries = queries.with_row_index("q").with_columns(pl.col("q").cast(pl.Int64), half=pl.Series(np.where(half_a, 0, 1)))
+    queries = queries.with_row_index("q").with_columns(
+        pl.col("q").cast(pl.Int64), half=pl.Series(np.where(half_a, 0, 1))
+    )
     rows = samples.join(segments, on=keys, how="left").join(queries.select("id", "q", "half"), on="id", how="left")
     return _Prepared(rows, segments, queries["subset"].to_numpy())
 
@@ -179,7 +181,10 @@ def _measure_cells(prepared: _Prepared, measure, target: str, min_segment_sample
     measured = prepared.rows.select("seg", "q", "half", *columns, y=pl.col(target)).drop_nulls(columns)
     sizes = (
         measured.group_by("seg")
-        .agg(n=pl.col("y").is_not_null().sum().cast(pl.Int64), n_missing_target=pl.col("y").is_null().sum().cast(pl.Int64))
+        .agg(
+            n=pl.col("y").is_not_null().sum().cast(pl.Int64),
+            n_missing_target=pl.col("y").is_null().sum().cast(pl.Int64),
+        )
         .filter(pl.col("n") >= min_segment_samples)
         .sort("seg")
         .with_row_index("local")
