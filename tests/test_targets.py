@@ -151,3 +151,16 @@ def test_default_targets_are_the_columns_with_values(graded):
         run_analysis(graded, segmentation="fit", alpha_grid="linear:3", targets=["bleu"])
     with pytest.raises(InputError, match="column answer_f1: a target must be numeric"):
         run_analysis(graded.with_columns(answer_f1=pl.lit("high")), segmentation="fit", alpha_grid="linear:3")
+
+
+def test_segments_without_target_values_do_not_break_either_kernel(graded):
+    no_target = graded.with_columns(
+        grade_expected=pl.when(pl.col("E") == "E1").then(None).otherwise(pl.col("grade_expected")),
+        grade=pl.when(pl.col("E") == "E1").then(None).otherwise(pl.col("grade")),
+    )
+    correlations, _ = run_analysis(no_target, segmentation="ratio", alpha_grid="linear:5", min_segment_samples=0,
+                                   bootstrap_resamples=5, measures=["T", "nDCG"], targets=["grade", "grade_expected"])
+    empty = correlations.filter(E="E1")
+    assert empty.height > 0 and (empty["n"] == 0).all() and (empty["n_missing_target"] > 0).all()
+    assert empty["null_reason"].unique().to_list() == ["too_few_samples"]
+    assert correlations.filter(E="E2")["value"].is_not_null().any()

@@ -16,8 +16,9 @@ sign(dx) sign(dy) is computed one of two ways, both exact (integer sums in float
   a cell order, S = sum over cell pairs in different tie groups, c before d, of M[c, d]. The alpha
   grid is walked in order: the cells are re-sorted by insertion (adjacent swaps; a swap of c, d
   changes the sum by 2 M[d, c]), which costs little because consecutive alphas order cells alike.
-- ``sweep``: per table and alpha, samples in target order feed a Fenwick tree over the measure's
-  tie groups (O(n log C)); cheaper when there are few alphas (bootstrap at the chosen alpha).
+- ``sweep``: per alpha, samples in target order feed a Fenwick tree over the measure's tie groups,
+  for all tables at once (O(n log C) per table); cheaper when there are few alphas (bootstrap at
+  the chosen alpha).
 """
 
 from __future__ import annotations
@@ -291,7 +292,7 @@ def sample_correlations(
     np.put_along_axis(values, order, sorted_values, axis=-1)
     by_target = np.argsort(np.asarray(target, np.float64), kind="stable")
     target = np.ascontiguousarray(np.asarray(target, np.float64)[by_target])
-    block_start = np.flatnonzero(np.r_[True, target[1:] != target[:-1], True]).astype(np.int64)
+    block_start = np.r_[np.flatnonzero(np.r_[True, target[1:] != target[:-1]]), len(target)].astype(np.int64)
     weights = np.ascontiguousarray(np.asarray(group_weights, np.float64).T)
     n_tables, (n_alphas, n_cells), n = weights.shape[1], values.shape, len(target)
     use_matrix = _use_matrix(method, n_tables, n_alphas, n_cells, n)
