@@ -12,7 +12,10 @@ and on both halves). It is far too slow to run in full, so it runs on a sample o
 segment-measure pairs and alphas and is extrapolated by the number of (alpha x sample) units
 of the full analysis; the script prints what it timed.
 
-Usage: python benchmarks/analysis.py [--samples N]
+With ``--target grade_expected`` the measures are correlated with a continuous target instead
+(grade + Gaussian noise, sd 0.3: as many distinct values as samples, the per-sample kernel).
+
+Usage: python benchmarks/analysis.py [--samples N] [--target grade|grade_expected]
 Last two lines: ``bootstrap_seconds=<s>`` and
 ``analysis_seconds=<s> peak_rss_mb=<m> speedup_vs_reference=<r>``.
 """
@@ -134,11 +137,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=PAPER_SAMPLES)
     parser.add_argument("--reference-alphas", type=int, default=8)
+    parser.add_argument("--target", choices=["grade", "grade_expected"], default="grade")
     args = parser.parse_args()
 
     graded = synthetic_graded(args.samples)
+    if args.target == "grade_expected":
+        noise = np.random.default_rng(1).normal(0.0, 0.3, len(graded))
+        graded = graded.with_columns(grade_expected=pl.col("grade").cast(pl.Float64) + pl.Series(noise))
     grid = alpha_grid("l350^0.95")
-    print(f"synthetic graded samples: {len(graded):,}; alpha grid: {len(grid)} values")
+    print(f"synthetic graded samples: {len(graded):,}; alpha grid: {len(grid)} values; target: {args.target}")
 
     measures = [*ALPHA_MEASURES, "nDCG"]
     seconds = {}
@@ -147,7 +154,7 @@ def main() -> None:
         t0 = time.perf_counter()
         correlations, _ = run_analysis(
             graded, segmentation=segmentation, alpha_grid="l350^0.95", corr_types=CORR_TYPES,
-            min_segment_samples=300, bootstrap_resamples=0, measures=measures,
+            min_segment_samples=300, bootstrap_resamples=0, measures=measures, targets=[args.target],
         )
         segments = correlations.select("E", "subset", "segment").unique().height
         seconds[segmentation] = time.perf_counter() - t0
@@ -158,7 +165,7 @@ def main() -> None:
     for segmentation in ("fit", "ratio"):
         run_analysis(
             graded, segmentation=segmentation, alpha_grid="l350^0.95", corr_types=CORR_TYPES,
-            min_segment_samples=300, bootstrap_resamples=1000, measures=measures,
+            min_segment_samples=300, bootstrap_resamples=1000, measures=measures, targets=[args.target],
         )
     bootstrap_seconds = time.perf_counter() - start - analysis_seconds
     peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

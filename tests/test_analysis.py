@@ -17,11 +17,12 @@ bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)
 
 CORRELATION_COLUMNS = [
-    "segmentation", "E", "subset", "segment", "n", "n_ungraded", "measure", "corr_type", "value", "alpha",
-    "alpha_rule", "value_crossfit", "ci_low", "ci_high",
+    "segmentation", "E", "subset", "segment", "target", "n", "n_missing_target", "measure", "corr_type", "value",
+    "null_reason", "alpha", "alpha_rule", "value_crossfit", "ci_low", "ci_high",
 ]
 DIFFERENCE_COLUMNS = [
-    "segmentation", "E", "subset", "segment", "n", "difference", "corr_type", "value", "ci_low", "ci_high", "share_positive",
+    "segmentation", "E", "subset", "segment", "target", "n", "difference", "corr_type", "value", "ci_low", "ci_high",
+    "share_positive",
 ]
 
 
@@ -52,8 +53,9 @@ def test_table_layout_and_alpha_columns(graded):
     assert correlations.height > 0 and (correlations["n"] >= 25).all()
     # every tenth row is ungraded: counted beside, never in n
     totals = correlations.filter((pl.col("measure") == "F") & (pl.col("corr_type") == "spearman"))
-    assert totals["n_ungraded"].sum() > 0
-    assert totals["n"].sum() + totals["n_ungraded"].sum() <= len(graded)
+    assert totals["target"].unique().to_list() == ["grade"]
+    assert totals["n_missing_target"].sum() > 0
+    assert totals["n"].sum() + totals["n_missing_target"].sum() <= len(graded)
 
 
 def test_maximum_is_at_least_the_crossfit_and_every_grid_point(graded):
@@ -70,7 +72,7 @@ def test_maximum_is_at_least_the_crossfit_and_every_grid_point(graded):
 def test_partner_variant_when_no_np_2k_and_finer_keys(graded):
     correlations, differences = run_analysis(
         graded.drop("np_2K").with_columns(id=pl.col("id").str.replace(r"^A-", "A-x-")),
-        segmentation="fit", alpha_grid="linear:11", min_segment_samples=50, finer_keys=["level", "Np"],
+        segmentation="fit", alpha_grid="linear:11", min_segment_samples=20, finer_keys=["level", "Np"],
         bootstrap_resamples=0,
     )
     assert "F_e_partner" in correlations["measure"].to_list() and "F_e" not in correlations["measure"].to_list()
@@ -79,8 +81,11 @@ def test_partner_variant_when_no_np_2k_and_finer_keys(graded):
     assert "A-x" in correlations["level"].to_list()
     partner = correlations.filter(pl.col("measure") == "F_e_partner")
     f = correlations.filter(pl.col("measure") == "F")
-    # K' = 2K exists only for K <= 7: the partner variant sees fewer samples
-    assert partner["n"].sum() < f["n"].sum()
+    # K' = 2K exists only for K <= 7: the partner variant sees fewer samples, and only its own n counts
+    keys = ["E", "subset", "level", "Np", "segment", "corr_type"]
+    both = partner.join(f, on=keys, suffix="_F")
+    assert (both["n"] <= both["n_F"]).all() and (both["n"] < both["n_F"]).any()
+    assert partner["n"].min() >= 20 and len(partner) < len(f)
     assert differences["ci_low"].is_null().all()
 
 
@@ -109,3 +114,25 @@ def test_no_segment_large_enough_gives_empty_typed_tables(graded, tmp_path):
     assert differences.schema["difference"] == pl.String
     write_analysis(correlations, differences, tmp_path / "c.parquet", tmp_path / "d.parquet")
     assert pl.read_parquet(tmp_path / "c.parquet").schema == correlations.schema
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_every_null_value_says_why(seed):
+    rng = np.random.default_rng(seed)
+    n = 40
+    K = rng.integers(1, 6, n)
+    graded = pl.DataFrame({
+        "id": [f"A-{i}" for i in range(n)], "E": rng.choice(["X", "Y"], n), "Nc": 12, "Np": 6, "K": K,
+        "inK": [[int(v) for v in rng.integers(0, 2, k)] for k in K], "grade": rng.integers(1, 6, n),
+    })
+    single = pl.DataFrame({"id": ["M-1"], "E": ["X"], "Nc": [12], "Np": [6], "K": [2], "inK": [[1, 0]], "grade": [4]})
+    constant = graded.with_columns(id=pl.col("id").str.replace("A-", "N-"), grade=pl.lit(2))
+    table = pl.concat([graded, single.with_columns(pl.col("grade").cast(graded["grade"].dtype)), constant],
+                      how="vertical_relaxed")
+    correlations, _ = run_analysis(table, segmentation="fit", alpha_grid="linear:5", min_segment_samples=1,
+                                   bootstrap_resamples=0, measures=["T", "P", "nDCG"])
+    reasons = dict(correlations.group_by("subset").agg(pl.col("null_reason").unique()).iter_rows())
+    assert reasons["M"] == ["too_few_samples"] and reasons["N"] == ["constant_target"]
+    assert correlations.filter(subset="A")["value"].is_not_null().all()
+    assert (correlations["value"].is_null() == correlations["null_reason"].is_not_null()).all()
+    assert set(correlations["null_reason"].drop_nulls()) <= {"too_few_samples", "constant_target", "constant_measure"}

@@ -15,6 +15,8 @@ from retrieval_response.crossfit import crossfit, query_halves
 from retrieval_response.measures import MEASURES, add_features, alpha_grid
 from retrieval_response.segments import assign_segments
 
+from analysis_reference import anchor_reference, reference_first_max
+
 _spec = importlib.util.spec_from_file_location("bench_analysis", Path(__file__).parents[1] / "benchmarks" / "analysis.py")
 bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)
@@ -64,11 +66,6 @@ def test_first_max_takes_first_alpha_and_ignores_nan():
     assert np.isnan(value[1]) and index[1] == -1
 
 
-def reference_first_max(curve: np.ndarray) -> tuple[float, int]:
-    best = np.nanmax(curve)
-    return best, int(np.flatnonzero(curve >= best - MAX_TOLERANCE)[0])
-
-
 @pytest.fixture(scope="module")
 def graded() -> pl.DataFrame:
     table = bench.synthetic_graded(5400, seed=3)
@@ -100,7 +97,7 @@ def test_max_over_alpha_and_crossfit_equal_scipy_reference(graded):
             curves = {}
             parts = (("full", part_rows), ("a", part_rows.filter("half_a")), ("b", part_rows.filter(~pl.col("half_a"))))
             for part, frame in parts:
-                values = measure.evaluate({c: frame[c].to_numpy() for c in measure.features}, measure_grid)
+                values = anchor_reference(measure.evaluate({c: frame[c].to_numpy() for c in measure.features}, measure_grid))
                 grade = frame["grade"].to_numpy().astype(float)
                 curves[part] = {
                     t: np.array([sample_correlation(v, grade, t) for v in values]) for t in CORR_TYPES
@@ -108,6 +105,9 @@ def test_max_over_alpha_and_crossfit_equal_scipy_reference(graded):
             got = correlations.filter(
                 (pl.col("E") == E) & (pl.col("subset") == subset) & (pl.col("segment") == segment) & (pl.col("measure") == name)
             )
+            if len(part_rows) < 100:  # the minimum applies to the measure's own n
+                assert got.height == 0
+                continue
             assert got["n"].unique().to_list() == [len(part_rows)]
             for row in got.iter_rows(named=True):
                 curve = curves["full"][row["corr_type"]]
@@ -126,7 +126,7 @@ def test_max_over_alpha_and_crossfit_equal_scipy_reference(graded):
                 else:
                     assert row["alpha"] is None
                 checked += 1
-    assert checked >= 60
+    assert checked >= 40
     constant = correlations.filter(pl.col("E") == "ME5S")
     assert constant["value"].is_null().all()
 
@@ -141,7 +141,7 @@ def test_full_paper_grid_on_one_segment(graded):
     )
     grade = rows["grade"].to_numpy().astype(float)
     for name in ("F", "T"):
-        values = MEASURES[name].evaluate({c: rows[c].to_numpy() for c in MEASURES[name].features}, grid)
+        values = anchor_reference(MEASURES[name].evaluate({c: rows[c].to_numpy() for c in MEASURES[name].features}, grid))
         for corr_type in ("spearman", "kendall_b"):
             curve = np.array([sample_correlation(v, grade, corr_type) for v in values])
             best, index = reference_first_max(curve)

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from retrieval_response.analysis import run_analysis
-from retrieval_response.segments import assign_segments, ratio_label, segment_keys, segment_sizes
+from retrieval_response.segments import assign_segments, ratio_label, segment_keys
 
 
 def frame(K, Np, ids=None, grade=None):
@@ -48,12 +48,6 @@ def test_subset_from_id_and_level_as_finer_key():
         segment_keys(["K"])
 
 
-def test_segment_sizes_count_only_graded_rows():
-    table = assign_segments(frame([1, 1, 1, 5], [3, 3, 3, 3], grade=[3, None, 4, 2]), "fit")
-    sizes = segment_sizes(table, segment_keys(), min_segment_samples=2)
-    assert sizes.select("segment", "n", "n_ungraded", "kept").rows() == [("narrow", 2, 1, True), ("wide", 1, 0, False)]
-
-
 def test_min_segment_samples_leaves_small_segments_out():
     rng = np.random.default_rng(0)
     n = 400
@@ -70,7 +64,7 @@ def test_min_segment_samples_leaves_small_segments_out():
         graded, segmentation="fit", alpha_grid="linear:11", min_segment_samples=100, bootstrap_resamples=0
     )
     assert correlations["segment"].unique().to_list() == ["narrow"]
-    assert correlations["n_ungraded"].unique().to_list() == [0]
+    assert correlations["n_missing_target"].unique().to_list() == [0]
     assert differences["segment"].unique().to_list() == ["narrow"]
     everything, _ = run_analysis(
         graded, segmentation="fit", alpha_grid="linear:11", min_segment_samples=wide, bootstrap_resamples=0

@@ -66,3 +66,20 @@ def test_schema_fills_defaults():
     assert config["embedders"]["E"]["batch_size"] == 32
     assert config["analysis"]["alpha_grid"] == "l350^0.95"
     assert config["llm"]["pacing"]["max_retries"] == 5
+
+
+def test_schema_analysis_targets_and_compat():
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+
+    schema = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
+    config = yaml.safe_load("analysis: {}")
+    validate(config, schema)
+    assert config["analysis"]["compat"] == "exact" and "targets" not in config["analysis"]
+    chosen = yaml.safe_load("analysis: {compat: paper, targets: [grade_expected, answer_f1]}")
+    validate(chosen, schema)
+    assert chosen["analysis"]["targets"] == ["grade_expected", "answer_f1"]
+    for bad in ("analysis: {compat: fast}", "analysis: {targets: [bleu]}", "analysis: {targets: []}",
+                "analysis: {targets: [grade, grade]}"):
+        with pytest.raises(WorkflowError):
+            validate(yaml.safe_load(bad), schema)

@@ -1,28 +1,49 @@
-"""The analysis: correlations of retrieval measures with the grade, per segment (SPEC 3, 4, 7).
+"""The analysis: correlations of retrieval measures with answer-quality targets, per segment (SPEC 3, 4, 7).
 
-Input: a graded table with at least ``id, E, Nc, Np, K, inK, grade`` (grade null = ungraded:
-left out of the correlations, counted in ``n_ungraded``); optional ``subset`` (else
-``id.split('-')[0]``), ``np_2K`` (positives in the top 2K) or a ``ranked`` table to count it.
+Input: a graded table with at least ``id, E, Nc, Np, K, inK`` and one target column; optional
+``subset`` (else ``id.split('-')[0]``), ``np_2K`` (positives in the top 2K) or a ``ranked``
+table to count it.
+
+Targets (:data:`TARGETS`): ``grade`` (the paper's 1-5 LLM grade), ``grade_expected`` (the
+probability-weighted grade from the grader's log-probabilities) and ``answer_f1`` (token F1 of the
+top-K answer against the gold answers). A sample whose target is null (ungraded, no
+log-probabilities, no gold answer) is left out of that target's correlations and counted in
+``n_missing_target``. A target with at most :data:`COUNT_PATH_MAX_VALUES` distinct values goes
+through the cell x value count tables of :mod:`.correlations`; any other through the per-sample
+kernel of :mod:`.sample_correlations`. Both are exact.
 
 Output of :func:`run_analysis`, one pair of tables per segmentation:
 
 **correlations** (``results/analysis/correlations_<segmentation>.parquet``), one row per
-segment x measure x correlation type:
-``segmentation, E, subset, [finer keys], segment, n, n_ungraded, measure, corr_type, value,
-alpha, alpha_rule, value_crossfit, ci_low, ci_high``.
-``n`` = graded samples that entered this measure's correlation (``F_e_partner`` drops samples
-without a 2K partner); ``value`` = the correlation, for measures with alpha the maximum over the
-grid; ``alpha`` = the first grid alpha reaching it (null without alpha); ``alpha_rule`` says how
-alpha was chosen (e.g. ``first max over l350^0.95 (702 values)``); ``value_crossfit`` = alpha
-chosen on one half of the query ids, correlation on the other, and the reverse, averaged (for
-measures without alpha it equals ``value``); ``ci_low, ci_high`` = percentile bootstrap interval
-over query-id resamples, at the alpha chosen on the full data (alpha is not re-chosen inside a
-resample), null when ``bootstrap_resamples`` = 0.
+segment x target x measure x correlation type:
+``segmentation, E, subset, [finer keys], segment, target, n, n_missing_target, measure,
+corr_type, value, null_reason, alpha, alpha_rule, value_crossfit, ci_low, ci_high``.
+``n`` = samples that entered this measure's correlation with this target (the measure's
+features and the target not null; ``F_e_partner`` drops samples without a 2K partner); a row
+exists only when ``n`` >= ``min_segment_samples``: the minimum applies to the measure's own n.
+``value`` = the correlation, for measures with alpha the maximum over the grid; ``null_reason``
+says why ``value`` is null: ``too_few_samples`` (n < 2), ``constant_target`` (one target value in
+the segment) or ``constant_measure`` (one measure value at every alpha), checked in that order;
+null when ``value`` is not. ``alpha`` = the first grid alpha reaching the maximum (null without
+alpha); ``alpha_rule`` says how alpha was chosen (e.g. ``first max over l350^0.95 (702
+values)``); ``value_crossfit`` = alpha chosen on one half of the query ids, correlation on the
+other, and the reverse, averaged (for measures without alpha it equals ``value``); ``ci_low,
+ci_high`` = percentile bootstrap interval over query-id resamples, at the alpha chosen on the
+full data (alpha is not re-chosen inside a resample), null when ``bootstrap_resamples`` = 0.
 
-**differences**, one row per segment x difference x correlation type:
-``segmentation, E, subset, [finer keys], segment, n, difference, corr_type, value, ci_low,
-ci_high, share_positive``; ``difference`` "X-Y" = corr(X) - corr(Y) (same resamples for both:
-paired), ``share_positive`` = share of resamples where it is > 0.
+**differences**, one row per segment x target x difference x correlation type:
+``segmentation, E, subset, [finer keys], segment, target, n, difference, corr_type, value,
+ci_low, ci_high, share_positive``; ``difference`` "X-Y" = corr(X) - corr(Y) (same resamples for
+both: paired), ``n`` = the smaller of the two measures' n, ``share_positive`` = share of
+resamples where the difference is > 0.
+
+Ties and ``compat`` (:data:`~.measures.COMPAT_MODES`): ``"exact"`` (default) evaluates the
+measures with their exact ties (:mod:`.measures`) and treats values within
+:data:`~.correlations.TIE_ULPS` units in the last place as equal, on the measure's and on the
+target's side (:func:`~.correlations.tie_anchors`): a measure spread by rounding only is
+constant (null, ``constant_measure``), never a correlation made of rounding noise.
+``"paper"`` evaluates every formula in the paper's floating-point order and ties only exactly
+equal values, as scipy on the paper's arrays: the published numbers, rounding included.
 
 Measure names say the variant: ``F_e`` counts np_2K in the ranking, ``F_e_partner`` is the
 paper's 2K-partner lookup; ``nDCG`` is the paper's, ``nDCG@K`` the standard one.
@@ -39,26 +60,32 @@ import polars as pl
 from . import measures as measures_module
 from .atomic import write_parquet
 from .bootstrap import percentile_interval, resample_weights, resampled_tables, share_positive
-from .correlations import CORR_TYPES, first_max, table_correlations
+from .correlations import CORR_TYPES, TIE_ULPS, first_max, table_correlations, tie_anchors
 from .crossfit import crossfit, query_halves
 from .errors import InputError
-from .measures import MEASURES, add_features
-from .segments import assign_segments, segment_keys, segment_sizes
+from .measures import COMPAT_MODES, MEASURES, add_features
+from .sample_correlations import sample_correlations
+from .segments import assign_segments, segment_keys
 
 alpha_grid = measures_module.alpha_grid
 
-REQUIRED_COLUMNS = ("id", "E", "Nc", "Np", "K", "inK", "grade")
+REQUIRED_COLUMNS = ("id", "E", "Nc", "Np", "K", "inK")
+TARGETS = ("grade", "grade_expected", "answer_f1")
+"""Targets the measures are correlated with, in table order."""
+COUNT_PATH_MAX_VALUES = 16
+"""Targets with at most this many distinct values use count tables; others the per-sample kernel."""
+NULL_REASONS = ("too_few_samples", "constant_target", "constant_measure")
+"""Why a correlation is null, in the order they are checked (module docstring)."""
 DIFFERENCES = (("T", "F"), ("T_u", "T"), ("nDCG", "F"), ("F_e", "F"), ("F_e_partner", "F"), ("T", "nDCG"))
 """Paired differences reported when both measures were computed."""
 
 
 @dataclass
 class _Prepared:
-    """Graded rows of kept segments with integer codes, and the kept segments."""
+    """Every sample with its segment and query codes, the segments, and the query strata."""
 
-    rows: pl.DataFrame  # seg, q, grade_index, half, feature columns
-    segments: pl.DataFrame  # seg, segment keys, n, n_ungraded
-    grade_values: np.ndarray
+    rows: pl.DataFrame  # seg, q, half, feature columns, target columns
+    segments: pl.DataFrame  # seg, segment keys
     query_strata: np.ndarray
 
 
@@ -69,88 +96,182 @@ def default_measures(graded: pl.DataFrame, ranked: pl.DataFrame | None = None) -
     return ["F", estimated, "T", "T_u", "nDCG", "nDCG@K", "P", "R"]
 
 
-def _prepare(graded, ranked, segmentation, finer_keys, min_segment_samples, seed) -> _Prepared:
+def default_targets(graded: pl.DataFrame) -> list[str]:
+    """Every target of :data:`TARGETS` that is a column of ``graded`` with at least one value (NaN is no value)."""
+    return [
+        name for name in TARGETS
+        if name in graded.columns and graded[name].cast(pl.Float64).fill_nan(None).drop_nulls().len() > 0
+    ]
+
+
+def _resolve_targets(graded: pl.DataFrame, targets) -> list[str]:
+    for name in TARGETS:
+        dtype = graded.schema.get(name)
+        if dtype is not None and not (dtype.is_numeric() or dtype == pl.Null):
+            raise InputError("graded table", f"column {name}", f"a target must be numeric, not {dtype}")
+    if targets is None:
+        found = default_targets(graded)
+        if not found:
+            raise InputError("graded table", "column grade", "required by the analysis (no target column has a value)")
+        return found
+    unknown = [t for t in targets if t not in TARGETS]
+    if unknown:
+        raise ValueError(f"targets {unknown}: expected names from {list(TARGETS)}")
+    for name in targets:
+        if name not in graded.columns:
+            raise InputError("graded table", f"column {name}", "required by analysis.targets")
+    return list(dict.fromkeys(targets))
+
+
+def _target_column(samples: pl.DataFrame, name: str, tie_ulps: int) -> pl.Series:
+    """The target as float64, NaN as null, values within ``tie_ulps`` anchored (see tie_anchors)."""
+    column = samples[name].cast(pl.Float64).fill_nan(None)
+    present = column.is_not_null().to_numpy()
+    values = np.full(len(column), np.nan)
+    values[present] = tie_anchors(column.drop_nulls().to_numpy(), tie_ulps)
+    return pl.Series(name, values).fill_nan(None)
+
+
+def _prepare(graded, ranked, segmentation, finer_keys, targets, tie_ulps, seed) -> _Prepared:
     for column in REQUIRED_COLUMNS:
         if column not in graded.columns:
             raise InputError("graded table", f"column {column}", "required by the analysis")
     samples = assign_segments(add_features(graded, ranked), segmentation)
+    samples = samples.with_columns(_target_column(samples, name, tie_ulps) for name in targets)
     keys = segment_keys(finer_keys)
-    sizes = segment_sizes(samples, keys, min_segment_samples)
-    kept = (
-        sizes.filter("kept")
-        .drop("kept")
+    segments = (
+        samples.select(keys).unique()
         .sort([*keys[:-1], pl.col("segment").cast(pl.Float64, strict=False), "segment"])
         .with_row_index("seg")
         .with_columns(pl.col("seg").cast(pl.Int64))
     )
-    rows = samples.filter(pl.col("grade").is_not_null()).join(kept.select(*keys, "seg"), on=keys, how="inner")
-    grade_values = np.unique(rows["grade"].to_numpy().astype(np.float64))
-    queries = rows.group_by("id").agg(pl.col("subset").first()).sort("id")
+    queries = samples.group_by("id").agg(pl.col("subset").first()).sort("id")
     half_a = query_halves(queries["id"].to_numpy(), queries["subset"].to_numpy(), seed)
-    queries = queries.with_row_index("q").with_columns(pl.col("q").cast(pl.Int64), half=pl.Series(np.where(half_a, 0, 1)))
-    rows = rows.join(queries.select("id", "q", "half"), on="id", how="left").with_columns(
-        grade_index=pl.Series(np.searchsorted(grade_values, rows["grade"].to_numpy().astype(np.float64)))
+    queries = queries.with_row_index("q").with_columns(
+        pl.col("q").cast(pl.Int64), half=pl.Series(np.where(half_a, 0, 1))
     )
-    return _Prepared(rows, kept, grade_values, queries["subset"].to_numpy())
+    rows = samples.join(segments, on=keys, how="left").join(queries.select("id", "q", "half"), on="id", how="left")
+    return _Prepared(rows, segments, queries["subset"].to_numpy())
 
 
 @dataclass
 class _MeasureCells:
-    """One measure's rows collapsed into cells (distinct feature tuples) per segment."""
+    """One (measure, target): its kept segments' rows collapsed into cells (distinct feature tuples).
 
+    Segments are indexed 0..S-1 in the order of ``seg``; rows are sorted by (segment, cell).
+    ``target_values`` (G,) and ``counts`` (cells, 2 halves, G) exist on the count path only.
+    """
+
+    seg: np.ndarray  # (S,) segment ids of the kept segments
+    n: np.ndarray  # (S,) samples in the correlation
+    n_missing_target: np.ndarray  # (S,) samples with the measure's features but no target
     features: dict[str, np.ndarray]  # per cell
     cell_start: np.ndarray  # (S+1,) cell range of each segment
-    counts: np.ndarray  # (cells, 2 halves, G)
-    row_seg: np.ndarray  # per row, sorted by segment
-    row_q: np.ndarray
+    row_start: np.ndarray  # (S+1,) row range of each segment
     row_cell: np.ndarray
-    row_grade: np.ndarray
-    grade_values: np.ndarray
+    row_q: np.ndarray
+    row_half: np.ndarray
+    row_target: np.ndarray
+    target_values: np.ndarray | None
+    counts: np.ndarray | None
 
 
-def _measure_cells(prepared: _Prepared, measure) -> _MeasureCells:
+def _measure_cells(prepared: _Prepared, measure, target: str, min_segment_samples: int) -> _MeasureCells:
     columns = list(measure.features)
-    rows = prepared.rows.select("seg", "q", "half", "grade_index", *columns).drop_nulls(columns)
-    cells = rows.select("seg", *columns).unique().sort(["seg", *columns]).with_row_index("cell")
-    rows = rows.join(cells, on=["seg", *columns], how="left").sort("seg", "cell")
-    n_cells, n_grades = len(cells), len(prepared.grade_values)
+    measured = prepared.rows.select("seg", "q", "half", *columns, y=pl.col(target)).drop_nulls(columns)
+    sizes = (
+        measured.group_by("seg")
+        .agg(
+            n=pl.col("y").is_not_null().sum().cast(pl.Int64),
+            n_missing_target=pl.col("y").is_null().sum().cast(pl.Int64),
+        )
+        .filter(pl.col("n") >= min_segment_samples)
+        .sort("seg")
+        .with_row_index("local")
+    )
+    rows = measured.drop_nulls("y").join(sizes.select("seg", "local"), on="seg", how="inner")
+    cells = rows.select("local", *columns).unique().sort(["local", *columns]).with_row_index("cell")
+    rows = rows.join(cells, on=["local", *columns], how="left").sort("local", "cell")
+    n_segments = len(sizes)
+    target_values = np.unique(rows["y"].to_numpy())
     cell = rows["cell"].to_numpy().astype(np.int64)
     half = rows["half"].to_numpy().astype(np.int64)
-    grade = rows["grade_index"].to_numpy().astype(np.int64)
-    counts = np.bincount((cell * 2 + half) * n_grades + grade, minlength=n_cells * 2 * n_grades)
-    n_segments = len(prepared.segments)
+    counts = None
+    if len(target_values) > COUNT_PATH_MAX_VALUES:
+        target_values = None
+    else:
+        index = np.searchsorted(target_values, rows["y"].to_numpy())
+        n_cells, n_values = len(cells), len(target_values)
+        counts = np.bincount((cell * 2 + half) * n_values + index, minlength=n_cells * 2 * n_values)
+        counts = counts.reshape(n_cells, 2, n_values).astype(np.float64)
     return _MeasureCells(
+        seg=sizes["seg"].to_numpy(),
+        n=sizes["n"].to_numpy(),
+        n_missing_target=sizes["n_missing_target"].to_numpy(),
         features={c: cells[c].to_numpy() for c in columns},
-        cell_start=np.searchsorted(cells["seg"].to_numpy(), np.arange(n_segments + 1)),
-        counts=counts.reshape(n_cells, 2, n_grades).astype(np.float64),
-        row_seg=rows["seg"].to_numpy(),
-        row_q=rows["q"].to_numpy(),
+        cell_start=np.searchsorted(cells["local"].to_numpy(), np.arange(n_segments + 1)),
+        row_start=np.searchsorted(rows["local"].to_numpy(), np.arange(n_segments + 1)),
         row_cell=cell,
-        row_grade=grade,
-        grade_values=prepared.grade_values,
+        row_q=rows["q"].to_numpy().astype(np.int64),
+        row_half=half,
+        row_target=rows["y"].to_numpy(),
+        target_values=target_values,
+        counts=counts,
     )
 
 
-def _segment_values(measure, cells: _MeasureCells, lo: int, hi: int, grid: np.ndarray) -> np.ndarray:
-    return measure.evaluate({c: v[lo:hi] for c, v in cells.features.items()}, grid)
+def _segment_curves(measure, cells: _MeasureCells, s: int, grid, corr_types, compat, query_weights=None):
+    """Correlations (T, A) per corr type of segment ``s`` at the alphas ``grid``.
 
-
-def _correlate_measure(measure, cells: _MeasureCells, grid, corr_types):
-    """Per segment and corr type: value, alpha index (-1 = none), cross-fitted value, n."""
-    n_segments = len(cells.cell_start) - 1
-    shape = (n_segments, len(corr_types))
-    value, value_crossfit = np.full(shape, np.nan), np.full(shape, np.nan)
-    alpha_index = np.full(shape, -1)
-    n = np.zeros(n_segments, dtype=np.int64)
-    measure_grid = grid if measure.has_alpha else np.zeros(1)
-    for s in range(n_segments):
-        lo, hi = cells.cell_start[s], cells.cell_start[s + 1]
-        if hi == lo:
-            continue
+    Tables: full data, half A, half B when ``query_weights`` is None, else one per row of
+    ``query_weights`` (R, Q): each sample weighted by its query's multiplicity.
+    """
+    lo, hi = cells.cell_start[s], cells.cell_start[s + 1]
+    r0, r1 = cells.row_start[s], cells.row_start[s + 1]
+    values = measure.evaluate({c: v[lo:hi] for c, v in cells.features.items()}, grid, compat)
+    tie_ulps = TIE_ULPS if compat == "exact" else 0
+    if cells.counts is not None and query_weights is None:
         halves = cells.counts[lo:hi]
         tables = np.stack([halves.sum(axis=1), halves[:, 0], halves[:, 1]])
-        n[s] = int(tables[0].sum())
-        curves = table_correlations(_segment_values(measure, cells, lo, hi, measure_grid), tables, cells.grade_values, corr_types)
+        return table_correlations(values, tables, cells.target_values, corr_types, tie_ulps)
+    queries, local_q = np.unique(cells.row_q[r0:r1], return_inverse=True)
+    if query_weights is None:
+        half = np.zeros(len(queries))
+        half[local_q] = cells.row_half[r0:r1]
+        weights = np.stack([np.ones(len(queries)), half == 0, half == 1]).astype(np.float64)
+    else:
+        weights = query_weights[:, queries]
+    local_cell = cells.row_cell[r0:r1] - lo
+    if cells.counts is not None:
+        index = np.searchsorted(cells.target_values, cells.row_target[r0:r1])
+        tables = resampled_tables(weights, local_q, local_cell, index, hi - lo, len(cells.target_values))
+        return table_correlations(values, tables, cells.target_values, corr_types, tie_ulps)
+    return sample_correlations(values, local_cell, cells.row_target[r0:r1], local_q, weights, corr_types, tie_ulps)
+
+
+def _null_reasons(cells: _MeasureCells, value: np.ndarray) -> np.ndarray:
+    """(S, corr types) reason for each null value (None where the value is defined)."""
+    reasons = np.full(value.shape, None, dtype=object)
+    for s in range(len(cells.seg)):
+        r0, r1 = cells.row_start[s], cells.row_start[s + 1]
+        if r1 - r0 < 2:
+            reason = NULL_REASONS[0]
+        elif len(np.unique(cells.row_target[r0:r1])) < 2:
+            reason = NULL_REASONS[1]
+        else:
+            reason = NULL_REASONS[2]
+        reasons[s, np.isnan(value[s])] = reason
+    return reasons
+
+
+def _correlate_measure(measure, cells: _MeasureCells, grid, corr_types, compat):
+    """Per kept segment and corr type: value, alpha index (-1 = none), cross-fitted value."""
+    shape = (len(cells.seg), len(corr_types))
+    value, value_crossfit = np.full(shape, np.nan), np.full(shape, np.nan)
+    alpha_index = np.full(shape, -1)
+    measure_grid = grid if measure.has_alpha else np.zeros(1)
+    for s in range(len(cells.seg)):
+        curves = _segment_curves(measure, cells, s, measure_grid, corr_types, compat)
         for k, corr_type in enumerate(corr_types):
             best, index = first_max(curves[corr_type][0])
             value[s, k], alpha_index[s, k] = best, index
@@ -158,28 +279,19 @@ def _correlate_measure(measure, cells: _MeasureCells, grid, corr_types):
                 value_crossfit[s, k] = crossfit(curves[corr_type][1], curves[corr_type][2])[0]
             else:
                 value_crossfit[s, k] = best
-    return value, alpha_index, value_crossfit, n
+    return value, alpha_index, value_crossfit
 
 
-def _bootstrap_measure(measure, cells: _MeasureCells, grid, corr_types, alpha_index, weights) -> np.ndarray:
+def _bootstrap_measure(measure, cells: _MeasureCells, grid, corr_types, compat, alpha_index, weights) -> np.ndarray:
     """(S, corr types, R) correlations on the resamples, at the alpha chosen on the full data."""
-    n_segments = len(cells.cell_start) - 1
-    n_resamples = weights.shape[0]
-    out = np.full((n_segments, len(corr_types), n_resamples), np.nan)
-    row_start = np.searchsorted(cells.row_seg, np.arange(n_segments + 1))
-    for s in range(n_segments):
-        lo, hi = cells.cell_start[s], cells.cell_start[s + 1]
+    out = np.full((len(cells.seg), len(corr_types), weights.shape[0]), np.nan)
+    for s in range(len(cells.seg)):
         chosen = alpha_index[s]
-        if hi == lo or (chosen < 0).all():
+        if (chosen < 0).all():
             continue
-        r0, r1 = row_start[s], row_start[s + 1]
-        queries, local_q = np.unique(cells.row_q[r0:r1], return_inverse=True)
-        tables = resampled_tables(
-            weights[:, queries], local_q, cells.row_cell[r0:r1] - lo, cells.row_grade[r0:r1], hi - lo, cells.counts.shape[-1]
-        )
         distinct = np.unique(chosen[chosen >= 0])
         grid_values = grid[distinct] if measure.has_alpha else np.zeros(1)
-        curves = table_correlations(_segment_values(measure, cells, lo, hi, grid_values), tables, cells.grade_values, corr_types)
+        curves = _segment_curves(measure, cells, s, grid_values, corr_types, compat, weights)
         for k, corr_type in enumerate(corr_types):
             if chosen[k] >= 0:
                 out[s, k] = curves[corr_type][:, int(np.searchsorted(distinct, chosen[k]))]
@@ -198,15 +310,20 @@ def run_analysis(
     seed: int = 0,
     ranked: pl.DataFrame | None = None,
     measures: list[str] | None = None,
+    targets: list[str] | None = None,
+    compat: str = "exact",
     ci_level: float = 0.95,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Correlations and paired differences tables (see the module docstring for the columns).
 
     ``alpha_grid``: a spec for :func:`alpha_grid` or the sorted grid itself; ``segmentation``
-    "fit" or "ratio"; segments with fewer than ``min_segment_samples`` graded samples are left
-    out; ``measures`` defaults to :func:`default_measures`. Halves and resamples depend only on
-    ``seed`` and the query ids.
+    "fit" or "ratio"; a (segment, measure, target) enters when at least ``min_segment_samples``
+    samples have the measure and the target; ``measures`` defaults to :func:`default_measures`,
+    ``targets`` to :func:`default_targets`; ``compat`` "exact" or "paper" (module docstring).
+    Halves and resamples depend only on ``seed`` and the query ids.
     """
+    if compat not in COMPAT_MODES:
+        raise ValueError(f"compat {compat!r}: expected one of {COMPAT_MODES}")
     grid_spec = alpha_grid if isinstance(alpha_grid, str) else "a given grid"
     grid = measures_module.alpha_grid(alpha_grid) if isinstance(alpha_grid, str) else np.asarray(alpha_grid, np.float64)
     corr_types = list(corr_types)
@@ -214,85 +331,111 @@ def run_analysis(
     unknown = [m for m in measure_names if m not in MEASURES]
     if unknown:
         raise ValueError(f"measures {unknown}: expected names from {sorted(MEASURES)}")
-    prepared = _prepare(graded, ranked, segmentation, finer_keys, min_segment_samples, seed)
+    target_names = _resolve_targets(graded, targets)
+    tie_ulps = TIE_ULPS if compat == "exact" else 0
+    prepared = _prepare(graded, ranked, segmentation, finer_keys, target_names, tie_ulps, seed)
     weights = resample_weights(prepared.query_strata, bootstrap_resamples, seed) if bootstrap_resamples else None
 
     correlation_parts, boots = [], {}
-    for name in measure_names:
-        measure = MEASURES[name]
-        cells = _measure_cells(prepared, measure)
-        value, alpha_index, value_crossfit, n = _correlate_measure(measure, cells, grid, corr_types)
-        boot = (
-            _bootstrap_measure(measure, cells, grid, corr_types, alpha_index, weights)
-            if weights is not None
-            else np.full(value.shape + (0,), np.nan)
-        )
-        boots[name] = (value, boot)
-        low, high = percentile_interval(boot, ci_level)
-        alpha = np.where((alpha_index >= 0) & measure.has_alpha, grid[np.maximum(alpha_index, 0)], np.nan)
-        correlation_parts.append(
-            _long_table(
-                {
-                    "n": np.repeat(n, len(corr_types)),
-                    "measure": name,
-                    "value": value,
-                    "alpha": alpha,
-                    "alpha_rule": f"first max over {grid_spec} ({len(grid)} values)" if measure.has_alpha else None,
-                    "value_crossfit": value_crossfit,
-                    "ci_low": low,
-                    "ci_high": high,
-                },
-                corr_types,
+    for target in target_names:
+        for name in measure_names:
+            measure = MEASURES[name]
+            cells = _measure_cells(prepared, measure, target, min_segment_samples)
+            value, alpha_index, value_crossfit = _correlate_measure(measure, cells, grid, corr_types, compat)
+            boot = (
+                _bootstrap_measure(measure, cells, grid, corr_types, compat, alpha_index, weights)
+                if weights is not None
+                else np.full(value.shape + (0,), np.nan)
             )
-        )
+            boots[target, name] = (cells.seg, cells.n, value, boot)
+            low, high = percentile_interval(boot, ci_level)
+            alpha = np.where((alpha_index >= 0) & measure.has_alpha, grid[np.maximum(alpha_index, 0)], np.nan)
+            correlation_parts.append(
+                _long_table(
+                    cells.seg,
+                    {
+                        "target": target,
+                        "n": cells.n,
+                        "n_missing_target": cells.n_missing_target,
+                        "measure": name,
+                        "value": value,
+                        "null_reason": _null_reasons(cells, value),
+                        "alpha": alpha,
+                        "alpha_rule": f"first max over {grid_spec} ({len(grid)} values)" if measure.has_alpha else None,
+                        "value_crossfit": value_crossfit,
+                        "ci_low": low,
+                        "ci_high": high,
+                    },
+                    corr_types,
+                )
+            )
     keys = segment_keys(finer_keys)
     segments = prepared.segments.with_columns(segmentation=pl.lit(segmentation))
-    correlations = _finish(pl.concat(correlation_parts), segments, ["segmentation", *keys, "n", "n_ungraded"], "measure")
-    differences = _finish(_differences(boots, corr_types, ci_level), segments, ["segmentation", *keys, "n"], "difference")
+    correlations = _finish(pl.concat(correlation_parts), segments, keys, CORRELATION_COLUMNS)
+    differences = _finish(_differences(boots, target_names, corr_types, ci_level), segments, keys, DIFFERENCE_COLUMNS)
     return correlations, differences
 
 
-def _long_table(columns: dict, corr_types: list[str]) -> pl.DataFrame:
-    """Rows (segment, corr type) from (S, corr types) arrays and scalars."""
-    n_segments = next(v.shape[0] for v in columns.values() if isinstance(v, np.ndarray) and v.ndim == 2)
-    size = n_segments * len(corr_types)
-    data = {
-        "seg": np.repeat(np.arange(n_segments, dtype=np.int64), len(corr_types)),
-        "corr_type": list(corr_types) * n_segments,
-    }
+CORRELATION_COLUMNS = (
+    "target", "n", "n_missing_target", "measure", "corr_type", "value", "null_reason", "alpha", "alpha_rule",
+    "value_crossfit", "ci_low", "ci_high",
+)
+"""Columns of the correlations table after the segmentation and segment keys."""
+DIFFERENCE_COLUMNS = ("target", "n", "difference", "corr_type", "value", "ci_low", "ci_high", "share_positive")
+"""Columns of the differences table after the segmentation and segment keys."""
+_STRING_COLUMNS = ("target", "measure", "difference", "corr_type", "null_reason", "alpha_rule")
+_INTEGER_COLUMNS = ("seg", "n", "n_missing_target")
+
+
+def _dtype(column: str) -> pl.DataType:
+    return pl.String if column in _STRING_COLUMNS else pl.Int64 if column in _INTEGER_COLUMNS else pl.Float64
+
+
+def _long_table(seg: np.ndarray, columns: dict, corr_types: list[str]) -> pl.DataFrame:
+    """Rows (segment, corr type) from per-segment (S,) or (S, corr types) arrays and scalars."""
+    n_types = len(corr_types)
+    size = len(seg) * n_types
+    data = {"seg": np.repeat(np.asarray(seg, np.int64), n_types), "corr_type": list(corr_types) * len(seg)}
     for key, v in columns.items():
-        data[key] = v.reshape(-1) if isinstance(v, np.ndarray) else [v] * size
-    strings = {key: pl.String for key in ("corr_type", "measure", "difference", "alpha_rule") if key in data}
-    return pl.DataFrame(data, schema_overrides=strings, strict=False).with_columns(
-        pl.col(pl.Float64).fill_nan(None)
-    )
+        if isinstance(v, np.ndarray):
+            data[key] = v.reshape(-1) if v.ndim == 2 else np.repeat(v, n_types)
+        else:
+            data[key] = [v] * size
+    schema = {key: _dtype(key) for key in data}
+    data = {key: list(v) if schema[key] == pl.String else v for key, v in data.items()}
+    return pl.DataFrame(data, schema=schema, strict=False).with_columns(pl.col(pl.Float64).fill_nan(None))
 
 
-def _differences(boots: dict, corr_types: list[str], ci_level: float) -> pl.DataFrame:
-    """Rows (segment, corr type) per difference in :data:`DIFFERENCES` whose two measures ran."""
+def _differences(boots: dict, target_names: list[str], corr_types: list[str], ci_level: float) -> pl.DataFrame:
+    """Rows (segment, corr type) per target and difference of :data:`DIFFERENCES` whose measures ran.
+
+    A row exists for the segments where both measures have a row.
+    """
     parts = []
-    for first, second in DIFFERENCES:
-        if first not in boots or second not in boots:
-            continue
-        (value_1, boot_1), (value_2, boot_2) = boots[first], boots[second]
-        diff = boot_1 - boot_2
-        low, high = percentile_interval(diff, ci_level)
-        columns = {"difference": f"{first}-{second}", "value": value_1 - value_2, "ci_low": low, "ci_high": high}
-        parts.append(_long_table({**columns, "share_positive": share_positive(diff)}, corr_types))
+    for target in target_names:
+        for first, second in DIFFERENCES:
+            if (target, first) not in boots or (target, second) not in boots:
+                continue
+            seg_1, n_1, value_1, boot_1 = boots[target, first]
+            seg_2, n_2, value_2, boot_2 = boots[target, second]
+            seg, i_1, i_2 = np.intersect1d(seg_1, seg_2, assume_unique=True, return_indices=True)
+            diff = boot_1[i_1] - boot_2[i_2]
+            low, high = percentile_interval(diff, ci_level)
+            columns = {
+                "target": target, "n": np.minimum(n_1[i_1], n_2[i_2]), "difference": f"{first}-{second}",
+                "value": value_1[i_1] - value_2[i_2], "ci_low": low, "ci_high": high,
+                "share_positive": share_positive(diff),
+            }
+            parts.append(_long_table(seg, columns, corr_types))
     if not parts:
-        schema = {"seg": pl.Int64, "corr_type": pl.String, "difference": pl.String, "value": pl.Float64,
-                  "ci_low": pl.Float64, "ci_high": pl.Float64, "share_positive": pl.Float64}
-        return pl.DataFrame(schema=schema)
+        return pl.DataFrame(schema={c: _dtype(c) for c in ("seg", *DIFFERENCE_COLUMNS)})
     return pl.concat(parts)
 
 
-def _finish(table: pl.DataFrame, segments: pl.DataFrame, leading: list[str], name: str) -> pl.DataFrame:
-    """Attach the segment keys, order columns and rows."""
-    merged = table.join(segments, on="seg", how="left", suffix="_segment")
-    if "n_segment" in merged.columns:
-        merged = merged.drop("n_segment")
-    rest = [c for c in table.columns if c not in ("seg", "corr_type", name, *leading)]
-    return merged.sort("seg", maintain_order=True).select(*leading, name, "corr_type", *rest)
+def _finish(table: pl.DataFrame, segments: pl.DataFrame, keys: list[str], columns: tuple[str, ...]) -> pl.DataFrame:
+    """Attach the segmentation and segment keys; rows by segment, then in the order computed."""
+    merged = table.join(segments, on="seg", how="left")
+    return merged.sort("seg", maintain_order=True).select("segmentation", *keys, *columns)
 
 
 def write_analysis(correlations: pl.DataFrame, differences: pl.DataFrame, correlations_path: str | os.PathLike,

@@ -7,8 +7,10 @@ tau-b / tau-c (``kendalltau(variant=...)``) from it, vectorised over any batch o
 (an alpha grid) and of count tables (data halves, bootstrap resamples).
 
 Ties: cells are sorted by value and equal float64 values are merged, exactly as scipy sees equal
-elements of the sample arrays. Undefined correlations (fewer than 2 samples, a constant measure
-or a constant grade) are NaN, as in scipy, never an exception.
+elements of the sample arrays. With ``tie_ulps`` > 0 values that differ by rounding only are
+merged first (:func:`tie_anchors`), so that a measure which is constant in exact arithmetic but
+spread by one unit in the last place counts as constant. Undefined correlations (fewer than 2
+samples, a constant measure or a constant grade) are NaN, as in scipy, never an exception.
 """
 
 from __future__ import annotations
@@ -21,6 +23,57 @@ CORR_TYPES = ("spearman", "pearson", "kendall_b", "kendall_c")
 
 MAX_TOLERANCE = 1e-12
 """Correlations within this of the maximum count as reaching it (float rounding never decides)."""
+
+TIE_ULPS = 4
+"""Values within this many units in the last place (relative) of each other tie (exact mode)."""
+
+_EPSILON = float(np.finfo(np.float64).eps)
+
+
+@numba.njit(cache=True)
+def _anchor_sorted(sorted_values, ulps):
+    """In place, per row of ascending values: replace each value by the anchor of its tie group."""
+    tolerance = ulps * _EPSILON
+    for a in range(sorted_values.shape[0]):
+        row = sorted_values[a]
+        anchor = row[0] if row.shape[0] > 0 else 0.0
+        for i in range(row.shape[0]):
+            value = row[i]
+            if value - anchor <= tolerance * max(abs(anchor), abs(value)):
+                row[i] = anchor
+            else:
+                anchor = value
+
+
+def tie_anchors(values: np.ndarray, ulps: int = TIE_ULPS) -> np.ndarray:
+    """``values`` (..., n) with each value replaced by the anchor of its tie group along the last axis.
+
+    In ascending order the smallest value opens a group and is its anchor; each next value joins
+    the open group when value - anchor <= ulps * eps * max(|anchor|, |value|) (eps = 2^-52, so
+    ``ulps`` units in the last place relative to the larger of the two), otherwise it opens a new
+    group. Groups are anchored, not chained: values spread by more than the tolerance never
+    merge. ``ulps`` = 0 leaves the values unchanged (ties are exactly equal values, as in scipy).
+    """
+    values = np.asarray(values, np.float64)
+    if ulps == 0:
+        return values.copy()
+    rows = values.reshape(-1, values.shape[-1])
+    order, anchored = sorted_tie_anchors(rows, ulps)
+    out = np.empty_like(rows)
+    np.put_along_axis(out, order, anchored, axis=-1)
+    return out.reshape(values.shape)
+
+
+def sorted_tie_anchors(values: np.ndarray, ulps: int) -> tuple[np.ndarray, np.ndarray]:
+    """(order, sorted anchored values) of each row of ``values`` (A, n), ascending, stable.
+
+    Anchoring keeps the order, so ``order`` sorts the anchored values too (:func:`tie_anchors`).
+    """
+    order = np.argsort(values, axis=-1, kind="stable")
+    anchored = np.ascontiguousarray(np.take_along_axis(values, order, axis=-1))
+    if ulps:
+        _anchor_sorted(anchored, float(ulps))
+    return order, anchored
 
 
 def sample_correlation(x: np.ndarray, y: np.ndarray, corr_type: str) -> float:
@@ -39,6 +92,28 @@ def sample_correlation(x: np.ndarray, y: np.ndarray, corr_type: str) -> float:
     if corr_type in ("kendall_b", "kendall_c"):
         return float(stats.kendalltau(x, y, variant=corr_type[-1]).statistic)
     raise ValueError(f"correlation type {corr_type!r}: expected one of {CORR_TYPES}")
+
+
+@numba.njit(cache=True)
+def store_correlations(out, t, a, n, distinct_x, distinct_y, cov_rank, var_x_rank, var_y_rank, cov_value, var_x_value,
+                       var_y_value, s, x_ties, y_ties):
+    """out[type, t, a] for types (spearman, pearson, tau-b, tau-c) from the sums of one table.
+
+    Spearman = cov_rank / sqrt(var_x_rank var_y_rank) (Pearson on midranks), Pearson =
+    cov_value / sqrt(var_x_value var_y_value), with S = concordant - discordant pairs, n0 =
+    n(n-1)/2: tau-b = S / sqrt((n0 - x_ties)(n0 - y_ties)), tau-c = 2S / (n^2 (m-1)/m),
+    m = min(distinct_x, distinct_y). NaN when n < 2 or either side has fewer than 2 distinct values.
+    """
+    if n < 2 or distinct_x < 2 or distinct_y < 2:
+        for k in range(4):
+            out[k, t, a] = np.nan
+        return
+    pairs = n * (n - 1.0) / 2.0
+    out[0, t, a] = cov_rank / np.sqrt(var_x_rank * var_y_rank)
+    out[1, t, a] = min(1.0, max(-1.0, cov_value / np.sqrt(var_x_value * var_y_value)))
+    out[2, t, a] = min(1.0, max(-1.0, s / np.sqrt(pairs - x_ties) / np.sqrt(pairs - y_ties)))
+    classes = min(distinct_x, distinct_y)
+    out[3, t, a] = min(1.0, max(-1.0, 2.0 * s / (n * n * (classes - 1.0) / classes)))
 
 
 @numba.njit(cache=True)
@@ -117,7 +192,6 @@ def _correlate_sorted(sorted_values, order, counts, grade_values, out):
                 w_value[c] += table[c, j] * dy_value[j]
                 u[c, j] = rows[c] - lower - table[c, j] - lower
                 lower += table[c, j]
-        pairs = n * (n - 1.0) / 2.0
         for a in range(n_alphas):
             sum_x = 0.0
             for i in range(n_cells):
@@ -142,21 +216,12 @@ def _correlate_sorted(sorted_values, order, counts, grade_values, out):
                     group_grades[j] += table[c, j]
                     group_u[j] += u[c, j]
             _close_group(stats, n_grades, grade_cum, below, group_grades, group_u, group_w_rank, mean_rank)
-            distinct_x = stats[4]
-            if n < 2 or distinct_x < 2 or distinct_y < 2:
-                for k in range(4):
-                    out[k, t, a] = np.nan
-                continue
-            out[0, t, a] = stats[0] / np.sqrt(stats[1] * var_y_rank)
-            out[1, t, a] = min(1.0, max(-1.0, cov_value / np.sqrt(var_x_value * var_y_value)))
-            s = stats[2]
-            out[2, t, a] = min(1.0, max(-1.0, s / np.sqrt(pairs - stats[3]) / np.sqrt(pairs - y_ties)))
-            classes = min(distinct_x, float(distinct_y))
-            out[3, t, a] = min(1.0, max(-1.0, 2.0 * s / (n * n * (classes - 1.0) / classes)))
+            store_correlations(out, t, a, n, stats[4], float(distinct_y), stats[0], stats[1], var_y_rank, cov_value,
+                               var_x_value, var_y_value, stats[2], stats[3], y_ties)
 
 
 def table_correlations(
-    values: np.ndarray, counts: np.ndarray, grade_values: np.ndarray, corr_types=CORR_TYPES
+    values: np.ndarray, counts: np.ndarray, grade_values: np.ndarray, corr_types=CORR_TYPES, tie_ulps: int = 0
 ) -> dict[str, np.ndarray]:
     """Exact scipy correlations between a measure and the grade from per-cell grade counts.
 
@@ -169,15 +234,16 @@ def table_correlations(
 
     Spearman = Pearson on midranks (ranks of tie groups of equal float64 values); Kendall
     S = concordant - discordant pairs, tau-b = S / sqrt((n0 - n1)(n0 - n2)),
-    tau-c = 2S / (n^2 (m-1)/m), m = min(distinct values, distinct grades).
+    tau-c = 2S / (n^2 (m-1)/m), m = min(distinct values, distinct grades). ``tie_ulps`` > 0:
+    each alpha's values are first replaced by their :func:`tie_anchors` (``grade_values`` are
+    taken as given: distinct).
     """
     for corr_type in corr_types:
         if corr_type not in CORR_TYPES:
             raise ValueError(f"correlation type {corr_type!r}: expected one of {CORR_TYPES}")
     values = np.ascontiguousarray(values, dtype=np.float64)
     counts = np.ascontiguousarray(counts, dtype=np.float64)
-    order = np.argsort(values, axis=-1, kind="stable")
-    sorted_values = np.ascontiguousarray(np.take_along_axis(values, order, axis=-1))
+    order, sorted_values = sorted_tie_anchors(values, tie_ulps)
     out = np.empty((len(CORR_TYPES), counts.shape[0], values.shape[0]))
     _correlate_sorted(sorted_values, order, counts, np.asarray(grade_values, np.float64), out)
     return {corr_type: out[CORR_TYPES.index(corr_type)] for corr_type in corr_types}

@@ -12,6 +12,14 @@ bit-identical values to the same measure evaluated sample by sample: ties are th
 Registry: :data:`MEASURES` maps a measure name to a :class:`Measure` that names the feature
 columns its value depends on (``n_p``, ``K``, ``Np``, ``np_2K``, ``np_partner``, or the value
 itself for nDCG) and how to evaluate it.
+
+Order of operations (``compat``): floating-point rounding depends on it, and rounding decides
+which samples tie. Every formula is evaluated in the order in which it is written in its
+docstring, which is the paper's order, except T: ``compat="exact"`` (the default) computes
+a*(n_n/K), so samples with the same n_n/K (every sample with n_p = 0 has n_n/K = 1) get
+bit-identical values, the mathematically right ties; ``compat="paper"`` computes (a*n_n)/K as
+the paper's code does, which can split such samples by one unit in the last place. Use
+``"paper"`` to reproduce published numbers exactly.
 """
 
 from __future__ import annotations
@@ -24,7 +32,10 @@ import numpy as np
 import polars as pl
 
 PARTNER_EPSILON = 1e-10
-"""Added to the denominator of ``F_e_partner``, as in the paper's code."""
+"""Added to the partner's positives in ``F_e_partner``, as in the paper's code."""
+
+COMPAT_MODES = ("exact", "paper")
+"""Floating-point order of the formulas: the mathematically exact ties, or the paper's code."""
 
 
 MAX_ALPHA_GRID = 5000
@@ -85,23 +96,30 @@ def f_estimated(n_p: np.ndarray, K: np.ndarray, np_2K: np.ndarray, alpha: np.nda
 
 
 def f_estimated_partner(n_p: np.ndarray, K: np.ndarray, np_partner: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    """F_e_partner(a) = n_p / (a*K + (1-a)*n_p' + 1e-10), the paper's code.
+    """F_e_partner(a) = n_p / (a*K + (1-a)*(n_p' + 1e-10)), the paper's code (1e-10 added to n_p').
 
     n_p' = n_p of the graded sample of the same (id, E, Nc, Np) with K' = round(2K); samples
     without such a partner have no value (see :func:`partner_positives`).
     """
     a = _column(alpha)
-    return np.asarray(n_p, np.float64) / (
-        a * np.asarray(K, np.float64) + (1.0 - a) * np.asarray(np_partner, np.float64) + PARTNER_EPSILON
-    )
+    partner = np.asarray(np_partner, np.float64) + PARTNER_EPSILON
+    return np.asarray(n_p, np.float64) / (a * np.asarray(K, np.float64) + (1.0 - a) * partner)
 
 
-def t_measure(n_p: np.ndarray, K: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    """T(a) = (1-a)*n_p - a*n_n/K, with n_n = K - n_p (the paper's measure without Np)."""
+def t_measure(n_p: np.ndarray, K: np.ndarray, alpha: np.ndarray, compat: str = "exact") -> np.ndarray:
+    """T(a) = (1-a)*n_p - a*n_n/K, with n_n = K - n_p (the paper's measure without Np).
+
+    ``compat="exact"``: (1-a)*n_p - a*(n_n/K), equal n_n/K give bit-identical values;
+    ``compat="paper"``: (1-a)*n_p - (a*n_n)/K, the paper's order of operations.
+    """
     a = _column(alpha)
     n = np.asarray(n_p, np.float64)
     k = np.asarray(K, np.float64)
-    return (1.0 - a) * n - a * ((k - n) / k)
+    if compat == "exact":
+        return (1.0 - a) * n - a * ((k - n) / k)
+    if compat == "paper":
+        return (1.0 - a) * n - (a * (k - n)) / k
+    raise ValueError(f"compat {compat!r}: expected one of {COMPAT_MODES}")
 
 
 def t_unnormalised(n_p: np.ndarray, K: np.ndarray, alpha: np.ndarray) -> np.ndarray:
@@ -186,9 +204,9 @@ def partner_positives(graded: pl.DataFrame) -> pl.Series:
 class Measure:
     """A measure: its name, the feature columns its value depends on, and its evaluation.
 
-    ``evaluate(features, alpha)`` takes a dict of 1-d feature arrays (one entry per column in
-    ``features``) and the alpha grid, and returns shape (len(alpha), n) for measures with
-    alpha and (1, n) for the others.
+    ``evaluate(features, alpha, compat)`` takes a dict of 1-d feature arrays (one entry per
+    column in ``features``), the alpha grid and a mode of :data:`COMPAT_MODES`, and returns shape
+    (len(alpha), n) for measures with alpha and (1, n) for the others.
     """
 
     name: str
@@ -199,15 +217,19 @@ class Measure:
 
 
 def _without_alpha(function: Callable[..., np.ndarray], *columns: str):
-    return lambda f, alpha: function(*(f[c] for c in columns))[None, :]
+    return lambda f, alpha, compat="exact": function(*(f[c] for c in columns))[None, :]
 
 
 def _with_alpha(function: Callable[..., np.ndarray], *columns: str):
-    return lambda f, alpha: function(*(f[c] for c in columns), alpha)
+    return lambda f, alpha, compat="exact": function(*(f[c] for c in columns), alpha)
+
+
+def _with_alpha_and_compat(function: Callable[..., np.ndarray], *columns: str):
+    return lambda f, alpha, compat="exact": function(*(f[c] for c in columns), alpha, compat)
 
 
 def _identity(column: str):
-    return lambda f, alpha: np.asarray(f[column], np.float64)[None, :]
+    return lambda f, alpha, compat="exact": np.asarray(f[column], np.float64)[None, :]
 
 
 MEASURES: dict[str, Measure] = {
@@ -222,7 +244,7 @@ MEASURES: dict[str, Measure] = {
             _with_alpha(f_estimated_partner, "n_p", "K", "np_partner"),
             f_estimated_partner.__doc__,
         ),
-        Measure("T", ("n_p", "K"), True, _with_alpha(t_measure, "n_p", "K"), t_measure.__doc__),
+        Measure("T", ("n_p", "K"), True, _with_alpha_and_compat(t_measure, "n_p", "K"), t_measure.__doc__),
         Measure("T_u", ("n_p", "K"), True, _with_alpha(t_unnormalised, "n_p", "K"), t_unnormalised.__doc__),
         Measure("nDCG", ("nDCG",), False, _identity("nDCG"), ndcg_paper.__doc__),
         Measure("nDCG@K", ("nDCG@K",), False, _identity("nDCG@K"), ndcg_at_k.__doc__),

@@ -50,6 +50,8 @@ rule correlations:
         finer_keys=ANALYSIS["finer_keys"],
         bootstrap_resamples=ANALYSIS["bootstrap_resamples"],
         seed=ANALYSIS["seed"],
+        targets=ANALYSIS.get("targets"),
+        compat=ANALYSIS["compat"],
     threads: 2
     resources:
         mem_mb=6000,

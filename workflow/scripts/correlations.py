@@ -15,6 +15,8 @@ correlations, differences = run_analysis(
     finer_keys=tuple(snakemake.params.finer_keys),
     bootstrap_resamples=snakemake.params.bootstrap_resamples,
     seed=snakemake.params.seed,
+    targets=list(snakemake.params.targets) if snakemake.params.targets else None,
+    compat=snakemake.params.compat,
 )
 write_analysis(correlations, differences, snakemake.output.correlations, snakemake.output.differences)
 log.info("%d correlation rows, %d difference rows", correlations.height, differences.height)
