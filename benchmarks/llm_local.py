@@ -6,7 +6,8 @@ same on every machine. The workflow path runs the ideal answers, the top-K answe
 exactly as the workflow's jobs do (``LLMClient`` + ``llm.pipeline`` with ``config.yaml``'s
 generator and grader, a fresh response cache, ``llama-server`` with ``--parallel`` =
 ``--concurrency`` slots, prompts sharing a prefix back to back). Every message list it sent is
-recorded, and the baseline then sends the same message lists, one at a time, in the same order:
+recorded, and the baseline then sends the same distinct message lists, one at a time, in the
+same order:
 
 - ``llama_cpp_python`` (when ``llama_cpp`` is importable: ``pip install llama-cpp-python==0.3.36``):
   the workflow's previous local path, llama.cpp in-process through llama-cpp-python's high-level
@@ -75,6 +76,17 @@ def benchmark_texts_and_ranking() -> tuple[pl.DataFrame, pl.DataFrame]:
     return texts, ranked
 
 
+def distinct(sent: list) -> list:
+    """``sent`` without repeats (first kept): the workflow answers a repeated prompt from its cache."""
+    seen, kept = set(), []
+    for messages, model in sent:
+        key = (json.dumps(messages), model.max_tokens, model.logprobs)
+        if key not in seen:
+            seen.add(key)
+            kept.append((messages, model))
+    return kept
+
+
 class RecordingClient(LLMClient):
     """An ``LLMClient`` that records every message list it is asked to complete, in call order."""
 
@@ -103,7 +115,7 @@ def workflow_path(texts, ranked, config: dict, slots: int, cache_dir: Path) -> t
     topk = pipeline.topk_answers(ranked, texts, generator, answer)
     graded = pipeline.grade_answers(topk, ideal, texts, grader, grade)
     seconds = time.monotonic() - start
-    sent = ([(m, generator.model) for m in generator.sent] + [(m, grader.model) for m in grader.sent])
+    sent = distinct([(m, generator.model) for m in generator.sent] + [(m, grader.model) for m in grader.sent])
     tokens = {name: getattr(generator.stats, name) + getattr(grader.stats, name)
               for name in ("prompt_tokens", "cached_prompt_tokens", "completion_tokens", "calls")}
     return graded, seconds, sent, tokens

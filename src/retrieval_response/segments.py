@@ -64,3 +64,16 @@ def assign_segments(samples: pl.DataFrame, segmentation: str) -> pl.DataFrame:
     """``samples`` with ``subset``, ``level`` and ``segment`` columns added."""
     out = with_subset_and_level(samples)
     return out.with_columns(segment=segment_labels(out, segmentation))
+
+
+def segment_sizes(samples: pl.DataFrame, keys: list[str], min_segment_samples: int) -> pl.DataFrame:
+    """Per segment: ``n`` graded rows (grade not null), ``n_ungraded``, and ``kept`` = n >= min.
+
+    Sorted by the keys. Only graded rows count towards ``min_segment_samples``.
+    """
+    return (
+        samples.group_by(keys)
+        .agg(n=pl.col("grade").is_not_null().sum().cast(pl.Int64), n_ungraded=pl.col("grade").is_null().sum().cast(pl.Int64))
+        .with_columns(kept=pl.col("n") >= min_segment_samples)
+        .sort(keys)
+    )
