@@ -39,7 +39,7 @@ from .claims import Claim, KeyClaims
 from .config import TOP_LOGPROBS, ModelConfig, PacingConfig
 from .gguf import ensure_local_gguf
 from .pacing import Pacer, estimate_tokens
-from .retry import ErrorKind, backoff_seconds, bad_response, classify
+from .retry import PROMPT_EXCEEDS_CONTEXT, ErrorKind, backoff_seconds, bad_response, classify
 from .server import LlamaServer, server_threads
 
 litellm.suppress_debug_info = True
@@ -160,6 +160,7 @@ class LLMClient:
         self._server = local_server(model, pacing, local_threads, server_log)
         self._local_base: str | None = None
         self.concurrency = self._server.slots if self._server else pacing.concurrency
+        self.context_tokens = model.n_ctx if self._server else litellm_context_tokens(model.model)
 
     def sampling_params(self) -> dict:
         """Parameters that change the response (part of the cache key)."""
@@ -179,7 +180,9 @@ class LLMClient:
 
     async def complete(self, messages: list[dict]) -> Completion:
         """The completion of ``messages``: from the cache, from an identical call in flight, or
-        from a new paced call with retries."""
+        from a new paced call with retries. A prompt surely longer than the model's context (a
+        local model's ``n_ctx``, else what litellm knows) ends as ``prompt_exceeds_context``
+        without a call; nothing is cut."""
         self.stats.requests += 1
         key = self.key(messages)
         if key in self._in_flight:
@@ -189,6 +192,9 @@ class LLMClient:
         if record is not None:
             self.stats.cache_hits += 1
             return Completion(key, "ok", record["content"], record.get("logprobs"), cached=True)
+        if self.context_tokens is not None and prompt_tokens_at_least(messages) + self.model.max_tokens > self.context_tokens:
+            self.stats.failures_by_reason[PROMPT_EXCEEDS_CONTEXT] += 1
+            return Completion(key, PROMPT_EXCEEDS_CONTEXT)
         task = asyncio.ensure_future(self._call(key, messages))
         self._in_flight[key] = task
         try:
@@ -361,6 +367,21 @@ class LLMClient:
         while True:
             await asyncio.sleep(self.claims.stale_s / 4)
             self.claims.refresh_held()
+
+
+def prompt_tokens_at_least(messages: list[dict]) -> int:
+    """A cautious estimate of the tokens of ``messages``: UTF-8 bytes / 8 (a token of a BPE
+    vocabulary spans about 4 bytes of English text), so a prompt refused before the call is far
+    too long; a server refuses the borderline ones (``prompt_exceeds_context`` as well)."""
+    return sum(len(str(m.get("content", "")).encode("utf-8")) for m in messages) // 8
+
+
+def litellm_context_tokens(model: str) -> int | None:
+    """The input context litellm knows for ``model`` (``max_input_tokens``), else None."""
+    try:
+        return litellm.get_model_info(model).get("max_input_tokens")
+    except Exception:  # litellm raises for models it does not know
+        return None
 
 
 def local_server(model: ModelConfig, pacing: PacingConfig, threads: int | None,

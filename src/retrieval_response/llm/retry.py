@@ -9,7 +9,9 @@ or from a response that came back without a usable answer:
   JSON, truncated JSON or an HTML page; ``invalid_object`` for JSON that is no chat completion,
   e.g. a choice without message; ``no_choices`` for an empty ``choices`` list). A damaged body is
   usually a proxy or server hiccup, so it is retried like a 5xx, within the same bound.
-- not retryable: ``bad_response:null_content`` (a well-formed answer whose content is null: a
+- not retryable: ``prompt_exceeds_context`` (litellm's ``ContextWindowExceededError``, or a
+  server's error saying the request exceeds the context size, as llama-server's does),
+  ``bad_response:null_content`` (a well-formed answer whose content is null: a
   refusal, a content filter, a reasoning model that used every token; asking again at the same
   seed would pay for the same), and any other error (400, 401, 404, ...) as
   ``api_error:<ExceptionClass>``.
@@ -38,6 +40,7 @@ import openai
 _TIMEOUTS = (litellm.Timeout, openai.APITimeoutError, TimeoutError, httpx.TimeoutException)
 _RATE_LIMITS = (litellm.RateLimitError, openai.RateLimitError)
 _CONNECTION = (openai.APIConnectionError, httpx.TransportError, ConnectionError)
+PROMPT_EXCEEDS_CONTEXT = "prompt_exceeds_context"
 _NOT_JSON_MARKER = "Empty or invalid response"  # litellm: a 200 body the OpenAI SDK left as text
 _INVALID_OBJECT_MARKER = "Invalid response object"  # litellm: JSON it could not convert
 
@@ -113,9 +116,16 @@ def _unreadable_body(chain: list[BaseException]) -> str | None:
     return None
 
 
+def _exceeds_context(chain: list[BaseException]) -> bool:
+    return any(isinstance(e, litellm.ContextWindowExceededError)
+               or ("exceed" in str(e).lower() and "context" in str(e).lower()) for e in chain)
+
+
 def classify(exc: BaseException) -> ErrorKind:
     """Classify an exception raised by ``litellm.acompletion`` (see module docstring)."""
     chain = list(_chain(exc))
+    if _exceeds_context(chain):
+        return ErrorKind(False, PROMPT_EXCEEDS_CONTEXT)
     if any(isinstance(e, _TIMEOUTS) for e in chain):
         return ErrorKind(True, "timeout")
     if isinstance(exc, _RATE_LIMITS):

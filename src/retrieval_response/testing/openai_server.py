@@ -43,10 +43,14 @@ FAULT_KINDS = ("fault_429", "fault_500", "fault_timeout", "fault_malformed", "fa
 # Responses of any shape a provider or a proxy in front of it may send (scripted only):
 # HTTP 200 with no choices, a choice without message, null content, a body that is not JSON, an
 # empty body, an HTML page, a correct body labelled text/plain, an error object; a connection
-# reset before any byte; a 429 whose Retry-After is the server's ``retry_after_header``.
+# reset before any byte; a 429 whose Retry-After is the server's ``retry_after_header``; the 400
+# llama-server sends for a prompt longer than its context.
 MISBEHAVIOURS = ("fault_empty_choices", "fault_no_message", "fault_null_content", "fault_not_json",
                  "fault_empty_body", "fault_html", "fault_text_plain", "fault_error_object",
-                 "fault_reset", "fault_retry_after_header")
+                 "fault_reset", "fault_retry_after_header", "fault_context_exceeded")
+CONTEXT_EXCEEDED_BODY = (b'{"error": {"code": 400, "message": "the request exceeds the available context size, '
+                         b'try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 5000, '
+                         b'"n_ctx": 2048}}')
 UNPARSEABLE_CONTENT = "Somewhere between 3 and 4, I would say."
 
 
@@ -327,6 +331,9 @@ class OpenAIServer:
                     self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
                                                struct.pack("ii", 1, 0))
                     self.close_connection = True
+                    return
+                if fault == "fault_context_exceeded":
+                    self._send(400, CONTEXT_EXCEEDED_BODY)
                     return
                 if fault == "fault_retry_after_header":
                     self._send(429, b'{"error": {"message": "slow down", "type": "rate_limit_error"}}',
