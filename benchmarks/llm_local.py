@@ -4,8 +4,8 @@ Prompts: real queries of the shipped data (HotpotQA at paragraph and sentence le
 design Nc=5, Np=2, K = 1..3, candidates ranked by a fixed bag-of-words cosine so the set is the
 same on every machine. The workflow path runs the ideal answers, the top-K answers and the grades
 exactly as the workflow's jobs do (``LLMClient`` + ``llm.pipeline`` with ``config.yaml``'s
-generator and grader, a fresh response cache, ``llama-server`` with ``--parallel`` =
-``--concurrency`` slots, prompts sharing a prefix back to back). Every message list it sent is
+generator and grader, a fresh response cache, ``llama-server`` with the models' ``parallel``
+slots (at most ``--concurrency``), prompts sharing a prefix back to back). Every message list it sent is
 recorded, and the baseline then sends the same distinct message lists, one at a time, in the
 same order:
 
@@ -43,7 +43,7 @@ from retrieval_response.datasets.layouts import prepare
 from retrieval_response.llm import pipeline
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
-from retrieval_response.llm.config import ModelConfig, PacingConfig
+from retrieval_response.llm.config import TOP_LOGPROBS, ModelConfig, PacingConfig
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
 from retrieval_response.llm.server import LlamaServer, available_cores
 from retrieval_response.ranking import rank_samples
@@ -118,7 +118,12 @@ def workflow_path(texts, ranked, config: dict, slots: int, cache_dir: Path) -> t
     sent = distinct([(m, generator.model) for m in generator.sent] + [(m, grader.model) for m in grader.sent])
     tokens = {name: getattr(generator.stats, name) + getattr(grader.stats, name)
               for name in ("prompt_tokens", "cached_prompt_tokens", "completion_tokens", "calls")}
-    return graded, seconds, sent, tokens
+    return graded, seconds, sent, tokens | {"slots": generator.concurrency}
+
+
+def logprob_params(model: ModelConfig) -> dict:
+    """The log-probability request of ``model`` (the grader's), as the workflow sends it."""
+    return {"logprobs": True, "top_logprobs": TOP_LOGPROBS} if model.logprobs else {}
 
 
 def baseline_llama_cpp_python(sent: list, model_path: str, n_ctx: int) -> float:
@@ -129,7 +134,7 @@ def baseline_llama_cpp_python(sent: list, model_path: str, n_ctx: int) -> float:
     start = time.monotonic()
     for messages, model in sent:
         llama.create_chat_completion(messages=messages, temperature=model.temperature,
-                                     max_tokens=model.max_tokens, seed=0)
+                                     max_tokens=model.max_tokens, seed=0, **logprob_params(model))
     return time.monotonic() - start
 
 
@@ -141,7 +146,7 @@ def baseline_llama_server_single(sent: list, model_path: str, n_ctx: int) -> flo
         start = time.monotonic()
         for messages, model in sent:
             body = json.dumps({"model": "baseline", "messages": messages, "temperature": model.temperature,
-                               "max_tokens": model.max_tokens, "seed": 0}).encode()
+                               "max_tokens": model.max_tokens, "seed": 0, **logprob_params(model)}).encode()
             request = urllib.request.Request(f"{base}/chat/completions", data=body,
                                              headers={"Content-Type": "application/json"})
             with urllib.request.urlopen(request, timeout=600) as response:
@@ -172,7 +177,7 @@ def main() -> None:
           f"calls={tokens['calls']} prompt_tokens={tokens['prompt_tokens']} "
           f"cached_prompt_tokens={tokens['cached_prompt_tokens']} completion_tokens={tokens['completion_tokens']}")
     print(f"workflow_seconds={seconds:.1f} baseline={baseline} baseline_seconds={baseline_seconds:.1f} "
-          f"slots={args.concurrency} threads={available_cores()}")
+          f"generator_slots={tokens['slots']} threads={available_cores()}")
     per_minute = samples / seconds * 60
     print(f"local_speedup={baseline_seconds / seconds:.2f} samples_per_minute={per_minute:.2f} "
           f"decode_tokens_per_second={tokens['completion_tokens'] / seconds:.2f} "

@@ -98,3 +98,23 @@ def test_default_target_has_the_judge_outputs_only_when_a_layout_can_carry_gold(
         outputs = planned(workdir)
         assert "results/analysis/graded.parquet" in outputs
         assert set(JUDGE) <= outputs if expected else not set(JUDGE) & outputs
+
+
+def test_two_datasets_with_the_same_ids_are_refused_when_collected(tmp_path):
+    import polars as pl
+
+    from retrieval_response.collect import collect_workflow
+    from retrieval_response.errors import InputError
+
+    row = {"id": ["Hp-1"], "subset": ["Hp"], "E": ["X"], "Nc": [3], "Np": [2], "K": [1], "rank": [[0, 1, 2]],
+           "inK": [[1]], "grade": [4]}
+    paths = []
+    for name in ("a", "b"):
+        path = tmp_path / f"{name}.parquet"
+        pl.DataFrame(row).write_parquet(path)
+        paths.append(path)
+    ranked = tmp_path / "ranked.parquet"
+    pl.DataFrame({k: row[k] for k in ("id", "E", "Nc", "Np", "rank")}).write_parquet(ranked)
+    collect_workflow([paths[0]], [ranked])
+    with pytest.raises(InputError, match="id Hp-1.*two datasets"):
+        collect_workflow(paths, [ranked])

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from .answer_scores import best_scores
+from .errors import InputError
 from .measures import positives_in_top_2k
 from .published import read_graded, read_ranked
 
@@ -83,8 +84,20 @@ def collect_workflow(
         ],
         how="diagonal_relaxed",
     )
+    check_unique_samples(graded, graded_paths)
     ranked = pl.concat([pl.read_parquet(p, columns=["id", "E", "Nc", "Np", "rank"]) for p in ranked_paths])
     return with_answer_scores(with_top_2k_positives(graded, ranked))
+
+
+def check_unique_samples(graded: pl.DataFrame, graded_paths: Sequence[str | os.PathLike]) -> None:
+    """InputError when two rows share (id, E, Nc, Np, K): ids are unique within a dataset only,
+    so two datasets whose ids overlap (two files of one layout) cannot be analysed together."""
+    repeated = graded.filter(pl.struct("id", "E", "Nc", "Np", "K").is_duplicated())
+    if repeated.height:
+        first = repeated.row(0, named=True)
+        raise InputError(", ".join(map(str, graded_paths)), f"id {first['id']}",
+                         "the same query id in two datasets (ids are unique within a dataset only): "
+                         "give one of them ids of its own")
 
 
 def collect_published(graded_path: str | os.PathLike, ranked_path: str | os.PathLike | None) -> pl.DataFrame:

@@ -38,6 +38,7 @@ import polars as pl
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
+from retrieval_response.analysis import TARGETS
 from retrieval_response.atomic import write_json, write_text
 from retrieval_response.plotting import (
     ForestPanel,
@@ -57,7 +58,6 @@ from retrieval_response.segments import (
     with_subset_and_level,
 )
 
-TARGETS: tuple[str, ...] = ("grade", "grade_expected", "answer_f1")
 TARGET_LABELS = {
     "grade": "the LLM grade",
     "grade_expected": "the expected grade (grade log-probabilities)",

@@ -147,16 +147,18 @@ def graded_targets():
 
 LLM = config["llm"]
 
+ANALYSIS = config["analysis"]
+SHARDS = [f"{i}-of-{LLM['shards']}" for i in range(1, LLM["shards"] + 1)]
+
 
 def llm_threads(role):
     """Threads of the jobs of ``llm.<role>``: every core of this run for a local model (the
     llama.cpp server inside the job uses them, capped by the cores the machine has, and nothing
-    runs beside it), one for a remote API."""
+    runs beside it), one for a remote API. Without ``--cores`` (a cluster run), 1: set the
+    cores of a cluster job with ``set-threads`` (profiles/slurm)."""
     if not (LLM.get(role) or {}).get("model", "").startswith("llamacpp/"):
         return 1
-    return workflow.cores
-ANALYSIS = config["analysis"]
-SHARDS = [f"{i}-of-{LLM['shards']}" for i in range(1, LLM["shards"] + 1)]
+    return workflow.resource_settings.cores or 1
 
 
 def dataset_nps(wildcards):

@@ -5,9 +5,9 @@ import polars as pl
 from retrieval_response.atomic import write_parquet
 from retrieval_response.judge_agreement import judge_agreement, no_gold_reason
 from retrieval_response.judge_figure import plot_judge_agreement
-from retrieval_response.logs import log_to_file
+from retrieval_response.logs import job_log
 
-log = log_to_file(snakemake.log[0])
+log = job_log(snakemake.log[0])
 graded = pl.read_parquet(snakemake.input.graded)
 table = judge_agreement(graded, resamples=snakemake.params.resamples, seed=snakemake.params.seed)
 reason = no_gold_reason(graded) if table.height == 0 else None

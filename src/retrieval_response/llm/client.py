@@ -37,7 +37,7 @@ from .accounting import CallJournal, CallStats
 from .cache import ResponseCache, request_key
 from .claims import Claim, KeyClaims
 from .config import TOP_LOGPROBS, ModelConfig, PacingConfig
-from .gguf import ensure_local_gguf
+from .gguf import model_file
 from .pacing import Pacer, estimate_tokens
 from .retry import PROMPT_EXCEEDS_CONTEXT, ErrorKind, backoff_seconds, bad_response, classify
 from .server import LlamaServer, server_threads
@@ -393,7 +393,6 @@ def local_server(model: ModelConfig, pacing: PacingConfig, threads: int | None,
         return None
     if not model.model_path:
         raise ValueError(f"model {model.model}: a llamacpp model needs model_path (a GGUF file)")
-    ensure_local_gguf(model.model_path)
-    return LlamaServer(model_path=str(model.model_path), alias=model.model.split("/", 1)[1],
+    return LlamaServer(model_path=str(model_file(model.model_path)), alias=model.model.split("/", 1)[1],
                        slots=min(model.parallel, pacing.concurrency), ctx_per_slot=model.n_ctx,
                        threads=server_threads(threads), log_path=log_path)

@@ -16,6 +16,19 @@ from ..atomic import atomic_path
 
 GGUF_PARTS = 22
 GGUF_BYTES = 1_117_320_768
+SHIPPED_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"  # the file name install.sh assembles
+
+
+def model_file(path: str | os.PathLike) -> Path:
+    """The GGUF of a ``llamacpp`` model: ``path`` if it is a file (a user's own model is used as
+    it is), else the shipped Qwen GGUF assembled there when ``path`` is named like it;
+    RuntimeError otherwise."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    if path.name != SHIPPED_NAME:
+        raise RuntimeError(f"{path}: model_path is not a file")
+    return ensure_local_gguf(path)
 
 
 def ensure_local_gguf(dest: str | os.PathLike) -> Path:

@@ -12,7 +12,7 @@ Snakemake process that started the job disappears (``snakemake`` killed with SIG
 
 from __future__ import annotations
 
-import ctypes
+import json
 import os
 import shutil
 import signal
@@ -66,10 +66,12 @@ def free_loopback_port() -> int:
         return sock.getsockname()[1]
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: SIGKILL it when the thread that started it exits."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+# Runs the server with PR_SET_PDEATHSIG = SIGKILL (kept across exec): it dies with the process
+# (precisely, the thread) that started it. A wrapper, because preexec_fn is unsafe in a process
+# with threads (litellm's).
+_DIE_WITH_PARENT = ("import ctypes, os, sys; ctypes.CDLL(None).prctl({option}, {signal}); "
+                    "os.execv(sys.argv[1], sys.argv[1:])").format(option=_PR_SET_PDEATHSIG,
+                                                                  signal=int(signal.SIGKILL))
 
 
 def snakemake_ancestor() -> psutil.Process | None:
@@ -112,14 +114,15 @@ class LlamaServer:
         port = free_loopback_port()
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
         try:
-            process = subprocess.Popen(self.command(port), stdin=subprocess.DEVNULL, stdout=log,
-                                       stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+            process = subprocess.Popen([sys.executable, "-c", _DIE_WITH_PARENT, *self.command(port)],
+                                       stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         finally:
             if self.log_path:
                 log.close()
         stop_watch = _exit_when_gone(snakemake_ancestor(), process)
         try:
             _wait_healthy(process, port, self.log_path)
+            _check_alias(port, self.alias)
             yield f"http://127.0.0.1:{port}/v1"
         finally:
             stop_watch.set()
@@ -160,6 +163,15 @@ def _wait_healthy(process: subprocess.Popen, port: int, log_path: str | None) ->
         time.sleep(0.2)
     stop(process)
     raise RuntimeError(f"{BINARY} not healthy after {HEALTH_TIMEOUT_SECONDS:.0f} s{_log_tail(log_path)}")
+
+
+def _check_alias(port: int, alias: str) -> None:
+    """RuntimeError unless the server on ``port`` serves ``alias`` (another process may have
+    taken the port between our choice and the server's bind)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=5) as response:
+        served = [model.get("id") for model in json.load(response).get("data", [])]
+    if alias not in served:
+        raise RuntimeError(f"port {port} answers for {served}, not for {alias}: another server took it")
 
 
 def _exit_when_gone(snakemake: psutil.Process | None, process: subprocess.Popen) -> threading.Event:
