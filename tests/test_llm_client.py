@@ -162,6 +162,7 @@ SHAPES = [
     ("fault_error_object", "server_error", True),
     ("fault_500", "server_error", True),
     ("fault_reset", "connection_error", True),
+    ("fault_context_exceeded", "prompt_exceeds_context", False),
 ]
 
 
