@@ -1,0 +1,48 @@
+"""Findings documents: placeholders select exactly one value of a result table, and the committed
+docs/FINDINGS.md is exactly its template rendered on the committed tables (no hand-typed number)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from retrieval_response.findings import FindingsError, read_tables, render
+
+REPO = Path(__file__).resolve().parents[1]
+TABLES = {"corr": pl.DataFrame({"subset": ["A", "A", "B"], "measure": ["T", "F", "T"],
+                                "value": [0.123456, -0.5, None], "n": [10, 10, 3]})}
+
+
+@pytest.mark.parametrize("template, expected", [
+    ("r = {{corr: subset=A, measure=T | value:.3f}}", "r = 0.123"),
+    ("{{corr: subset=A, measure=F | value:+.2f}} (n = {{corr: subset=A, measure=F | n:d}})", "-0.50 (n = 10)"),
+    ("{{ corr : subset = B , measure = T | n }}", "3"),
+    ("no placeholder", "no placeholder"),
+])
+def test_placeholders_print_the_selected_value(template, expected):
+    assert render(template, TABLES) == expected
+
+
+@pytest.mark.parametrize("template, message", [
+    ("{{corr: subset=A | value:.2f}}", "2 rows match"),
+    ("{{corr: subset=C | value:.2f}}", "0 rows match"),
+    ("{{corr: subset=B, measure=T | value:.2f}}", "is null"),
+    ("{{corr: subset=A, measure=T | missing}}", "no column 'missing'"),
+    ("{{corr: nosuch=A | value}}", "no column 'nosuch'"),
+    ("{{other: subset=A | value}}", "unknown table 'other'"),
+    ("{{corr: subset | value}}", "key=value"),
+])
+def test_a_placeholder_that_does_not_select_one_value_is_an_error(template, message):
+    with pytest.raises(FindingsError, match=message):
+        render(template, TABLES)
+
+
+def test_committed_findings_are_the_template_rendered_on_the_committed_tables():
+    template = REPO / "docs/findings/FINDINGS.template.md"
+    document = REPO / "docs/FINDINGS.md"
+    assert template.exists() and document.exists()
+    assert "{{" in template.read_text(encoding="utf-8")
+    rendered = render(template.read_text(encoding="utf-8"), read_tables(REPO / "docs/findings"))
+    assert rendered == document.read_text(encoding="utf-8")
