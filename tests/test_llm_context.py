@@ -18,8 +18,9 @@ def _key(monkeypatch):
 
 
 def _client(server: OpenAIServer, tmp_path, model: str = "openai/loopback") -> LLMClient:
+    """One call at a time, so the server's scripted replies meet the prompts in order."""
     return LLMClient(ModelConfig(model, api_base=server.base_url, api_key_env="RR_TEST_KEY", max_tokens=16),
-                     PacingConfig(max_retries=3, backoff_base_seconds=0.01, backoff_max_seconds=0.05),
+                     PacingConfig(concurrency=1, max_retries=3, backoff_base_seconds=0.01, backoff_max_seconds=0.05),
                      ResponseCache(tmp_path / "cache"))
 
 
