@@ -2,7 +2,7 @@
 
 Every input row comes out: a sample whose LLM call failed keeps its row with ``status`` set to
 the reason (``empty_answer``, ``api_error:<Class>``, ``retries_exhausted:<why>``,
-``unparseable_grade``, or, in the graded table, ``ideal_answer:<reason>`` /
+``bad_response:<what>``, ``prompt_exceeds_context``, ``unparseable_grade``, or, in the graded table, ``ideal_answer:<reason>`` /
 ``topk_answer:<reason>`` when an input answer was missing) and null answer or grade.
 """
 
