@@ -1,4 +1,4 @@
-"""The analysis figures (SPEC 5 items 1-4 and a forest plot of every measure) and their manifest.
+"""The analysis figures (a forest plot of every measure) and their manifest.
 
 Files written into the figure folder; names come from fixed vocabularies only (kind,
 segmentation, target), never from the data:
@@ -351,7 +351,7 @@ class GradeDistribution:
 
 
 def grade_distribution_matrix(graded: pl.DataFrame, *, min_segment_samples: int) -> GradeDistribution:
-    """Grade shares per (embedder, K/Np segment) over rows with a grade (SPEC 5 item 1).
+    """Grade shares per (embedder, K/Np segment) over rows with a grade.
 
     A segment (E, round(K/Np, 1)) is kept when it has >= ``min_segment_samples`` graded
     rows; each kept (embedder, segment) column of 5 shares sums to 1.
@@ -397,7 +397,7 @@ def _grade_panel(subset: str, dist: GradeDistribution) -> HeatmapPanel:
 
 
 def grades_figure(graded: pl.DataFrame, manifest: Manifest, name: str = "grades_ratio.png") -> Figure | None:
-    """Grade distribution per K/Np segment (SPEC 5 item 1), a panel per subset; None if no subset
+    """Grade distribution per K/Np segment, a panel per subset; None if no subset
     has a segment with enough graded samples (recorded in ``manifest``)."""
     samples = with_subset_and_level(graded)
     minimum = manifest.min_segment_samples
@@ -425,7 +425,7 @@ def grades_figure(graded: pl.DataFrame, manifest: Manifest, name: str = "grades_
 
 def fit_heatmap_figure(table: pl.DataFrame, small: pl.DataFrame, target: str, corr_types: list[str],
                        manifest: Manifest) -> Figure | None:
-    """Correlation of T, nDCG, F with ``target`` on narrow / wide segments (SPEC 5 item 2).
+    """Correlation of T, nDCG, F with ``target`` on narrow / wide segments.
 
     A panel per measure; columns = subset x {narrow, wide}, rows = correlation type x embedder;
     cells show the correlation (max over the alpha grid) and n.
@@ -495,7 +495,7 @@ def _ratio_panels(rows: pl.DataFrame, small: pl.DataFrame, item: str, items: lis
 
 def ratio_heatmap_figure(table: pl.DataFrame, small: pl.DataFrame, target: str, corr_type: str,
                          manifest: Manifest) -> Figure | None:
-    """Correlation of each measure with ``target`` per K/Np segment (SPEC 5 item 3): a panel per
+    """Correlation of each measure with ``target`` per K/Np segment: a panel per
     subset, rows = measure x embedder, columns = K/Np segments; ``corr_type`` only."""
     name = f"heatmap_ratio_{target}.png"
     rows = table.filter(pl.col("target") == target, pl.col("corr_type") == corr_type,
@@ -516,7 +516,7 @@ def ratio_heatmap_figure(table: pl.DataFrame, small: pl.DataFrame, target: str, 
 
 def ratio_difference_figure(table: pl.DataFrame, small: pl.DataFrame, target: str, corr_type: str,
                             manifest: Manifest) -> Figure | None:
-    """Paired differences of correlations with ``target`` per K/Np segment (SPEC 5 item 4): a
+    """Paired differences of correlations with ``target`` per K/Np segment: a
     panel per subset, rows = difference x embedder, a diverging colour map centred on 0, '*'
     where the bootstrap interval [ci_low, ci_high] excludes 0."""
     name = f"diff_ratio_{target}.png"

@@ -1,4 +1,4 @@
-"""Ranked-list metrics with incomplete, possibly graded judgments (SPEC 6).
+"""Ranked-list metrics with incomplete, possibly graded judgments.
 
 The evaluator contract, stated in every output through :func:`conventions`:
 

@@ -1,4 +1,4 @@
-"""Cosine ranking of each query's candidates -> ranked samples (SPEC 2), and their invariant checks.
+"""Cosine ranking of each query's candidates -> ranked samples, and their invariant checks.
 
 For a design (Nc, Np) a query serves when len(p) >= Np and len(n) >= Nc - Np. Its candidates
 are the first Np positives followed by the first Nc - Np negatives; candidate index i < Np is
@@ -139,7 +139,7 @@ def _positives_in_prefix(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def check_ranked_invariants(df: pl.DataFrame, path: str | os.PathLike) -> None:
-    """Raise ``InputError(path, "id <id>", rule)`` for the first ranked sample that breaks SPEC 2.
+    """Raise ``InputError(path, "id <id>", rule)`` for the first ranked sample that breaks the paper.
 
     Rules: len(P) == len(R) == len(K); len(rank) == Nc; rank a permutation of 0..Nc-1;
     2 <= Np < Nc; K strictly ascending within 1..Nc; P = n_p/K and R = n_p/Np with n_p the

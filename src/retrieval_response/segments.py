@@ -1,4 +1,4 @@
-"""Data segments for the correlations (SPEC 4).
+"""Data segments for the correlations.
 
 A segment key is (E, subset, [finer keys...], segment) where ``segment`` is
 

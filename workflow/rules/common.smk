@@ -17,6 +17,7 @@ from snakemake.utils import validate
 from retrieval_response import config_checks
 from retrieval_response.datasets.layouts import LAYOUTS_WITHOUT_GOLD
 from retrieval_response.errors import InputError
+from retrieval_response.llm.config import ModelConfig
 from retrieval_response.paths import NAME_PATTERN
 
 CONFIG_FILE = ", ".join(map(str, workflow.overwrite_configfiles or ["config.yaml"]))
@@ -149,6 +150,12 @@ LLM = config["llm"]
 
 ANALYSIS = config["analysis"]
 SHARDS = [f"{i}-of-{LLM['shards']}" for i in range(1, LLM["shards"] + 1)]
+
+
+def model_param(role):
+    """Rule param of the LLM ``role`` (generator, grader): its config in ModelConfig.param_form(),
+    credentials removed; the jobs read the model itself from the config."""
+    return ModelConfig.from_mapping(LLM[role]).param_form() if LLM.get(role) else None
 
 
 def llm_threads(role):

@@ -13,15 +13,6 @@ Top-K answers and grades are split into ``llm.shards`` shards by query id (``{sh
 design's shards into its graded file.
 """
 
-from retrieval_response.llm.config import ModelConfig
-
-
-def model_param(role):
-    """Rule param of the LLM ``role`` (generator, grader): its config in ModelConfig.param_form(),
-    credentials removed; the jobs read the model itself from the config."""
-    return ModelConfig.from_mapping(LLM[role]).param_form() if LLM.get(role) else None
-
-
 rule answer_ideal:
     input:
         texts="results/texts/{dataset}.parquet",

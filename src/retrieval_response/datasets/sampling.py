@@ -1,7 +1,7 @@
 """Pick the queries of a texts table that can serve the configured designs, and count the others.
 
 A design is (Nc, Np) with 2 <= Np < Nc; its candidates are the first Np positives and the
-first Nc - Np negatives (SPEC 2). A query serves a design when its texts are distinct,
+first Nc - Np negatives. A query serves a design when its texts are distinct,
 len(p) >= Np and len(n) >= Nc - Np. A query is usable when it serves at least one design; a
 query serving none is skipped for one reason, the first that applies:
 
