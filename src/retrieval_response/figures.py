@@ -1,4 +1,4 @@
-"""The analysis figures (a forest plot of every measure) and their manifest.
+"""The analysis figures (the paper's grade shares and heatmaps, and a forest plot of every measure) and their manifest.
 
 Files written into the figure folder; names come from fixed vocabularies only (kind,
 segmentation, target), never from the data:
