@@ -156,15 +156,16 @@ def test_paired_alpha_equals_krippendorff_alpha_of_the_expanded_table():
 
 
 def test_collect_scores_answers_against_the_gold_of_each_graded_files_dataset(tmp_path):
-    """Two datasets share the id "S-0": each graded file is scored against its own dataset's gold."""
+    """Two datasets answer alike ("Paris"): each graded file is scored against its own dataset's gold."""
     graded_paths, ranked_paths, texts_paths = [], [], []
-    for dataset, gold, answer in (("one", ["Paris"], "Paris."), ("two", ["London bridge"], "Paris")):
-        texts = pl.DataFrame({"id": ["S-0", "S-1"], "answers": [gold, []]})
+    for dataset, prefix, gold, answer in (("one", "S", ["Paris"], "Paris."), ("two", "T", ["London bridge"], "Paris")):
+        ids = [f"{prefix}-0", f"{prefix}-1"]
+        texts = pl.DataFrame({"id": ids, "answers": [gold, []]})
         graded = pl.DataFrame({
-            "id": ["S-0", "S-1"], "E": "ML6", "Nc": 5, "Np": 2, "K": 1, "inK": [[1], [0]],
+            "id": ids, "E": "ML6", "Nc": 5, "Np": 2, "K": 1, "inK": [[1], [0]],
             "answer_topK": [answer, answer], "answer_ideal": ["The Paris", None], "grade": [5, 1],
         }, schema_overrides={"Nc": pl.Int32, "Np": pl.Int32, "K": pl.Int32, "grade": pl.Int8})
-        ranked = pl.DataFrame({"id": ["S-0", "S-1"], "E": "ML6", "Nc": 5, "Np": 2, "rank": [[0, 1, 2, 3, 4]] * 2},
+        ranked = pl.DataFrame({"id": ids, "E": "ML6", "Nc": 5, "Np": 2, "rank": [[0, 1, 2, 3, 4]] * 2},
                               schema_overrides={"Nc": pl.Int32, "Np": pl.Int32, "rank": pl.List(pl.Int32)})
         tables = ((texts, "texts", texts_paths), (graded, "graded", graded_paths), (ranked, "ranked", ranked_paths))
         for frame, folder, paths in tables:

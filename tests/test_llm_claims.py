@@ -122,20 +122,26 @@ def test_a_dead_holders_claim_is_taken_over(tmp_path):
     assert result.ok and client.stats.claims_taken_over == 1 and client.stats.calls == 1
 
 
-def _worker(api_base: str, cache: Path, out: Path, journal: Path) -> subprocess.Popen:
+def _worker(api_base: str, cache: Path, out: Path, journal: Path, start: Path) -> subprocess.Popen:
     env = {**os.environ, "RR_LOOPBACK_KEY": "x", "PYTHONPATH": os.pathsep.join(sys.path)}
     return subprocess.Popen([sys.executable, "-m", "retrieval_response.testing.grading_worker",
-                             api_base, str(cache), str(out), "6", str(journal)],
+                             api_base, str(cache), str(out), "6", str(journal), str(start)],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
 def test_two_processes_sharing_a_cache_pay_for_each_prompt_once(tmp_path):
     """Two grading runs (42 prompts each) started together on one cache: the server sees each
     prompt once, the runs share the work and wait for each other's answers, and both write the
-    same graded table."""
+    same graded table. Both make their first call together, however long their imports take."""
+    outs = [tmp_path / f"out{i}.parquet" for i in (1, 2)]
     with OpenAIServer(latency_s=0.15) as server:
-        procs = [_worker(server.base_url, tmp_path / "cache", tmp_path / f"out{i}.parquet", tmp_path / "journal")
-                 for i in (1, 2)]
+        procs = [_worker(server.base_url, tmp_path / "cache", out, tmp_path / "journal", tmp_path / "start")
+                 for out in outs]
+        deadline = time.monotonic() + 120
+        while not all(Path(f"{out}.ready").exists() for out in outs):
+            assert time.monotonic() < deadline and all(proc.poll() is None for proc in procs), "a worker never got ready"
+            time.sleep(0.05)
+        (tmp_path / "start").touch()
         for proc in procs:
             assert proc.wait(timeout=180) == 0, proc.stderr.read()
         stats = server.stats()

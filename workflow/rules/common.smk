@@ -162,7 +162,7 @@ def llm_threads(role):
     """Threads of the jobs of ``llm.<role>``: every core of this run for a local model (the
     llama.cpp server inside the job uses them, capped by the cores the machine has, and nothing
     runs beside it), one for a remote API. Without ``--cores`` (a cluster run), 1: set the
-    cores of a cluster job with ``set-threads`` (profiles/slurm)."""
+    cores of a cluster job with ``set-threads`` (commented in profiles/slurm)."""
     if not (LLM.get(role) or {}).get("model", "").startswith("llamacpp/"):
         return 1
     return workflow.resource_settings.cores or 1

@@ -1,6 +1,6 @@
 """A grading run against an OpenAI-compatible server, as a separate process (for the SIGKILL test).
 
-``python -m retrieval_response.testing.grading_worker API_BASE CACHE_DIR OUT.parquet N_QUERIES JOURNAL_DIR``
+``python -m retrieval_response.testing.grading_worker API_BASE CACHE_DIR OUT.parquet N_QUERIES JOURNAL_DIR [START_FILE]``
 answers and grades a synthetic design (one embedder, Nc=5, Np=2, K=1..3) with the shipped prompts,
 journals its calls in JOURNAL_DIR (stages ``answer`` and ``grade``), and writes the graded table
 and, next to it, the two clients' job summaries (``OUT.parquet.summaries.json``).
@@ -9,6 +9,7 @@ and, next to it, the two clients' job summaries (``OUT.parquet.summaries.json``)
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 from ..atomic import write_json, write_parquet
@@ -23,7 +24,17 @@ from .synthetic import synthetic_ranked, synthetic_texts
 PROMPTS = Path(__file__).resolve().parents[3] / "resources" / "prompts"
 
 
-def run(api_base: str, cache_dir: str, out: str, n_queries: int, journal_dir: str) -> None:
+def wait_for_start(out: str, start_file: str | None) -> None:
+    """Write ``out``.ready, then return once ``start_file`` exists (at once without one)."""
+    if start_file is None:
+        return
+    Path(f"{out}.ready").touch()
+    while not Path(start_file).exists():
+        time.sleep(0.01)
+
+
+def run(api_base: str, cache_dir: str, out: str, n_queries: int, journal_dir: str,
+        start_file: str | None = None) -> None:
     """Ideal answers, top-K answers and grades of the synthetic design, written to ``out``."""
     texts = synthetic_texts(n_queries)
     ranked = synthetic_ranked(texts, "E1", nc=5, np_=2, ks=[1, 2, 3])
@@ -36,6 +47,7 @@ def run(api_base: str, cache_dir: str, out: str, n_queries: int, journal_dir: st
                        journal=CallJournal(journal_dir, "grade", out))
     answer = load_prompt(PROMPTS / "answer.txt", ANSWER_FIELDS)
     grade = load_prompt(PROMPTS / "grade.txt", GRADE_FIELDS, needs_reask=True)
+    wait_for_start(out, start_file)
     ideal = pipeline.ideal_answers(texts, [2], generator, answer)
     topk = pipeline.topk_answers(ranked, texts, generator, answer)
     write_parquet(pipeline.grade_answers(topk, ideal, texts, grader, grade), out)
@@ -44,4 +56,4 @@ def run(api_base: str, cache_dir: str, out: str, n_queries: int, journal_dir: st
 
 
 if __name__ == "__main__":
-    run(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
+    run(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], *sys.argv[6:7])
