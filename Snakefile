@@ -21,7 +21,6 @@ if not workflow.overwrite_configfiles:
     configfile: "config.yaml"
 
 
-
 include: "workflow/rules/common.smk"
 include: "workflow/rules/prepare.smk"
 include: "workflow/rules/embed.smk"
@@ -31,7 +30,7 @@ include: "workflow/rules/analysis.smk"
 
 
 rule all:
+    default_target: True
     input:
         all_targets(),
-    default_target: True
     localrule: True

@@ -1,10 +1,8 @@
 """Stage 5: measures, per-segment correlations with bootstrap intervals, figures, agreement, judge vs gold."""
 
-
 if PUBLISHED:
 
     rule collect_published:
-        localrule: True
         input:
             graded=PUBLISHED["graded"],
             ranked=PUBLISHED["ranked"] or [],
@@ -12,6 +10,7 @@ if PUBLISHED:
             graded="results/analysis/graded.parquet",
         log:
             "logs/collect_published.log",
+        localrule: True
         conda:
             "../../envs/retrieval-response.yaml"
         script:
@@ -20,19 +19,21 @@ if PUBLISHED:
 else:
 
     rule collect_graded:
-        localrule: True
         input:
             graded=graded_targets(),
             ranked=ranked_targets(),
             texts=texts_targets(),
         output:
             graded="results/analysis/graded.parquet",
-        params:
-            texts_of_graded=[f"results/texts/{dataset}.parquet" for dataset, _, _ in dataset_units()],
         log:
             "logs/collect_graded.log",
+        localrule: True
         conda:
             "../../envs/retrieval-response.yaml"
+        params:
+            texts_of_graded=[
+                f"results/texts/{dataset}.parquet" for dataset, _, _ in dataset_units()
+            ],
         script:
             "../scripts/collect_graded.py"
 
@@ -43,6 +44,15 @@ rule correlations:
     output:
         correlations="results/analysis/correlations_{segmentation}.parquet",
         differences="results/analysis/differences_{segmentation}.parquet",
+    log:
+        "logs/correlations/{segmentation}.log",
+    benchmark:
+        "results/benchmarks/correlations/{segmentation}.tsv"
+    conda:
+        "../../envs/retrieval-response.yaml"
+    threads: 2
+    resources:
+        mem_mb=6000,
     params:
         alpha_grid=ANALYSIS["alpha_grid"],
         corr_types=ANALYSIS["corr_types"],
@@ -52,15 +62,6 @@ rule correlations:
         seed=ANALYSIS["seed"],
         targets=ANALYSIS.get("targets"),
         compat=ANALYSIS["compat"],
-    threads: 2
-    resources:
-        mem_mb=6000,
-    benchmark:
-        "results/benchmarks/correlations/{segmentation}.tsv"
-    log:
-        "logs/correlations/{segmentation}.log",
-    conda:
-        "../../envs/retrieval-response.yaml"
     script:
         "../scripts/correlations.py"
 
@@ -68,8 +69,14 @@ rule correlations:
 rule figures:
     input:
         graded="results/analysis/graded.parquet",
-        correlations=expand("results/analysis/correlations_{segmentation}.parquet", segmentation=ANALYSIS["segmentations"]),
-        differences=expand("results/analysis/differences_{segmentation}.parquet", segmentation=ANALYSIS["segmentations"]),
+        correlations=expand(
+            "results/analysis/correlations_{segmentation}.parquet",
+            segmentation=ANALYSIS["segmentations"],
+        ),
+        differences=expand(
+            "results/analysis/differences_{segmentation}.parquet",
+            segmentation=ANALYSIS["segmentations"],
+        ),
     output:
         # Which PNGs exist depends on the data (a figure with nothing to draw is not written), so
         # the output is the folder; figures.json / figures.html list what was drawn and left out.
@@ -80,52 +87,54 @@ rule figures:
             category="Figures",
             labels={"figure": "{figure}"},
         ),
+    log:
+        "logs/figures.log",
+    benchmark:
+        "results/benchmarks/figures/figures.tsv"
+    conda:
+        "../../envs/retrieval-response.yaml"
     params:
         segmentations=ANALYSIS["segmentations"],
         corr_types=ANALYSIS["corr_types"],
         min_segment_samples=ANALYSIS["min_segment_samples"],
-    benchmark:
-        "results/benchmarks/figures/figures.tsv"
-    log:
-        "logs/figures.log",
-    conda:
-        "../../envs/retrieval-response.yaml"
     script:
         "../scripts/figures.py"
 
 
 rule agreement:
-    localrule: True
     input:
         human=HUMAN_GRADES or [],
     output:
         agreement="results/analysis/agreement.parquet",
+    log:
+        "logs/agreement.log",
+    localrule: True
+    conda:
+        "../../envs/retrieval-response.yaml"
     params:
         resamples=ANALYSIS["bootstrap_resamples"],
         seed=ANALYSIS["seed"],
-    log:
-        "logs/agreement.log",
-    conda:
-        "../../envs/retrieval-response.yaml"
     script:
         "../scripts/agreement.py"
 
 
 rule judge_agreement:
-    localrule: True
     input:
         graded="results/analysis/graded.parquet",
     output:
         table="results/analysis/judge_agreement.parquet",
         figure=report(
-            "results/analysis/judge_agreement.png", caption="../report/judge_agreement.rst", category="Judge vs gold"
+            "results/analysis/judge_agreement.png",
+            caption="../report/judge_agreement.rst",
+            category="Judge vs gold",
         ),
+    log:
+        "logs/judge_agreement.log",
+    localrule: True
+    conda:
+        "../../envs/retrieval-response.yaml"
     params:
         resamples=ANALYSIS["bootstrap_resamples"],
         seed=ANALYSIS["seed"],
-    log:
-        "logs/judge_agreement.log",
-    conda:
-        "../../envs/retrieval-response.yaml"
     script:
         "../scripts/judge_agreement.py"

@@ -40,7 +40,9 @@ def resolve_shipped_paths():
         prompts[name] = shipped_or_local(prompts[name])
     for role in ("generator", "grader"):
         if role in config["llm"]:
-            config["llm"][role]["model_path"] = shipped_or_local(config["llm"][role]["model_path"])
+            config["llm"][role]["model_path"] = shipped_or_local(
+                config["llm"][role]["model_path"]
+            )
 
 
 def schema_violation(error):
@@ -105,7 +107,9 @@ def check_wildcard_values():
         for name in names:
             if isinstance(name, str) and detector.is_periodic(name):
                 raise InputError(
-                    CONFIG_FILE, f"config key {key}", f"name {name!r} ends in a repeated substring, which Snakemake refuses"
+                    CONFIG_FILE,
+                    f"config key {key}",
+                    f"name {name!r} ends in a repeated substring, which Snakemake refuses",
                 )
 
 
@@ -176,13 +180,17 @@ def dataset_nps(wildcards):
 def design_shards(wildcards):
     """The graded shards of one (dataset, embedder, design)."""
     return expand(
-        "results/graded/{dataset}/{embedder}/{design}/{shard}.parquet", shard=SHARDS, **wildcards
+        "results/graded/{dataset}/{embedder}/{design}/{shard}.parquet",
+        shard=SHARDS,
+        **wildcards,
     )
 
 
 def llm_summaries():
     """Job summaries of every LLM job of the config."""
-    return [f"results/answers/ideal/{name}.summary.json" for name in sorted(DATASETS)] + [
+    return [
+        f"results/answers/ideal/{name}.summary.json" for name in sorted(DATASETS)
+    ] + [
         f"results/{kind}/{d}/{e}/{s}/{shard}.summary.json"
         for kind in ("answers/topk", "graded")
         for d, e, s in dataset_units()
@@ -198,9 +206,16 @@ def stage_benchmarks():
         + sorted({f"results/benchmarks/embed/{e}/{d}.tsv" for d, e, _ in units})
         + [f"results/benchmarks/rank/{d}/{e}/{s}.tsv" for d, e, s in units]
         + [f"results/benchmarks/answer_ideal/{d}.tsv" for d in sorted(DATASETS)]
-        + [f"results/benchmarks/{rule}/{d}/{e}/{s}/{shard}.tsv" for rule in ("answer_topk", "grade")
-           for d, e, s in units for shard in SHARDS]
-        + [f"results/benchmarks/correlations/{s}.tsv" for s in ANALYSIS["segmentations"]]
+        + [
+            f"results/benchmarks/{rule}/{d}/{e}/{s}/{shard}.tsv"
+            for rule in ("answer_topk", "grade")
+            for d, e, s in units
+            for shard in SHARDS
+        ]
+        + [
+            f"results/benchmarks/correlations/{s}.tsv"
+            for s in ANALYSIS["segmentations"]
+        ]
         + ["results/benchmarks/figures/figures.tsv"]
     )
 
@@ -210,7 +225,11 @@ def design_of(wildcards):
     for design in dataset_designs(wildcards.dataset):
         if design_name(design) == wildcards.design:
             return {"Nc": design["Nc"], "Np": design["Np"], "K": design_cutoffs(design)}
-    raise InputError(CONFIG_FILE, f"config key datasets.{wildcards.dataset}.designs", f"no design {wildcards.design}")
+    raise InputError(
+        CONFIG_FILE,
+        f"config key datasets.{wildcards.dataset}.designs",
+        f"no design {wildcards.design}",
+    )
 
 
 HUMAN_GRADES = (PUBLISHED or {}).get("human") or ANALYSIS["human"]
@@ -227,8 +246,13 @@ def analysis_targets():
     targets.append("results/figures")
     if HUMAN_GRADES:
         targets.append("results/analysis/agreement.parquet")
-    if not PUBLISHED and any(dataset["layout"] not in LAYOUTS_WITHOUT_GOLD for dataset in DATASETS.values()):
-        targets += ["results/analysis/judge_agreement.parquet", "results/analysis/judge_agreement.png"]
+    if not PUBLISHED and any(
+        dataset["layout"] not in LAYOUTS_WITHOUT_GOLD for dataset in DATASETS.values()
+    ):
+        targets += [
+            "results/analysis/judge_agreement.parquet",
+            "results/analysis/judge_agreement.png",
+        ]
     return targets
 
 
@@ -236,4 +260,9 @@ def all_targets():
     """Everything the default target builds."""
     if PUBLISHED:
         return analysis_targets()
-    return ranked_targets() + graded_targets() + analysis_targets() + ["results/run_summary.json"]
+    return (
+        ranked_targets()
+        + graded_targets()
+        + analysis_targets()
+        + ["results/run_summary.json"]
+    )

@@ -6,18 +6,18 @@ rule embed:
         texts="results/texts/{dataset}.parquet",
     output:
         vectors="results/embeddings/{embedder}/{dataset}.parquet",
+    log:
+        "logs/embed/{embedder}/{dataset}.log",
+    benchmark:
+        "results/benchmarks/embed/{embedder}/{dataset}.tsv"
+    conda:
+        "../../envs/retrieval-response.yaml"
+    threads: 2
+    resources:
+        mem_mb=4000,
     params:
         spec=lambda wc: EMBEDDERS[wc.embedder],
         store=config["embedding_store"],
         designs=lambda wc: [[d["Nc"], d["Np"]] for d in dataset_designs(wc.dataset)],
-    threads: 2
-    resources:
-        mem_mb=4000,
-    benchmark:
-        "results/benchmarks/embed/{embedder}/{dataset}.tsv"
-    log:
-        "logs/embed/{embedder}/{dataset}.log",
-    conda:
-        "../../envs/retrieval-response.yaml"
     script:
         "../scripts/embed.py"

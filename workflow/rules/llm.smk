@@ -13,6 +13,7 @@ Top-K answers and grades are split into ``llm.shards`` shards by query id (``{sh
 design's shards into its graded file.
 """
 
+
 rule answer_ideal:
     input:
         texts="results/texts/{dataset}.parquet",
@@ -20,18 +21,18 @@ rule answer_ideal:
     output:
         answers="results/answers/ideal/{dataset}.parquet",
         summary="results/answers/ideal/{dataset}.summary.json",
-    params:
-        model=model_param("generator"),
-        nps=dataset_nps,
+    log:
+        "logs/answer_ideal/{dataset}.log",
+    benchmark:
+        "results/benchmarks/answer_ideal/{dataset}.tsv"
+    conda:
+        "../../envs/retrieval-response.yaml"
     threads: llm_threads("generator")
     resources:
         llm=1,
-    benchmark:
-        "results/benchmarks/answer_ideal/{dataset}.tsv"
-    log:
-        "logs/answer_ideal/{dataset}.log",
-    conda:
-        "../../envs/retrieval-response.yaml"
+    params:
+        model=model_param("generator"),
+        nps=dataset_nps,
     script:
         "../scripts/answer_ideal.py"
 
@@ -44,17 +45,17 @@ rule answer_topk:
     output:
         answers="results/answers/topk/{dataset}/{embedder}/{design}/{shard}.parquet",
         summary="results/answers/topk/{dataset}/{embedder}/{design}/{shard}.summary.json",
-    params:
-        model=model_param("generator"),
+    log:
+        "logs/answer_topk/{dataset}/{embedder}/{design}/{shard}.log",
+    benchmark:
+        "results/benchmarks/answer_topk/{dataset}/{embedder}/{design}/{shard}.tsv"
+    conda:
+        "../../envs/retrieval-response.yaml"
     threads: llm_threads("generator")
     resources:
         llm=1,
-    benchmark:
-        "results/benchmarks/answer_topk/{dataset}/{embedder}/{design}/{shard}.tsv"
-    log:
-        "logs/answer_topk/{dataset}/{embedder}/{design}/{shard}.log",
-    conda:
-        "../../envs/retrieval-response.yaml"
+    params:
+        model=model_param("generator"),
     script:
         "../scripts/answer_topk.py"
 
@@ -68,23 +69,22 @@ rule grade:
     output:
         graded="results/graded/{dataset}/{embedder}/{design}/{shard}.parquet",
         summary="results/graded/{dataset}/{embedder}/{design}/{shard}.summary.json",
-    params:
-        model=model_param("grader"),
+    log:
+        "logs/grade/{dataset}/{embedder}/{design}/{shard}.log",
+    benchmark:
+        "results/benchmarks/grade/{dataset}/{embedder}/{design}/{shard}.tsv"
+    conda:
+        "../../envs/retrieval-response.yaml"
     threads: llm_threads("grader")
     resources:
         llm=1,
-    benchmark:
-        "results/benchmarks/grade/{dataset}/{embedder}/{design}/{shard}.tsv"
-    log:
-        "logs/grade/{dataset}/{embedder}/{design}/{shard}.log",
-    conda:
-        "../../envs/retrieval-response.yaml"
+    params:
+        model=model_param("grader"),
     script:
         "../scripts/grade.py"
 
 
 rule merge_graded:
-    localrule: True
     input:
         shards=design_shards,
     output:
@@ -92,6 +92,7 @@ rule merge_graded:
         json="results/graded/{dataset}/{embedder}/{design}.json",
     log:
         "logs/merge_graded/{dataset}/{embedder}/{design}.log",
+    localrule: True
     conda:
         "../../envs/retrieval-response.yaml"
     script:
@@ -99,13 +100,13 @@ rule merge_graded:
 
 
 rule llm_summary:
-    localrule: True
     input:
         summaries=llm_summaries(),
     output:
         summary="results/llm_summary.json",
     log:
         "logs/llm_summary.log",
+    localrule: True
     conda:
         "../../envs/retrieval-response.yaml"
     script:
@@ -113,7 +114,6 @@ rule llm_summary:
 
 
 rule run_summary:
-    localrule: True
     input:
         llm="results/llm_summary.json",
         benchmarks=stage_benchmarks(),
@@ -121,6 +121,7 @@ rule run_summary:
         summary="results/run_summary.json",
     log:
         "logs/run_summary.log",
+    localrule: True
     conda:
         "../../envs/retrieval-response.yaml"
     script:

@@ -7,6 +7,12 @@ rule prepare_dataset:
     output:
         texts="results/texts/{dataset}.parquet",
         report="results/texts/{dataset}.report.json",
+    log:
+        "logs/prepare_dataset/{dataset}.log",
+    benchmark:
+        "results/benchmarks/prepare_dataset/{dataset}.tsv"
+    conda:
+        "../../envs/retrieval-response.yaml"
     params:
         layout=lambda wc: DATASETS[wc.dataset]["layout"],
         level=lambda wc: DATASETS[wc.dataset]["level"],
@@ -14,11 +20,5 @@ rule prepare_dataset:
         queries=lambda wc: DATASETS[wc.dataset]["queries"],
         seed=lambda wc: DATASETS[wc.dataset]["seed"],
         designs=lambda wc: [[d["Nc"], d["Np"]] for d in dataset_designs(wc.dataset)],
-    benchmark:
-        "results/benchmarks/prepare_dataset/{dataset}.tsv"
-    log:
-        "logs/prepare_dataset/{dataset}.log",
-    conda:
-        "../../envs/retrieval-response.yaml"
     script:
         "../scripts/prepare_dataset.py"

@@ -8,20 +8,20 @@ rule rank:
     output:
         ranked="results/ranked/{dataset}/{embedder}/{design}.parquet",
         report="results/ranked/{dataset}/{embedder}/{design}.report.json",
-    params:
-        design=design_of,
-    benchmark:
-        "results/benchmarks/rank/{dataset}/{embedder}/{design}.tsv"
     log:
         "logs/rank/{dataset}/{embedder}/{design}.log",
+    benchmark:
+        "results/benchmarks/rank/{dataset}/{embedder}/{design}.tsv"
     conda:
         "../../envs/retrieval-response.yaml"
+    params:
+        design=design_of,
     script:
         "../scripts/rank.py"
 
 
 rule ranked:
     """Stop after ranking: every ranked-sample file of the config (no LLM needed)."""
-    localrule: True
     input:
         ranked_targets(),
+    localrule: True
