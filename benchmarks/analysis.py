@@ -33,11 +33,11 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from retrieval_response.analysis import run_analysis  # noqa: E402
-from retrieval_response.correlations import CORR_TYPES, sample_correlation  # noqa: E402
-from retrieval_response.crossfit import query_halves  # noqa: E402
-from retrieval_response.measures import MEASURES, add_features, alpha_grid  # noqa: E402
-from retrieval_response.segments import assign_segments  # noqa: E402
+from retrieval_response.analysis.correlation_tables import run_analysis  # noqa: E402
+from retrieval_response.analysis.correlations import CORR_TYPES, sample_correlation  # noqa: E402
+from retrieval_response.analysis.crossfit import query_halves  # noqa: E402
+from retrieval_response.analysis.measures import MEASURES, add_features, alpha_grid  # noqa: E402
+from retrieval_response.analysis.segments import assign_segments  # noqa: E402
 
 PAPER_SAMPLES = 535_888
 EMBEDDERS = ("AML12v2", "E5Sv2", "ME5S", "MQML6Cv1")

@@ -27,7 +27,7 @@ import numpy as np
 import polars as pl
 
 from retrieval_response.embedding import EmbeddingStore, make_embedder
-from retrieval_response.ranking import rank_samples
+from retrieval_response.ranking.cosine_ranking import rank_samples
 
 HOTPOT = Path("/work/shared/datasets/hotpotqa/hotpot_dev_ircot_subsample500.jsonl")
 DESIGNS = [(4, 2), (5, 2), (6, 2)]

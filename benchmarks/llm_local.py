@@ -46,7 +46,7 @@ from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import TOP_LOGPROBS, ModelConfig, PacingConfig
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
 from retrieval_response.llm.server import LlamaServer, available_cores
-from retrieval_response.ranking import rank_samples
+from retrieval_response.ranking.cosine_ranking import rank_samples
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCES = [  # (layout, file, level, queries)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from retrieval_response.correlations import MAX_TOLERANCE, sample_correlation
+from retrieval_response.analysis.correlations import MAX_TOLERANCE, sample_correlation
 
 EPS = np.finfo(np.float64).eps
 

@@ -11,12 +11,12 @@ import polars as pl
 import pytest
 from scipy.stats import spearmanr
 
-from retrieval_response.agreement import (
+from retrieval_response.analysis.agreement import (
     agreement_table,
     krippendorff_alpha_ordinal,
     read_human_grades,
 )
-from retrieval_response.errors import InputError
+from retrieval_response.infra.errors import InputError
 
 krippendorff = pytest.importorskip("krippendorff")
 

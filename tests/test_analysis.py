@@ -9,8 +9,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from retrieval_response.analysis import alpha_grid, run_analysis, write_analysis
-from retrieval_response.errors import InputError
+from retrieval_response.analysis.correlation_tables import alpha_grid, run_analysis, write_analysis
+from retrieval_response.infra.errors import InputError
 
 _spec = importlib.util.spec_from_file_location("bench_analysis", Path(__file__).parents[1] / "benchmarks" / "analysis.py")
 bench = importlib.util.module_from_spec(_spec)

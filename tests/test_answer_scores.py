@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from retrieval_response.answer_scores import best_scores, f1_level, normalized
+from retrieval_response.analysis.answer_scores import best_scores, f1_level, normalized
 
 
 # --- a direct transcription of the official SQuAD v1.1 evaluate-v1.1.py -----------------------

@@ -9,8 +9,13 @@ import numpy as np
 import polars as pl
 import pytest
 
-from retrieval_response.analysis import run_analysis
-from retrieval_response.bootstrap import percentile_interval, resample_weights, resampled_tables, share_positive
+from retrieval_response.analysis.bootstrap import (
+    percentile_interval,
+    resample_weights,
+    resampled_tables,
+    share_positive,
+)
+from retrieval_response.analysis.correlation_tables import run_analysis
 
 _spec = importlib.util.spec_from_file_location("bench_analysis", Path(__file__).parents[1] / "benchmarks" / "analysis.py")
 bench = importlib.util.module_from_spec(_spec)

@@ -1,4 +1,4 @@
-"""Start-up checks (retrieval_response.config_checks): every config problem is one line naming file, key and rule."""
+"""Start-up checks (retrieval_response.workflow_config.checks): every config problem is one line naming file, key and rule."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 from snakemake.utils import validate
-
-from retrieval_response.config_checks import check_config
-from retrieval_response.errors import InputError
-
 from test_paths import HOSTILE_NAMES
+
+from retrieval_response.infra.errors import InputError
+from retrieval_response.workflow_config.checks import check_config
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")

@@ -8,14 +8,19 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-
-from retrieval_response.analysis import run_analysis
-from retrieval_response.correlations import CORR_TYPES, MAX_TOLERANCE, first_max, sample_correlation, table_correlations
-from retrieval_response.crossfit import crossfit, query_halves
-from retrieval_response.measures import MEASURES, add_features, alpha_grid
-from retrieval_response.segments import assign_segments
-
 from analysis_reference import anchor_reference, reference_first_max
+
+from retrieval_response.analysis.correlation_tables import run_analysis
+from retrieval_response.analysis.correlations import (
+    CORR_TYPES,
+    MAX_TOLERANCE,
+    first_max,
+    sample_correlation,
+    table_correlations,
+)
+from retrieval_response.analysis.crossfit import crossfit, query_halves
+from retrieval_response.analysis.measures import MEASURES, add_features, alpha_grid
+from retrieval_response.analysis.segments import assign_segments
 
 _spec = importlib.util.spec_from_file_location("bench_analysis", Path(__file__).parents[1] / "benchmarks" / "analysis.py")
 bench = importlib.util.module_from_spec(_spec)

@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from retrieval_response.datasets import prepare, sample_queries
-from retrieval_response.errors import InputError
+from retrieval_response.infra.errors import InputError
 
 QUERIES = [
     (["a0", "b0"], ["c0", "d0", "e0"]),  # clean

@@ -10,7 +10,7 @@ import pytest
 
 from retrieval_response.datasets import read_texts
 from retrieval_response.datasets.layouts import read_with_notes
-from retrieval_response.errors import InputError
+from retrieval_response.infra.errors import InputError
 
 DATA = Path(__file__).resolve().parents[1] / "resources" / "data" / "hotpotqa"
 DISTRACTOR = DATA / "hotpot_dev_distractor_sample100.json"

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from retrieval_response.embedding import make_embedder
-from retrieval_response.errors import InputError
+from retrieval_response.infra.errors import InputError
 
 QUERY = "how many legs does a spider have"
 RELEVANT = "Spiders are arachnids with eight legs and two main body segments."

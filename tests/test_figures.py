@@ -18,9 +18,10 @@ import polars as pl
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from retrieval_response import figures
-from retrieval_response.analysis import run_analysis
-from retrieval_response.figures import (
+from retrieval_response.analysis.correlation_tables import run_analysis
+from retrieval_response.analysis.segments import assign_segments, segment_labels, segment_sizes
+from retrieval_response.figures import analysis_figures
+from retrieval_response.figures.analysis_figures import (
     GRADES,
     MANIFEST_HTML,
     MANIFEST_JSON,
@@ -30,8 +31,7 @@ from retrieval_response.figures import (
     grade_distribution_matrix,
     render_figures,
 )
-from retrieval_response.plotting import DPI, FONT, MAX_WIDTH_INCHES
-from retrieval_response.segments import assign_segments, segment_labels, segment_sizes
+from retrieval_response.figures.plotting import DPI, FONT, MAX_WIDTH_INCHES
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
 
 SUBSETS = {"A": 40, "Hp": 15, "M": 9}  # subset -> queries; M has no K/Np segment >= MINIMUM
@@ -201,7 +201,7 @@ def test_every_left_out_item_is_in_the_manifest(rendered, graded, target_tables)
     nulls = correlations["ratio"].filter(pl.col("value").is_null(), corr_type="spearman")
     assert nulls.filter(target="answer_f1", subset="Hp").height > 0
     for row in nulls.iter_rows(named=True):
-        reason = row["null_reason"] or figures.UNDEFINED
+        reason = row["null_reason"] or analysis_figures.UNDEFINED
         assert any(e["scope"] == f"forest_ratio_{row['target']}.png" and e["subset"] == row["subset"]
                    and e["segment"] == row["segment"] and row["measure"] in e["measure"] and row["E"] in e["E"]
                    and e["reason"] == reason for e in manifest.left_out), row
@@ -281,7 +281,7 @@ def test_difference_stars_mark_intervals_that_exclude_zero(graded, tables):
 
 
 def test_forest_rows_follow_the_fixed_measure_order():
-    assert figures.ordered_measures(["R", "T", "nDCG@K", "F", "X", "F_e"]) == ["F", "F_e", "T", "nDCG@K", "R", "X"]
+    assert analysis_figures.ordered_measures(["R", "T", "nDCG@K", "F", "X", "F_e"]) == ["F", "F_e", "T", "nDCG@K", "R", "X"]
 
 
 def test_diverging_colour_limits_are_symmetric():

@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from retrieval_response.findings import FindingsError, read_tables, render
+from retrieval_response.reports.findings import FindingsError, read_tables, render
 
 REPO = Path(__file__).resolve().parents[1]
 TABLES = {"corr": pl.DataFrame({"subset": ["A", "A", "B"], "measure": ["T", "F", "T"],

@@ -7,13 +7,13 @@ import polars as pl
 import pytest
 from scipy import stats
 
-from retrieval_response.agreement import krippendorff_alpha_ordinal, paired_alpha_ordinal
-from retrieval_response.atomic import write_parquet
-from retrieval_response.bootstrap import resample_weights
-from retrieval_response.collect import collect_workflow
-from retrieval_response.errors import InputError
-from retrieval_response.judge_agreement import SCHEMA, judge_agreement
-from retrieval_response.judge_figure import plot_judge_agreement
+from retrieval_response.analysis.agreement import krippendorff_alpha_ordinal, paired_alpha_ordinal
+from retrieval_response.analysis.bootstrap import resample_weights
+from retrieval_response.analysis.judge_agreement import SCHEMA, judge_agreement
+from retrieval_response.figures.judge_figure import plot_judge_agreement
+from retrieval_response.infra.atomic import write_parquet
+from retrieval_response.infra.errors import InputError
+from retrieval_response.tables.collect import collect_workflow
 
 LEVEL_EDGES = np.array([0.0, 0.25, 0.5, 0.75])
 

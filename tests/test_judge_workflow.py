@@ -13,11 +13,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-
 from conftest import REPO, run_snakemake
-from retrieval_response.answer_scores import best_scores
-from retrieval_response.atomic import write_parquet
-from retrieval_response.judge_agreement import SCHEMA
+
+from retrieval_response.analysis.answer_scores import best_scores
+from retrieval_response.analysis.judge_agreement import SCHEMA
+from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.testing.openai_server import serve_in_subprocess
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
 
@@ -103,8 +103,8 @@ def test_default_target_has_the_judge_outputs_only_when_a_layout_can_carry_gold(
 def test_two_datasets_with_the_same_ids_are_refused_when_collected(tmp_path):
     import polars as pl
 
-    from retrieval_response.collect import collect_workflow
-    from retrieval_response.errors import InputError
+    from retrieval_response.infra.errors import InputError
+    from retrieval_response.tables.collect import collect_workflow
 
     row = {"id": ["Hp-1"], "subset": ["Hp"], "E": ["X"], "Nc": [3], "Np": [2], "K": [1], "rank": [[0, 1, 2]],
            "inK": [[1]], "grade": [4]}

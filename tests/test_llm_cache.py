@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import json
+import multiprocessing
 
 from retrieval_response.llm.cache import ResponseCache, public_api_base, request_key
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_response.errors import InputError
+from retrieval_response.infra.errors import InputError
 from retrieval_response.llm.grading import expected_grade, parse_grade
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, format_references, load_prompt
 

@@ -11,12 +11,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from retrieval_response.graded import validate_graded
 from retrieval_response.llm import pipeline
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
+from retrieval_response.tables.graded import validate_graded
 
 REPO = Path(__file__).resolve().parents[1]
 GGUF = REPO / "resources/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"

@@ -8,13 +8,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from retrieval_response.errors import InputError
-from retrieval_response.graded import export_published_json, validate_graded
+from retrieval_response.infra.errors import InputError
 from retrieval_response.llm import pipeline
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
+from retrieval_response.tables.graded import export_published_json, validate_graded
 from retrieval_response.testing.deterministic_provider import register_deterministic
 from retrieval_response.testing.openai_server import default_answer
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts

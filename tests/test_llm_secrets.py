@@ -14,7 +14,7 @@ import pytest
 import yaml
 from conftest import REPO, run_snakemake
 
-from retrieval_response.atomic import write_parquet
+from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.llm.accounting import CallJournal
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient

@@ -16,7 +16,7 @@ SCRIPTS = sorted((REPO / "workflow" / "scripts").glob("*.py"))
 def run_job(tmp_path: Path, body: str) -> tuple[subprocess.CompletedProcess, str]:
     """Run a script that calls job_log(<tmp>/job.log) and then ``body``; (process, log text)."""
     log = tmp_path / "logs" / "job.log"
-    code = f"from retrieval_response.logs import job_log\nlog = job_log({str(log)!r})\n{body}\n"
+    code = f"from retrieval_response.infra.logs import job_log\nlog = job_log({str(log)!r})\n{body}\n"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     return proc, log.read_text()
 
@@ -26,7 +26,7 @@ def run_job(tmp_path: Path, body: str) -> tuple[subprocess.CompletedProcess, str
     [("data/x.jsonl", "line 3 (id faq-2)", "missing key 'q'"), ("/abs/samples.json", "record 1", "id 'a/b-1' cannot be used")],
 )
 def test_input_error_is_one_line_in_the_log_and_on_stderr(tmp_path, path, record, rule):
-    body = f"from retrieval_response.errors import InputError\nraise InputError({path!r}, {record!r}, {rule!r})"
+    body = f"from retrieval_response.infra.errors import InputError\nraise InputError({path!r}, {record!r}, {rule!r})"
     proc, log = run_job(tmp_path, body)
     line = f"{path}: {record}: {rule}"
     assert proc.returncode == 1
@@ -50,5 +50,5 @@ def test_a_job_that_succeeds_exits_zero_and_keeps_its_messages(tmp_path):
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
 def test_every_job_script_logs_through_job_log(script):
     text = script.read_text()
-    assert re.search(r"^log = job_log\(snakemake\.log\[0\]\)$", text, re.MULTILINE), "use retrieval_response.logs.job_log"
+    assert re.search(r"^log = job_log\(snakemake\.log\[0\]\)$", text, re.MULTILINE), "use retrieval_response.infra.logs.job_log"
     assert "log_to_file" not in text

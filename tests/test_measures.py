@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from retrieval_response.measures import (
+from retrieval_response.analysis.measures import (
     add_features,
     alpha_grid,
     f_estimated,

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from retrieval_response.metrics import (
+from retrieval_response.ranking.evaluator import (
     METRIC_NAMES,
     aggregate,
     conventions,

@@ -7,13 +7,19 @@ import math
 import numpy as np
 import polars as pl
 import pytest
-
-from retrieval_response.analysis import run_analysis
-from retrieval_response.crossfit import crossfit, query_halves
-from retrieval_response.measures import MEASURES, add_features, alpha_grid, f_estimated_partner, f_measure, t_measure
-from retrieval_response.segments import assign_segments
-
 from analysis_reference import random_graded, reference_first_max, scipy_curves
+
+from retrieval_response.analysis.correlation_tables import run_analysis
+from retrieval_response.analysis.crossfit import crossfit, query_halves
+from retrieval_response.analysis.measures import (
+    MEASURES,
+    add_features,
+    alpha_grid,
+    f_estimated_partner,
+    f_measure,
+    t_measure,
+)
+from retrieval_response.analysis.segments import assign_segments
 
 CORR = ["spearman", "pearson", "kendall_b", "kendall_c"]
 

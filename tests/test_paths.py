@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_response.paths import MAX_NAME_LENGTH, NAME_PATTERN, UnsafeNameError, is_safe_name, safe_name
+from retrieval_response.infra.paths import MAX_NAME_LENGTH, NAME_PATTERN, UnsafeNameError, is_safe_name, safe_name
 
 HOSTILE_NAMES = [
     "",

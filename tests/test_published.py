@@ -8,11 +8,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from retrieval_response.analysis import run_analysis
-from retrieval_response.errors import InputError
-from retrieval_response.measures import add_features
-from retrieval_response.agreement import read_human_grades
-from retrieval_response.published import read_graded, read_ranked
+from retrieval_response.analysis.agreement import read_human_grades
+from retrieval_response.analysis.correlation_tables import run_analysis
+from retrieval_response.analysis.measures import add_features
+from retrieval_response.infra.errors import InputError
+from retrieval_response.tables.published import read_graded, read_ranked
 
 FIXTURES = Path(__file__).parent / "fixtures" / "published"
 

@@ -6,8 +6,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from retrieval_response.errors import InputError
-from retrieval_response.ranking import (
+from retrieval_response.infra.errors import InputError
+from retrieval_response.ranking.cosine_ranking import (
     check_ranked_invariants,
     cosine_rank,
     design_ks,

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from retrieval_response.correlations import CORR_TYPES, TIE_ULPS, sample_correlation, table_correlations, tie_anchors
-from retrieval_response.sample_correlations import sample_correlations
-
 from analysis_reference import anchor_reference
+
+from retrieval_response.analysis.correlations import (
+    CORR_TYPES,
+    TIE_ULPS,
+    sample_correlation,
+    table_correlations,
+    tie_anchors,
+)
+from retrieval_response.analysis.sample_correlations import sample_correlations
 
 
 def random_case(seed: int):

@@ -6,8 +6,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from retrieval_response.analysis import run_analysis
-from retrieval_response.segments import assign_segments, ratio_label, segment_keys
+from retrieval_response.analysis.correlation_tables import run_analysis
+from retrieval_response.analysis.segments import assign_segments, ratio_label, segment_keys
 
 
 def frame(K, Np, ids=None, grade=None):

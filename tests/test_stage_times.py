@@ -1,6 +1,6 @@
 """Time per stage from Snakemake benchmark files."""
 
-from retrieval_response.stage_times import stage_times
+from retrieval_response.reports.stage_times import stage_times
 
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
 

@@ -5,15 +5,14 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-
-from retrieval_response.analysis import TARGETS, default_targets, run_analysis
-from retrieval_response.bootstrap import percentile_interval, resample_weights
-from retrieval_response.crossfit import crossfit, query_halves
-from retrieval_response.errors import InputError
-from retrieval_response.measures import MEASURES, add_features, alpha_grid
-from retrieval_response.segments import assign_segments
-
 from analysis_reference import anchor_reference, random_graded, reference_first_max, scipy_curves
+
+from retrieval_response.analysis.bootstrap import percentile_interval, resample_weights
+from retrieval_response.analysis.correlation_tables import TARGETS, default_targets, run_analysis
+from retrieval_response.analysis.crossfit import crossfit, query_halves
+from retrieval_response.analysis.measures import MEASURES, add_features, alpha_grid
+from retrieval_response.analysis.segments import assign_segments
+from retrieval_response.infra.errors import InputError
 
 GRID = alpha_grid("l12^0.7")
 KEYS = ["E", "subset", "segment"]

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import yaml
-
 from conftest import REPO, run_snakemake
 
 

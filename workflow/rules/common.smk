@@ -1,7 +1,7 @@
 """Config validation, start-up checks, and input functions shared by all rules.
 
 Every check that needs no job runs here, while the Snakefile is parsed: the JSON schema, then
-``retrieval_response.config_checks.check_config`` (safe path names, cross-key rules, input
+``retrieval_response.workflow_config.checks.check_config`` (safe path names, cross-key rules, input
 files, alpha grid, prompts, API-key variables). A failure prints one line
 ``<config file>: config key <key>: <rule>`` to stderr and exits with status 1.
 """
@@ -14,11 +14,11 @@ from snakemake.exceptions import WorkflowError
 from snakemake.io import PeriodicityDetector
 from snakemake.utils import validate
 
-from retrieval_response import config_checks
+from retrieval_response.workflow_config import checks as config_checks
 from retrieval_response.datasets.layouts import LAYOUTS_WITHOUT_GOLD
-from retrieval_response.errors import InputError
+from retrieval_response.infra.errors import InputError
 from retrieval_response.llm.config import ModelConfig
-from retrieval_response.paths import NAME_PATTERN
+from retrieval_response.infra.paths import NAME_PATTERN
 
 CONFIG_FILE = ", ".join(map(str, workflow.overwrite_configfiles or ["config.yaml"]))
 

@@ -1,8 +1,8 @@
 """Snakemake script: human grades -> Krippendorff's alpha and Spearman agreement table."""
 
-from retrieval_response.agreement import agreement_table, read_human_grades
-from retrieval_response.atomic import write_parquet
-from retrieval_response.logs import job_log
+from retrieval_response.analysis.agreement import agreement_table, read_human_grades
+from retrieval_response.infra.atomic import write_parquet
+from retrieval_response.infra.logs import job_log
 
 log = job_log(snakemake.log[0])
 table = agreement_table(

@@ -4,11 +4,11 @@ import time
 
 import polars as pl
 
-from retrieval_response.atomic import write_json, write_parquet
+from retrieval_response.infra.atomic import write_json, write_parquet
+from retrieval_response.infra.logs import job_log
 from retrieval_response.llm.jobs import client_from_config, job_summary
 from retrieval_response.llm.pipeline import ideal_answers
 from retrieval_response.llm.prompts import ANSWER_FIELDS, load_prompt
-from retrieval_response.logs import job_log
 
 log = job_log(snakemake.log[0])
 start = time.monotonic()

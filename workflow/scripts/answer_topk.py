@@ -4,13 +4,13 @@ import time
 
 import polars as pl
 
-from retrieval_response.atomic import write_json, write_parquet
-from retrieval_response.errors import InputError
+from retrieval_response.infra.atomic import write_json, write_parquet
+from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.logs import job_log
 from retrieval_response.llm.jobs import client_from_config, job_summary
 from retrieval_response.llm.pipeline import topk_answers
 from retrieval_response.llm.prompts import ANSWER_FIELDS, load_prompt
-from retrieval_response.logs import job_log
-from retrieval_response.sharding import select_shard
+from retrieval_response.llm.sharding import select_shard
 
 log = job_log(snakemake.log[0])
 start = time.monotonic()

@@ -1,8 +1,8 @@
 """Snakemake script: the workflow's graded, ranked and texts files -> one analysis table with answer scores."""
 
-from retrieval_response.atomic import write_parquet
-from retrieval_response.collect import collect_workflow
-from retrieval_response.logs import job_log
+from retrieval_response.infra.atomic import write_parquet
+from retrieval_response.infra.logs import job_log
+from retrieval_response.tables.collect import collect_workflow
 
 log = job_log(snakemake.log[0])
 graded = collect_workflow(snakemake.input.graded, snakemake.input.ranked, snakemake.params.texts_of_graded)

@@ -1,8 +1,8 @@
 """Snakemake script: published samples_graded.json (+ samples_ranked.json) -> one analysis table."""
 
-from retrieval_response.atomic import write_parquet
-from retrieval_response.collect import collect_published
-from retrieval_response.logs import job_log
+from retrieval_response.infra.atomic import write_parquet
+from retrieval_response.infra.logs import job_log
+from retrieval_response.tables.collect import collect_published
 
 log = job_log(snakemake.log[0])
 graded = collect_published(snakemake.input.graded, snakemake.input.ranked or None)

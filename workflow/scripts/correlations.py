@@ -2,8 +2,8 @@
 
 import polars as pl
 
-from retrieval_response.analysis import run_analysis, write_analysis
-from retrieval_response.logs import job_log
+from retrieval_response.analysis.correlation_tables import run_analysis, write_analysis
+from retrieval_response.infra.logs import job_log
 
 log = job_log(snakemake.log[0])
 correlations, differences = run_analysis(

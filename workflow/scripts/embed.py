@@ -2,10 +2,10 @@
 
 import polars as pl
 
-from retrieval_response.atomic import write_parquet
 from retrieval_response.embedding import EmbeddingStore, make_embedder
 from retrieval_response.embedding.dataset import embed_dataset
-from retrieval_response.logs import job_log
+from retrieval_response.infra.atomic import write_parquet
+from retrieval_response.infra.logs import job_log
 
 log = job_log(snakemake.log[0])
 store = EmbeddingStore(snakemake.params.store)

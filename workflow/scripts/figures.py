@@ -2,8 +2,8 @@
 
 import polars as pl
 
-from retrieval_response.figures import render_figures
-from retrieval_response.logs import job_log
+from retrieval_response.figures.analysis_figures import render_figures
+from retrieval_response.infra.logs import job_log
 
 log = job_log(snakemake.log[0])
 segmentations = snakemake.params.segmentations

@@ -2,10 +2,10 @@
 
 import polars as pl
 
-from retrieval_response.atomic import write_parquet
-from retrieval_response.judge_agreement import judge_agreement, no_gold_reason
-from retrieval_response.judge_figure import plot_judge_agreement
-from retrieval_response.logs import job_log
+from retrieval_response.analysis.judge_agreement import judge_agreement, no_gold_reason
+from retrieval_response.figures.judge_figure import plot_judge_agreement
+from retrieval_response.infra.atomic import write_parquet
+from retrieval_response.infra.logs import job_log
 
 log = job_log(snakemake.log[0])
 graded = pl.read_parquet(snakemake.input.graded)

@@ -3,9 +3,9 @@ stage; calls, tokens and cost from the journal, so calls of killed jobs count to
 
 import json
 
-from retrieval_response.atomic import write_json
+from retrieval_response.infra.atomic import write_json
+from retrieval_response.infra.logs import job_log
 from retrieval_response.llm.accounting import JOURNAL_DIR, merge_summaries, read_journal
-from retrieval_response.logs import job_log
 
 log = job_log(snakemake.log[0])
 summaries = [json.loads(open(path, encoding="utf-8").read()) for path in snakemake.input.summaries]

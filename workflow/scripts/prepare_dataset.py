@@ -1,8 +1,8 @@
 """Snakemake script: source file -> query-texts samples + skip report."""
 
-from retrieval_response.atomic import write_json, write_parquet
 from retrieval_response.datasets import prepare
-from retrieval_response.logs import job_log
+from retrieval_response.infra.atomic import write_json, write_parquet
+from retrieval_response.infra.logs import job_log
 
 log = job_log(snakemake.log[0])
 texts, report = prepare(

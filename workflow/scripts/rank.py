@@ -2,10 +2,10 @@
 
 import polars as pl
 
-from retrieval_response.atomic import write_json
 from retrieval_response.embedding.dataset import vector_lookup
-from retrieval_response.logs import job_log
-from retrieval_response.ranking import rank_samples, write_ranked
+from retrieval_response.infra.atomic import write_json
+from retrieval_response.infra.logs import job_log
+from retrieval_response.ranking.cosine_ranking import rank_samples, write_ranked
 
 log = job_log(snakemake.log[0])
 design = snakemake.params.design

@@ -2,9 +2,9 @@
 
 import json
 
-from retrieval_response.atomic import write_json
-from retrieval_response.logs import job_log
-from retrieval_response.stage_times import stage_times
+from retrieval_response.infra.atomic import write_json
+from retrieval_response.infra.logs import job_log
+from retrieval_response.reports.stage_times import stage_times
 
 log = job_log(snakemake.log[0])
 llm = json.loads(open(snakemake.input.llm, encoding="utf-8").read())

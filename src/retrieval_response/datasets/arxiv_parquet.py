@@ -16,7 +16,7 @@ import polars as pl
 
 from retrieval_response.datasets import arxiv
 from retrieval_response.datasets.records import existing_file, read_parquet_frame
-from retrieval_response.errors import InputError
+from retrieval_response.infra.errors import InputError
 
 REQUIRED_COLUMNS = ("paper_id", "subjects", "abstract")
 PRIMARY_SUBJECT = r"^([^;]*?) \(([a-z-]+(?:\.[A-Za-z-]+)?)\)(?:;|$)"

@@ -16,7 +16,7 @@ import polars as pl
 
 from retrieval_response.datasets import arxiv
 from retrieval_response.datasets.records import existing_file, iter_json_lines
-from retrieval_response.errors import InputError
+from retrieval_response.infra.errors import InputError
 
 SCHEMA = {"id": pl.String, "categories": pl.String, "abstract": pl.String}
 

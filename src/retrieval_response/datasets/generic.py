@@ -5,7 +5,7 @@
 strings) gives the query's gold answers. Other keys are ignored. The subset is the ``subset``
 argument (from the config) when given, else the id's prefix before its last "-"
 (``"faq-12"`` -> ``"faq"``); an id without "-" then is an error. Ids and subsets end up in
-output file names, so both must be safe names (``retrieval_response.paths``: ASCII letters,
+output file names, so both must be safe names (``retrieval_response.infra.paths``: ASCII letters,
 digits and ``. _ + -``, starting with a letter or digit, no ``..``, at most 100 characters).
 Ids must be unique. ``source_id`` repeats the id.
 """
@@ -27,7 +27,7 @@ from retrieval_response.datasets.validation import (
     texts_frame,
     with_id,
 )
-from retrieval_response.errors import InputError
+from retrieval_response.infra.errors import InputError
 
 COLUMNS = ("id", "subset", "q", "p", "n", "answers", "source_id")
 Sample = tuple[Record, str, str, list[str], list[str], list[str]]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from retrieval_response.errors import InputError
+from retrieval_response.infra.errors import InputError
 
 GRANULARITIES = ("paragraph", "sentence")
 LEVEL_SUFFIX = {"easy": "e", "medium": "m", "hard": "h"}

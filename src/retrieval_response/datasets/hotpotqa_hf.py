@@ -34,7 +34,7 @@ from retrieval_response.datasets.validation import (
     texts_frame,
     with_id,
 )
-from retrieval_response.errors import InputError
+from retrieval_response.infra.errors import InputError
 
 Paragraph = tuple[str, list[str]]
 

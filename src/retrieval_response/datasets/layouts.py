@@ -24,7 +24,7 @@ from retrieval_response.datasets import (
 )
 from retrieval_response.datasets.sampling import no_usable_query, sample_queries
 from retrieval_response.datasets.validation import drop_repeated_negatives
-from retrieval_response.errors import InputError
+from retrieval_response.infra.errors import InputError
 
 Reader = Callable[[str | Path, str | None], tuple[pl.DataFrame, dict]]
 

@@ -45,7 +45,7 @@ from retrieval_response.datasets.validation import (
     texts_frame,
     with_id,
 )
-from retrieval_response.errors import InputError
+from retrieval_response.infra.errors import InputError
 
 SUBSET = "N"
 COLUMNS = ("id", "subset", "q", "p", "n", "answers", "source_id")

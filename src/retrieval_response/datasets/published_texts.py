@@ -16,7 +16,7 @@ import polars as pl
 from retrieval_response.datasets import generic
 from retrieval_response.datasets.records import Record, json_type
 from retrieval_response.datasets.validation import texts_frame
-from retrieval_response.errors import InputError
+from retrieval_response.infra.errors import InputError
 
 EXTRAS = ("c1", "c2", "q2")
 COLUMNS = ("id", "subset", "q", "p", "n", "answers", "c1", "c2", "q2", "source_id")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
-from retrieval_response.errors import InputError
+from retrieval_response.infra.errors import InputError
 
 PARQUET_MAGIC = b"PAR1"
 

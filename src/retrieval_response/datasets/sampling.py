@@ -27,7 +27,7 @@ from pathlib import Path
 
 import polars as pl
 
-from retrieval_response.errors import InputError
+from retrieval_response.infra.errors import InputError
 
 DUPLICATE_TEXT = "duplicate_text"
 FEWER_POSITIVES = "fewer_positives_than_Np"

@@ -12,8 +12,8 @@ from pathlib import Path
 import polars as pl
 
 from retrieval_response.datasets.records import Record, json_type
-from retrieval_response.errors import InputError
-from retrieval_response.paths import UnsafeNameError, safe_name
+from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.paths import UnsafeNameError, safe_name
 
 TEXTS_SCHEMA = {
     "id": pl.String,
@@ -97,7 +97,7 @@ def optional_answers(path: Path, record: Record, key: str) -> list[str]:
 
 
 def path_name(path: Path, record_label: str, value: str, what: str) -> str:
-    """``value`` when it is a safe path name (``retrieval_response.paths.safe_name``); InputError otherwise.
+    """``value`` when it is a safe path name (``retrieval_response.infra.paths.safe_name``); InputError otherwise.
 
     Ids and subsets taken from the data end up in output file names, so they must be safe.
     """

@@ -1,8 +1,8 @@
 """Embedding: backends (texts -> vectors), the config registry, and the content-addressed store."""
 
-from .backends import Embedder, Kind, l2_normalise
-from .registry import BACKENDS, make_embedder
-from .store import EmbeddingStore, StoreCounters, text_key
+from retrieval_response.embedding.backends import Embedder, Kind, l2_normalise
+from retrieval_response.embedding.registry import BACKENDS, make_embedder
+from retrieval_response.embedding.store import EmbeddingStore, StoreCounters, text_key
 
 __all__ = [
     "BACKENDS",

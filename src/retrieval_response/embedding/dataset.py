@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from .backends import Embedder, Kind
-from .store import EmbeddingStore
+from retrieval_response.embedding.backends import Embedder, Kind
+from retrieval_response.embedding.store import EmbeddingStore
 
 VECTORS_COLUMNS = ("kind", "text", "vector")
 

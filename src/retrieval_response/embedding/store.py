@@ -23,8 +23,8 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 
-from ..atomic import atomic_path
-from .backends import Embedder, Kind
+from retrieval_response.embedding.backends import Embedder, Kind
+from retrieval_response.infra.atomic import atomic_path
 
 SHARD_GLOB = "shard-*.parquet"
 ROW_GROUP_ROWS = 1024

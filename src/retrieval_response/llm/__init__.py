@@ -1,8 +1,11 @@
-"""The LLM layer: litellm client with pacing, retries and a response cache; prompts; grading.
+"""Stages answer and grade: the LLM layer, from one paced, retried, cached call to the shards of answers
+and grades.
 
 Modules: ``config`` (model and pacing settings), ``pacing`` (semaphore and token buckets),
 ``retry`` (error classification and backoff), ``cache`` (content-addressed response cache),
-``local`` (in-process llama.cpp provider), ``prompts`` (prompt files -> messages), ``grading``
-(strict grade parsing, probability-weighted grade), ``accounting`` (job and run summaries),
-``client`` (one paced, retried, cached call), ``pipeline`` (ideal answers, top-K answers, grades).
+``server`` (the local llama.cpp server), ``gguf`` (the local model file), ``prompts`` (prompt
+files -> messages), ``grading`` (strict grade parsing, probability-weighted grade), ``accounting``
+(job and run summaries), ``client`` (one paced, retried, cached call), ``claims`` (cache keys claimed by concurrent
+processes), ``jobs`` (clients and summaries for workflow jobs), ``sharding`` (LLM work split into shards by query id),
+``pipeline`` (ideal answers, top-K answers, grades).
 """

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import polars as pl
 
-from .cache import append_line, process_file_name
+from retrieval_response.llm.cache import append_line, process_file_name
 
 JOURNAL_DIR = "results/llm_journal"  # of a workflow run, relative to its working directory
 

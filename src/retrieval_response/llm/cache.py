@@ -25,7 +25,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from ..atomic import atomic_path
+from retrieval_response.infra.atomic import atomic_path
 
 _PREFIX = b'{"key":"'
 _KEY_END = len(_PREFIX) + 64

@@ -33,14 +33,14 @@ from typing import Awaitable, Hashable, Iterable, Sequence, TypeVar
 import litellm
 from tqdm import tqdm
 
-from .accounting import CallJournal, CallStats
-from .cache import ResponseCache, request_key
-from .claims import Claim, KeyClaims
-from .config import TOP_LOGPROBS, ModelConfig, PacingConfig
-from .gguf import model_file
-from .pacing import Pacer, estimate_tokens
-from .retry import PROMPT_EXCEEDS_CONTEXT, ErrorKind, backoff_seconds, bad_response, classify
-from .server import LlamaServer, server_threads
+from retrieval_response.llm.accounting import CallJournal, CallStats
+from retrieval_response.llm.cache import ResponseCache, request_key
+from retrieval_response.llm.claims import Claim, KeyClaims
+from retrieval_response.llm.config import TOP_LOGPROBS, ModelConfig, PacingConfig
+from retrieval_response.llm.gguf import model_file
+from retrieval_response.llm.pacing import Pacer, estimate_tokens
+from retrieval_response.llm.retry import PROMPT_EXCEEDS_CONTEXT, ErrorKind, backoff_seconds, bad_response, classify
+from retrieval_response.llm.server import LlamaServer, server_threads
 
 litellm.suppress_debug_info = True
 T = TypeVar("T")

@@ -7,7 +7,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Mapping
 
-from .cache import public_api_base
+from retrieval_response.llm.cache import public_api_base
 
 TOP_LOGPROBS = 5  # alternatives asked per token when a model config sets logprobs
 

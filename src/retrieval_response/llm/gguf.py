@@ -12,7 +12,7 @@ import os
 import shutil
 from pathlib import Path
 
-from ..atomic import atomic_path
+from retrieval_response.infra.atomic import atomic_path
 
 GGUF_PARTS = 22
 GGUF_BYTES = 1_117_320_768

@@ -6,10 +6,10 @@ from typing import Mapping
 
 import polars as pl
 
-from .accounting import JOURNAL_DIR, CallJournal
-from .cache import ResponseCache
-from .client import LLMClient
-from .config import ModelConfig, PacingConfig
+from retrieval_response.llm.accounting import JOURNAL_DIR, CallJournal
+from retrieval_response.llm.cache import ResponseCache
+from retrieval_response.llm.client import LLMClient
+from retrieval_response.llm.config import ModelConfig, PacingConfig
 
 
 def client_from_config(model: Mapping, llm: Mapping, threads: int, stage: str, job: str,

@@ -8,7 +8,7 @@ import time
 from contextlib import asynccontextmanager
 from typing import AsyncIterator
 
-from .config import PacingConfig
+from retrieval_response.llm.config import PacingConfig
 
 
 class TokenBucket:

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from .client import Completion, LLMClient
-from .grading import expected_grade, parse_grade
-from .prompts import Prompt, format_references
+from retrieval_response.llm.client import Completion, LLMClient
+from retrieval_response.llm.grading import expected_grade, parse_grade
+from retrieval_response.llm.prompts import Prompt, format_references
 
 ANSWERED = "ok"
 GRADED = "graded"

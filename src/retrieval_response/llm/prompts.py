@@ -14,7 +14,7 @@ import string
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InputError
+from retrieval_response.infra.errors import InputError
 
 _SECTION = re.compile(r"^\[(system|user|reask)\]\s*$", re.MULTILINE)
 ANSWER_FIELDS = frozenset({"query", "references"})

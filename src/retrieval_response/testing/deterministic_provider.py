@@ -13,7 +13,7 @@ from typing import Callable
 import litellm
 from litellm import CustomLLM, ModelResponse
 
-from .openai_server import token_logprobs, default_answer, messages_sha256
+from retrieval_response.testing.openai_server import default_answer, messages_sha256, token_logprobs
 
 PROVIDER = "det"
 

@@ -12,14 +12,14 @@ import sys
 import time
 from pathlib import Path
 
-from ..atomic import write_json, write_parquet
-from ..llm import pipeline
-from ..llm.accounting import CallJournal
-from ..llm.cache import ResponseCache
-from ..llm.client import LLMClient
-from ..llm.config import ModelConfig, PacingConfig
-from ..llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
-from .synthetic import synthetic_ranked, synthetic_texts
+from retrieval_response.infra.atomic import write_json, write_parquet
+from retrieval_response.llm import pipeline
+from retrieval_response.llm.accounting import CallJournal
+from retrieval_response.llm.cache import ResponseCache
+from retrieval_response.llm.client import LLMClient
+from retrieval_response.llm.config import ModelConfig, PacingConfig
+from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
+from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
 
 PROMPTS = Path(__file__).resolve().parents[3] / "resources" / "prompts"
 

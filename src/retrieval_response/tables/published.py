@@ -4,13 +4,13 @@ Each file is a JSON array of records or JSON lines (one record per line). Field 
 published dataset's. A bad record raises :class:`InputError` naming the file, the record
 (``line N`` for JSON lines, ``record N`` for an array, both 1-based, with its id when it has one)
 and the rule it breaks. Ids and embedder labels ``E`` may end up in output file names, so both
-must be safe names (:mod:`retrieval_response.paths`).
+must be safe names (:mod:`retrieval_response.infra.paths`).
 
 - :func:`read_graded` (``samples_graded.json``) -> id, subset, E, Nc, Np, K, rank, inK, grade,
   and, when present, P, R, answer_ideal, answer_topK. subset = id.split('-')[0].
 - :func:`read_ranked` (``samples_ranked.json``) -> id, subset, E, Nc, Np, K, P, R, rank.
 
-``samples_human.json`` is read by :func:`retrieval_response.agreement.read_human_grades`.
+``samples_human.json`` is read by :func:`retrieval_response.analysis.agreement.read_human_grades`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import polars as pl
 
-from .errors import InputError
-from .paths import UnsafeNameError, is_safe_name, safe_name
+from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.paths import UnsafeNameError, is_safe_name, safe_name
 
 Record = dict
 Check = Callable[[Record], str | None]

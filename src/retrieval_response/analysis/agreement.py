@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 from scipy.stats import rankdata
 
-from retrieval_response.errors import InputError
+from retrieval_response.infra.errors import InputError
 
 SAMPLE_KEY: tuple[str, ...] = ("id", "E", "Nc", "Np", "K")
 GRADE_RANGE: tuple[int, int] = (1, 5)

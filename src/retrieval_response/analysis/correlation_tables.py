@@ -57,15 +57,20 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from . import measures as measures_module
-from .atomic import write_parquet
-from .bootstrap import percentile_interval, resample_weights, resampled_tables, share_positive
-from .correlations import CORR_TYPES, TIE_ULPS, first_max, table_correlations, tie_anchors
-from .crossfit import crossfit, query_halves
-from .errors import InputError
-from .measures import COMPAT_MODES, MEASURES, add_features
-from .sample_correlations import sample_correlations
-from .segments import assign_segments, segment_keys
+from retrieval_response.analysis import measures as measures_module
+from retrieval_response.analysis.bootstrap import (
+    percentile_interval,
+    resample_weights,
+    resampled_tables,
+    share_positive,
+)
+from retrieval_response.analysis.correlations import CORR_TYPES, TIE_ULPS, first_max, table_correlations, tie_anchors
+from retrieval_response.analysis.crossfit import crossfit, query_halves
+from retrieval_response.analysis.measures import COMPAT_MODES, MEASURES, add_features
+from retrieval_response.analysis.sample_correlations import sample_correlations
+from retrieval_response.analysis.segments import assign_segments, segment_keys
+from retrieval_response.infra.atomic import write_parquet
+from retrieval_response.infra.errors import InputError
 
 alpha_grid = measures_module.alpha_grid
 

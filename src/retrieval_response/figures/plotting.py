@@ -3,7 +3,7 @@
 Everything is drawn on matplotlib's Agg canvas (no pyplot state) at :data:`DPI`, with
 tick labels, axis labels and panel titles at >= 9 pt, figures at most
 :data:`MAX_WIDTH_INCHES` wide and a constrained layout (no overlapping labels). PNGs are written
-atomically. What to draw (which rows, which panels) is decided by :mod:`retrieval_response.figures`.
+atomically. What to draw (which rows, which panels) is decided by :mod:`retrieval_response.figures.analysis_figures`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
-from retrieval_response.atomic import atomic_path
+from retrieval_response.infra.atomic import atomic_path
 
 DPI = 100
 MAX_WIDTH_INCHES = 14.0

@@ -6,8 +6,8 @@ import os
 
 import polars as pl
 
-from .atomic import atomic_path
-from .errors import InputError
+from retrieval_response.infra.atomic import atomic_path
+from retrieval_response.infra.errors import InputError
 
 GRADED_COLUMNS = ("id", "subset", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK",
                   "grade", "grade_expected", "P", "R", "status", "grade_raw")

@@ -4,7 +4,7 @@ Input: the analysis table (``results/analysis/graded.parquet``) with ``id, Np, g
 answer_f1, ideal_f1`` (``subset`` optional, else ``id.split('-')[0]`` as in the analysis).
 A sample counts when it has a grade and an ``answer_f1`` (its query has a gold answer and the
 top-K answer exists). Its F1 is put on the grade's five-level scale by
-:func:`retrieval_response.answer_scores.f1_level`: F1 = 0 -> 1, (0, .25] -> 2, (.25, .5] -> 3,
+:func:`retrieval_response.analysis.answer_scores.f1_level`: F1 = 0 -> 1, (0, .25] -> 2, (.25, .5] -> 3,
 (.5, .75] -> 4, (.75, 1] -> 5.
 
 Output (``results/analysis/judge_agreement.parquet``), one row per subset with counted samples
@@ -17,7 +17,7 @@ or scored ideal answers, then ``subset = "all"``:
   raters of each sample; ``ci_low, ci_high`` its interval;
 - ``ideal_f1``: mean token F1 of the ideal answers, one per (id, Np) with a gold answer;
 - ``*_ci_low, *_ci_high``: percentile bootstrap intervals (``confidence``) over query ids,
-  resampled within subsets (the analysis' bootstrap, :mod:`retrieval_response.bootstrap`);
+  resampled within subsets (the analysis' bootstrap, :mod:`retrieval_response.analysis.bootstrap`);
   the ``all`` row uses the same draws.
 
 Undefined values (no sample, a constant grade or level, no resample) are null.
@@ -28,12 +28,12 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from .agreement import GRADE_RANGE, paired_alpha_ordinal
-from .answer_scores import f1_level
-from .bootstrap import percentile_interval, resample_weights, resampled_tables
-from .correlations import table_correlations
-from .errors import InputError
-from .segments import with_subset_and_level
+from retrieval_response.analysis.agreement import GRADE_RANGE, paired_alpha_ordinal
+from retrieval_response.analysis.answer_scores import f1_level
+from retrieval_response.analysis.bootstrap import percentile_interval, resample_weights, resampled_tables
+from retrieval_response.analysis.correlations import table_correlations
+from retrieval_response.analysis.segments import with_subset_and_level
+from retrieval_response.infra.errors import InputError
 
 ALL = "all"
 LEVELS = np.arange(GRADE_RANGE[0], GRADE_RANGE[1] + 1, dtype=np.float64)

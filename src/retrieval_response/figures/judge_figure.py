@@ -9,7 +9,7 @@ import polars as pl
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .atomic import atomic_path
+from retrieval_response.infra.atomic import atomic_path
 
 DPI = 150
 PANELS = (

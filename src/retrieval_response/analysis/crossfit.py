@@ -12,7 +12,7 @@ import hashlib
 
 import numpy as np
 
-from .correlations import first_max
+from retrieval_response.analysis.correlations import first_max
 
 
 def query_halves(ids: np.ndarray, strata: np.ndarray, seed: int) -> np.ndarray:

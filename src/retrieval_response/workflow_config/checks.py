@@ -2,7 +2,7 @@
 
 ``check_config`` raises one InputError ``<config file>: config key <key>: <rule>`` at the first
 problem. It checks, in order: names that become path components (dataset names, embedder
-codes, design names, generic subset names: ``retrieval_response.paths.safe_name``), the keys
+codes, design names, generic subset names: ``retrieval_response.infra.paths.safe_name``), the keys
 that depend on each other (designs, K, embedder lists, a dataset's level and subset against its
 layout, LLM roles), that every input file named
 by the config exists, the ``analysis.alpha_grid`` syntax and size, the prompt files, and the
@@ -16,11 +16,11 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from .datasets.layouts import check_options
-from .errors import InputError
-from .llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
-from .measures import alpha_grid
-from .paths import UnsafeNameError, safe_name
+from retrieval_response.analysis.measures import alpha_grid
+from retrieval_response.datasets.layouts import check_options
+from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.paths import UnsafeNameError, safe_name
+from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
 
 LLM_ROLES = ("generator", "grader")
 

@@ -38,9 +38,16 @@ import polars as pl
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
-from retrieval_response.analysis import TARGETS
-from retrieval_response.atomic import write_json, write_text
-from retrieval_response.plotting import (
+from retrieval_response.analysis.correlation_tables import TARGETS
+from retrieval_response.analysis.segments import (
+    FINER_KEYS,
+    assign_segments,
+    segment_keys,
+    segment_labels,
+    segment_sizes,
+    with_subset_and_level,
+)
+from retrieval_response.figures.plotting import (
     ForestPanel,
     ForestRow,
     HeatmapPanel,
@@ -49,14 +56,7 @@ from retrieval_response.plotting import (
     save_png,
     wrap,
 )
-from retrieval_response.segments import (
-    FINER_KEYS,
-    assign_segments,
-    segment_keys,
-    segment_labels,
-    segment_sizes,
-    with_subset_and_level,
-)
+from retrieval_response.infra.atomic import write_json, write_text
 
 TARGET_LABELS = {
     "grade": "the LLM grade",

@@ -16,9 +16,9 @@ from typing import Callable
 import numpy as np
 import polars as pl
 
-from .atomic import write_parquet
-from .embedding.backends import l2_normalise
-from .errors import InputError
+from retrieval_response.embedding.backends import l2_normalise
+from retrieval_response.infra.atomic import write_parquet
+from retrieval_response.infra.errors import InputError
 
 Encode = Callable[[list[str], str], np.ndarray]
 

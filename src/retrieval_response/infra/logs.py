@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from types import TracebackType
 
-from .errors import InputError
+from retrieval_response.infra.errors import InputError
 
 
 def log_to_file(path: str | Path | None, level: int = logging.INFO) -> logging.Logger:

@@ -5,7 +5,7 @@ A template is Markdown with placeholders ``{{table: key=value, key=value | colum
 ``correlations_fit.parquet``), the filters select exactly one row (each ``key=value`` compares the
 column as text), and ``column:format`` is printed with Python's ``format`` (``value:.2f``,
 ``n:d``). Selecting no row or several rows is an error naming the placeholder, and so is a null.
-``render`` fills a template; ``python -m retrieval_response.findings TEMPLATE FOLDER OUTPUT``
+``render`` fills a template; ``python -m retrieval_response.reports.findings TEMPLATE FOLDER OUTPUT``
 writes the document.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
-from .atomic import write_text
+from retrieval_response.infra.atomic import write_text
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*:(.*?)\|\s*([A-Za-z0-9_]+)\s*:?([^}]*)\}\}")
 

@@ -25,8 +25,8 @@ the paper's code does, which can split such samples by one unit in the last plac
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl

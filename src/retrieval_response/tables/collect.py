@@ -1,7 +1,7 @@
 """Gather graded samples into the one table the analysis reads (workflow or published files).
 
 The table gains the answers' scores against the gold answers of the texts tables
-(:mod:`retrieval_response.answer_scores`): ``answer_f1, answer_em`` (top-K answer) and
+(:mod:`retrieval_response.analysis.answer_scores`): ``answer_f1, answer_em`` (top-K answer) and
 ``ideal_f1, ideal_em`` (ideal answer), null when the query has no gold answer, the answer is
 missing, or (published files) no texts table is given.
 """
@@ -13,10 +13,10 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from .answer_scores import best_scores
-from .errors import InputError
-from .measures import positives_in_top_2k
-from .published import read_graded, read_ranked
+from retrieval_response.analysis.answer_scores import best_scores
+from retrieval_response.analysis.measures import positives_in_top_2k
+from retrieval_response.infra.errors import InputError
+from retrieval_response.tables.published import read_graded, read_ranked
 
 
 def with_top_2k_positives(graded: pl.DataFrame, ranked: pl.DataFrame | None) -> pl.DataFrame:

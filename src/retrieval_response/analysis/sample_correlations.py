@@ -2,7 +2,7 @@
 
 A continuous target (the probability-weighted grade, the answer's token F1) takes about as many
 distinct values as there are samples, so the cell x grade count table of
-:mod:`retrieval_response.correlations` would be as wide as the data. The measure side still
+:mod:`retrieval_response.analysis.correlations` would be as wide as the data. The measure side still
 collapses into few cells; here the target side stays per sample. Each table is a weighting of the
 samples: sample i enters table t ``group_weights[t, group[i]]`` times (group = query id: 1 for the
 full data, 0/1 for the halves, multiplicities for bootstrap resamples).
@@ -26,7 +26,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .correlations import CORR_TYPES, sorted_tie_anchors, store_correlations
+from retrieval_response.analysis.correlations import CORR_TYPES, sorted_tie_anchors, store_correlations
 
 MATRIX_BYTES = 256 * 2**20
 """Largest pair-sign matrix stack (tables x cells x cells, float64) the ``matrix`` method builds."""
@@ -280,8 +280,8 @@ def sample_correlations(
     (non-negative integers). Returns, per correlation type, an array (T, A): the correlation of
     the sample arrays each table expands to, as scipy defines it (NaN when fewer than 2 samples
     or either side is constant). Target ties are equal float64 values (anchor them first with
-    :func:`~retrieval_response.correlations.tie_anchors` for a tolerance); measure values are
-    anchored with ``tie_ulps`` (same function) as in :func:`~retrieval_response.correlations.table_correlations`.
+    :func:`~retrieval_response.analysis.correlations.tie_anchors` for a tolerance); measure values are
+    anchored with ``tie_ulps`` (same function) as in :func:`~retrieval_response.analysis.correlations.table_correlations`.
     ``method``: how Kendall's S is counted (module docstring), ``"auto"`` the cheaper one.
     """
     for corr_type in corr_types:
