@@ -29,7 +29,7 @@ import polars as pl
 from retrieval_response.embedding import EmbeddingStore, make_embedder
 from retrieval_response.ranking.cosine_ranking import rank_samples
 
-HOTPOT = Path("/work/shared/datasets/hotpotqa/hotpot_dev_ircot_subsample500.jsonl")
+HOTPOT = Path(__file__).resolve().parents[1] / "resources/data/hotpotqa/hotpot_dev_ircot_subsample500.jsonl"
 DESIGNS = [(4, 2), (5, 2), (6, 2)]
 
 

@@ -1,4 +1,4 @@
-"""Measures on hand-computed examples (SPEC 3)."""
+"""Measures on hand-computed examples (docs/METHODS.md#measures)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Ranked-list metrics (SPEC 6): hand examples, contract edge cases, every error rule,
+"""Ranked-list metrics (docs/METHODS.md#ranked-list-metric-contract): hand examples, contract edge cases, every error rule,
 and a cross-check against trec_eval through ir_measures on random cases."""
 
 from __future__ import annotations

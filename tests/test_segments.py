@@ -1,4 +1,4 @@
-"""Segment assignment (SPEC 4) and min_segment_samples."""
+"""Segment assignment (docs/METHODS.md#segments) and min_segment_samples."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Agreement between graders: Krippendorff's alpha (ordinal) and Spearman,
+"""Agreement between graders (docs/METHODS.md#human-and-llm-graders): Krippendorff's alpha (ordinal) and Spearman,
 between each pair of humans, between the LLM and each human, and over groups of raters,
 with bootstrap intervals that resample graded samples (units).
 

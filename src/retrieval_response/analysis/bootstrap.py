@@ -1,4 +1,4 @@
-"""Bootstrap over query ids: graded samples of one query are not independent.
+"""Bootstrap over query ids: graded samples of one query are not independent (docs/METHODS.md#bootstrap).
 
 A resample draws, within each stratum (subset), as many query ids as the stratum has, with
 replacement; every graded sample of a drawn query enters with the query's multiplicity. The

@@ -1,4 +1,4 @@
-"""The analysis: correlations of retrieval measures with answer-quality targets, per segment (the paper, 4, 7).
+"""The analysis: correlations of retrieval measures with answer-quality targets, per segment (docs/METHODS.md#correlations).
 
 Input: a graded table with at least ``id, E, Nc, Np, K, inK`` and one target column; optional
 ``subset`` (else ``id.split('-')[0]``), ``np_2K`` (positives in the top 2K) or a ``ranked``

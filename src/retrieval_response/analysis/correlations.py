@@ -1,4 +1,4 @@
-"""Exact correlations of a measure with the grade from a contingency table of counts.
+"""Exact correlations of a measure with the grade from a contingency table of counts (docs/METHODS.md#correlations).
 
 Inside a segment a measure takes few distinct values, so the samples collapse into "cells"
 (distinct feature combinations) x grade counts. Every correlation of scipy is a function of

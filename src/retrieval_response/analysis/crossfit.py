@@ -1,4 +1,4 @@
-"""Cross-fitted correlation of a measure with a free parameter.
+"""Cross-fitted correlation of a measure with a free parameter (docs/METHODS.md#cross-fitting).
 
 The max-over-alpha correlation picks alpha on the data it reports on, an optimistic figure.
 The cross-fitted figure splits the query ids into two halves, picks alpha on one half (the

@@ -1,4 +1,5 @@
 """The LLM judge checked against gold answers: does the grade follow the answer's token F1?
+(docs/METHODS.md#judge-against-gold-answers)
 
 Input: the analysis table (``results/analysis/graded.parquet``) with ``id, Np, grade,
 answer_f1, ideal_f1`` (``subset`` optional, else ``id.split('-')[0]`` as in the analysis).

@@ -1,4 +1,4 @@
-"""Retrieval measures of one graded sample, vectorised over samples and alphas.
+"""Retrieval measures of one graded sample, vectorised over samples and alphas (docs/METHODS.md#measures).
 
 Notation, per graded sample: ``inK`` the 0/1 relevance of the top-K ranked items, n_p = sum(inK)
 (positives in the top K), n_n = K - n_p, Np the total number of positives, and

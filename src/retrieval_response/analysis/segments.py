@@ -1,4 +1,4 @@
-"""Data segments for the correlations.
+"""Data segments for the correlations (docs/METHODS.md#segments).
 
 A segment key is (E, subset, [finer keys...], segment) where ``segment`` is
 

@@ -1,4 +1,5 @@
-"""Pick the queries of a texts table that can serve the configured designs, and count the others.
+"""Pick the queries of a texts table that can serve the configured designs, and count the others
+(docs/METHODS.md#designs-and-query-selection).
 
 A design is (Nc, Np) with 2 <= Np < Nc; its candidates are the first Np positives and the
 first Nc - Np negatives. A query serves a design when its texts are distinct,

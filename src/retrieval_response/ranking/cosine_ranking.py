@@ -139,7 +139,8 @@ def _positives_in_prefix(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def check_ranked_invariants(df: pl.DataFrame, path: str | os.PathLike) -> None:
-    """Raise ``InputError(path, "id <id>", rule)`` for the first ranked sample that breaks the paper.
+    """Raise ``InputError(path, "id <id>", rule)`` for the first ranked sample that breaks a rule of
+    docs/METHODS.md#ranked-table.
 
     Rules: len(P) == len(R) == len(K); len(rank) == Nc; rank a permutation of 0..Nc-1;
     2 <= Np < Nc; K strictly ascending within 1..Nc; P = n_p/K and R = n_p/Np with n_p the

@@ -1,4 +1,4 @@
-"""Ranked-list metrics with incomplete, possibly graded judgments.
+"""Ranked-list metrics with incomplete, possibly graded judgments (docs/METHODS.md#ranked-list-metric-contract).
 
 The evaluator contract, stated in every output through :func:`conventions`:
 

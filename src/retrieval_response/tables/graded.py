@@ -16,7 +16,7 @@ PUBLISHED_COLUMNS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", 
 
 
 def validate_graded(graded: pl.DataFrame, path: str | os.PathLike) -> None:
-    """Check the graded-sample invariants of the paper and DESIGN.md, raising InputError(path, "id X",
+    """Check the graded-sample invariants (docs/METHODS.md#graded-table), raising InputError(path, "id X",
     rule) on the first breach: all columns present; unique (id, E, Nc, Np, K);
     len(rank) == len(inK) == K; sum(inK) <= Np; grade in 1..5 exactly when status is "graded";
     a non-null status on every row."""

@@ -1,4 +1,4 @@
-"""Readers for the published primer-ai/retrieval-response files.
+"""Readers for the published primer-ai/retrieval-response files (docs/METHODS.md#published-graded-and-ranked-files).
 
 Each file is a JSON array of records or JSON lines (one record per line). Field names are the
 published dataset's. A bad record raises :class:`InputError` naming the file, the record
