@@ -5,11 +5,13 @@ With a ``published:`` entry in the config only the analysis runs, on the publish
 """
 
 import os
+import sys
 
 from snakemake.utils import min_version
 
-# No network at run time: models come from installed packages, litellm's price map from disk.
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+from retrieval_response.embedding import hub_models
+
+# No network at run time for litellm: its price map comes from disk. Hub models: below.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 min_version("9.0")
@@ -27,6 +29,17 @@ include: "workflow/rules/embed.smk"
 include: "workflow/rules/rank.smk"
 include: "workflow/rules/llm.smk"
 include: "workflow/rules/analysis.smk"
+
+
+# Hugging Face hub models (sentence_transformers backend): offline (HF_HUB_OFFLINE=1, inherited by
+# every job) unless models.allow_downloads is true; a hub model that is neither a local folder nor
+# cached while downloads are off stops the run here with one line.
+hub_models.apply_download_policy(config["models"]["allow_downloads"])
+MISSING_HUB_MODEL = hub_models.first_missing_model(
+    EMBEDDERS, allow_downloads=config["models"]["allow_downloads"]
+)
+if MISSING_HUB_MODEL:
+    sys.exit(f"{CONFIG_FILE}: {': '.join(MISSING_HUB_MODEL)}")
 
 
 rule all:

@@ -2,12 +2,13 @@
 
 import polars as pl
 
-from retrieval_response.embedding import EmbeddingStore, make_embedder
+from retrieval_response.embedding import EmbeddingStore, hub_models, make_embedder
 from retrieval_response.embedding.dataset import embed_dataset
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log
 
 log = job_log(snakemake.log[0])
+log.info("%s", hub_models.describe())
 store = EmbeddingStore(snakemake.params.store)
 embedder = make_embedder(snakemake.wildcards.embedder, snakemake.params.spec, threads=snakemake.threads)
 vectors = embed_dataset(

