@@ -6,8 +6,13 @@ With a ``published:`` entry in the config only the analysis runs, on the publish
 
 import os
 import sys
+from pathlib import Path
 
 from snakemake.utils import min_version
+
+# The library is imported from this checkout's src/: installed editable in install.sh's venv,
+# not installed at all in a --sdm conda setup (envs/snakemake.yaml, envs/<stage>.yaml).
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from retrieval_response.embedding import hub_models
 

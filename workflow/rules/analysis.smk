@@ -12,7 +12,7 @@ if PUBLISHED:
             "logs/collect_published.log",
         localrule: True
         conda:
-            "../../envs/retrieval-response.yaml"
+            "../../envs/analysis.yaml"
         script:
             "../scripts/collect_published.py"
 
@@ -29,7 +29,7 @@ else:
             "logs/collect_graded.log",
         localrule: True
         conda:
-            "../../envs/retrieval-response.yaml"
+            "../../envs/analysis.yaml"
         params:
             texts_of_graded=[
                 f"results/texts/{dataset}.parquet" for dataset, _, _ in dataset_units()
@@ -49,7 +49,7 @@ rule correlations:
     benchmark:
         "results/benchmarks/correlations/{segmentation}.tsv"
     conda:
-        "../../envs/retrieval-response.yaml"
+        "../../envs/analysis.yaml"
     threads: 2
     resources:
         mem_mb=6000,
@@ -92,7 +92,7 @@ rule figures:
     benchmark:
         "results/benchmarks/figures/figures.tsv"
     conda:
-        "../../envs/retrieval-response.yaml"
+        "../../envs/plot.yaml"
     params:
         segmentations=ANALYSIS["segmentations"],
         corr_types=ANALYSIS["corr_types"],
@@ -110,7 +110,7 @@ rule agreement:
         "logs/agreement.log",
     localrule: True
     conda:
-        "../../envs/retrieval-response.yaml"
+        "../../envs/analysis.yaml"
     params:
         resamples=ANALYSIS["bootstrap_resamples"],
         seed=ANALYSIS["seed"],
@@ -132,7 +132,7 @@ rule judge_agreement:
         "logs/judge_agreement.log",
     localrule: True
     conda:
-        "../../envs/retrieval-response.yaml"
+        "../../envs/plot.yaml"
     params:
         resamples=ANALYSIS["bootstrap_resamples"],
         seed=ANALYSIS["seed"],

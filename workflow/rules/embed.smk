@@ -11,7 +11,7 @@ rule embed:
     benchmark:
         "results/benchmarks/embed/{embedder}/{dataset}.tsv"
     conda:
-        "../../envs/retrieval-response.yaml"
+        "../../envs/embed.yaml"
     threads: 2
     resources:
         mem_mb=4000,

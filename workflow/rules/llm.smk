@@ -26,7 +26,7 @@ rule answer_ideal:
     benchmark:
         "results/benchmarks/answer_ideal/{dataset}.tsv"
     conda:
-        "../../envs/retrieval-response.yaml"
+        "../../envs/llm.yaml"
     threads: llm_threads("generator")
     resources:
         llm=1,
@@ -50,7 +50,7 @@ rule answer_topk:
     benchmark:
         "results/benchmarks/answer_topk/{dataset}/{embedder}/{design}/{shard}.tsv"
     conda:
-        "../../envs/retrieval-response.yaml"
+        "../../envs/llm.yaml"
     threads: llm_threads("generator")
     resources:
         llm=1,
@@ -74,7 +74,7 @@ rule grade:
     benchmark:
         "results/benchmarks/grade/{dataset}/{embedder}/{design}/{shard}.tsv"
     conda:
-        "../../envs/retrieval-response.yaml"
+        "../../envs/llm.yaml"
     threads: llm_threads("grader")
     resources:
         llm=1,
@@ -94,7 +94,7 @@ rule merge_graded:
         "logs/merge_graded/{dataset}/{embedder}/{design}.log",
     localrule: True
     conda:
-        "../../envs/retrieval-response.yaml"
+        "../../envs/llm.yaml"
     script:
         "../scripts/merge_graded.py"
 
@@ -108,7 +108,7 @@ rule llm_summary:
         "logs/llm_summary.log",
     localrule: True
     conda:
-        "../../envs/retrieval-response.yaml"
+        "../../envs/llm.yaml"
     script:
         "../scripts/llm_summary.py"
 
@@ -123,6 +123,6 @@ rule run_summary:
         "logs/run_summary.log",
     localrule: True
     conda:
-        "../../envs/retrieval-response.yaml"
+        "../../envs/analysis.yaml"
     script:
         "../scripts/run_summary.py"

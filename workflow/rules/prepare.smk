@@ -12,7 +12,7 @@ rule prepare_dataset:
     benchmark:
         "results/benchmarks/prepare_dataset/{dataset}.tsv"
     conda:
-        "../../envs/retrieval-response.yaml"
+        "../../envs/prepare.yaml"
     params:
         layout=lambda wc: DATASETS[wc.dataset]["layout"],
         level=lambda wc: DATASETS[wc.dataset]["level"],

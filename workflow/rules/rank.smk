@@ -13,7 +13,7 @@ rule rank:
     benchmark:
         "results/benchmarks/rank/{dataset}/{embedder}/{design}.tsv"
     conda:
-        "../../envs/retrieval-response.yaml"
+        "../../envs/embed.yaml"
     params:
         design=design_of,
     script:

@@ -1,5 +1,7 @@
 """Snakemake script: human grades -> Krippendorff's alpha and Spearman agreement table."""
 
+import _workflow_package  # noqa: F401
+
 from retrieval_response.analysis.agreement import agreement_table, read_human_grades
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log

@@ -2,6 +2,7 @@
 
 import time
 
+import _workflow_package  # noqa: F401
 import polars as pl
 
 from retrieval_response.infra.atomic import write_json, write_parquet

@@ -1,5 +1,7 @@
 """Snakemake script: the workflow's graded, ranked and texts files -> one analysis table with answer scores."""
 
+import _workflow_package  # noqa: F401
+
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log
 from retrieval_response.tables.collect import collect_workflow

@@ -1,5 +1,7 @@
 """Snakemake script: published samples_graded.json (+ samples_ranked.json) -> one analysis table."""
 
+import _workflow_package  # noqa: F401
+
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log
 from retrieval_response.tables.collect import collect_published

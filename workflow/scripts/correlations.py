@@ -1,5 +1,6 @@
 """Snakemake script: analysis table -> correlations and differences for one segmentation."""
 
+import _workflow_package  # noqa: F401
 import polars as pl
 
 from retrieval_response.analysis.correlation_tables import run_analysis, write_analysis

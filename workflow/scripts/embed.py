@@ -1,5 +1,6 @@
 """Snakemake script: one dataset's texts -> their vectors for one embedder (via the shared store)."""
 
+import _workflow_package  # noqa: F401
 import polars as pl
 
 from retrieval_response.embedding import EmbeddingStore, hub_models, make_embedder

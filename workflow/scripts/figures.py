@@ -1,5 +1,6 @@
 """Snakemake script: analysis tables -> one PNG per figure kind, plus figures.json / figures.html."""
 
+import _workflow_package  # noqa: F401
 import polars as pl
 
 from retrieval_response.figures.analysis_figures import render_figures

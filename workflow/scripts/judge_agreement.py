@@ -1,5 +1,6 @@
 """Snakemake script: analysis table -> agreement of the LLM grade with the answers' F1 against gold, and its figure."""
 
+import _workflow_package  # noqa: F401
 import polars as pl
 
 from retrieval_response.analysis.judge_agreement import judge_agreement, no_gold_reason

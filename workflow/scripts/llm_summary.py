@@ -3,6 +3,8 @@ stage; calls, tokens and cost from the journal, so calls of killed jobs count to
 
 import json
 
+import _workflow_package  # noqa: F401
+
 from retrieval_response.infra.atomic import write_json
 from retrieval_response.infra.logs import job_log
 from retrieval_response.llm.accounting import JOURNAL_DIR, merge_summaries, read_journal

@@ -1,5 +1,6 @@
 """Snakemake script: the graded shards of one design -> its graded file (Parquet and published JSON)."""
 
+import _workflow_package  # noqa: F401
 import polars as pl
 
 from retrieval_response.infra.atomic import write_parquet

@@ -1,5 +1,7 @@
 """Snakemake script: source file -> query-texts samples + skip report."""
 
+import _workflow_package  # noqa: F401
+
 from retrieval_response.datasets import prepare
 from retrieval_response.infra.atomic import write_json, write_parquet
 from retrieval_response.infra.logs import job_log

@@ -1,5 +1,6 @@
 """Snakemake script: texts + vectors -> ranked samples of one (Nc, Np) design, and a skip report."""
 
+import _workflow_package  # noqa: F401
 import polars as pl
 
 from retrieval_response.embedding.dataset import vector_lookup

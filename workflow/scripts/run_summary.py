@@ -2,6 +2,8 @@
 
 import json
 
+import _workflow_package  # noqa: F401
+
 from retrieval_response.infra.atomic import write_json
 from retrieval_response.infra.logs import job_log
 from retrieval_response.reports.stage_times import stage_times
