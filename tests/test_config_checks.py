@@ -6,11 +6,12 @@ import copy
 from pathlib import Path
 
 import pytest
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 from test_paths import HOSTILE_NAMES
 
 from retrieval_response.infra.errors import InputError
-from retrieval_response.workflow_config.checks import check_config
+from retrieval_response.workflow_config.checks import check_config, check_wildcard_values, schema_input_error
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
@@ -181,3 +182,26 @@ def test_option_that_does_not_apply_to_the_layout_is_refused(dataset, key):
     config = valid_config()
     config["datasets"]["faq"].update(dataset)
     assert refused(config).record == f"config key {key}"
+
+
+def test_periodic_dataset_name_or_embedder_code_is_refused():
+    def is_periodic(name: str) -> bool:
+        return name.endswith("ab" * 20)
+
+    check_wildcard_values(valid_config(), CONFIG_FILE, is_periodic)
+    config = valid_config()
+    config["embedders"] = {"x" + "ab" * 20: config["embedders"]["ML6"]}
+    with pytest.raises(InputError) as caught:
+        check_wildcard_values(config, CONFIG_FILE, is_periodic)
+    assert caught.value.record == "config key embedders" and "repeated substring" in caught.value.rule
+
+
+def test_schema_violation_becomes_one_line_naming_the_key():
+    config = valid_config()
+    config["llm"]["shards"] = 0
+    with pytest.raises(WorkflowError) as caught:
+        validate(config, SCHEMA)
+    converted = schema_input_error(caught.value, CONFIG_FILE)
+    assert converted is not None
+    assert str(converted).startswith(f"{CONFIG_FILE}: config key llm.shards: ")
+    assert schema_input_error(ValueError("other"), CONFIG_FILE) is None

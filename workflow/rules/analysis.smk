@@ -1,5 +1,25 @@
 """Stage 5: measures, per-segment correlations with bootstrap intervals, figures, agreement, judge vs gold."""
 
+
+def analysis_targets():
+    """Correlation and difference tables per segmentation, the figures, the agreement table, and the
+    judge-vs-gold table and figure when some dataset's layout can carry gold answers."""
+    targets = [
+        f"results/analysis/{table}_{segmentation}.parquet"
+        for segmentation in ANALYSIS["segmentations"]
+        for table in ("correlations", "differences")
+    ]
+    targets.append("results/figures")
+    if HUMAN_GRADES:
+        targets.append("results/analysis/agreement.parquet")
+    if plan.judges_against_gold(config):
+        targets += [
+            "results/analysis/judge_agreement.parquet",
+            "results/analysis/judge_agreement.png",
+        ]
+    return targets
+
+
 if PUBLISHED:
 
     rule collect_published:

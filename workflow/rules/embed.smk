@@ -18,6 +18,6 @@ rule embed:
     params:
         spec=lambda wc: EMBEDDERS[wc.embedder],
         store=config["embedding_store"],
-        designs=lambda wc: [[d["Nc"], d["Np"]] for d in dataset_designs(wc.dataset)],
+        designs=design_pairs,
     script:
         "../scripts/embed.py"

@@ -14,6 +14,54 @@ design's shards into its graded file.
 """
 
 
+def graded_targets():
+    """All graded-sample files of the config."""
+    return [f"results/graded/{d}/{e}/{s}.parquet" for d, e, s in dataset_units()]
+
+
+def design_shards(wildcards):
+    """The graded shards of one (dataset, embedder, design)."""
+    return expand(
+        "results/graded/{dataset}/{embedder}/{design}/{shard}.parquet",
+        shard=SHARDS,
+        **wildcards,
+    )
+
+
+def llm_summaries():
+    """Job summaries of every LLM job of the config."""
+    return [
+        f"results/answers/ideal/{name}.summary.json" for name in sorted(DATASETS)
+    ] + [
+        f"results/{kind}/{d}/{e}/{s}/{shard}.summary.json"
+        for kind in ("answers/topk", "graded")
+        for d, e, s in dataset_units()
+        for shard in SHARDS
+    ]
+
+
+def stage_benchmarks():
+    """The benchmark file of every timed job of the config (for the run summary)."""
+    units = dataset_units()
+    return (
+        [f"results/benchmarks/prepare_dataset/{d}.tsv" for d in sorted(DATASETS)]
+        + sorted({f"results/benchmarks/embed/{e}/{d}.tsv" for d, e, _ in units})
+        + [f"results/benchmarks/rank/{d}/{e}/{s}.tsv" for d, e, s in units]
+        + [f"results/benchmarks/answer_ideal/{d}.tsv" for d in sorted(DATASETS)]
+        + [
+            f"results/benchmarks/{rule}/{d}/{e}/{s}/{shard}.tsv"
+            for rule in ("answer_topk", "grade")
+            for d, e, s in units
+            for shard in SHARDS
+        ]
+        + [
+            f"results/benchmarks/correlations/{s}.tsv"
+            for s in ANALYSIS["segmentations"]
+        ]
+        + ["results/benchmarks/figures/figures.tsv"]
+    )
+
+
 rule answer_ideal:
     input:
         texts="results/texts/{dataset}.parquet",

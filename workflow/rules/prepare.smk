@@ -1,6 +1,11 @@
 """Stage 1: read a source layout, sample queries, write query-texts samples."""
 
 
+def texts_targets():
+    """The texts table of every dataset of the config."""
+    return [f"results/texts/{name}.parquet" for name in sorted(DATASETS)]
+
+
 rule prepare_dataset:
     input:
         source=lambda wc: DATASETS[wc.dataset]["path"],
@@ -19,6 +24,6 @@ rule prepare_dataset:
         subset=lambda wc: DATASETS[wc.dataset]["subset"],
         queries=lambda wc: DATASETS[wc.dataset]["queries"],
         seed=lambda wc: DATASETS[wc.dataset]["seed"],
-        designs=lambda wc: [[d["Nc"], d["Np"]] for d in dataset_designs(wc.dataset)],
+        designs=design_pairs,
     script:
         "../scripts/prepare_dataset.py"

@@ -1,6 +1,11 @@
 """Stage 3: rank each query's candidates by cosine similarity, per (Nc, Np) design."""
 
 
+def ranked_targets():
+    """All ranked-sample files of the config."""
+    return [f"results/ranked/{d}/{e}/{s}.parquet" for d, e, s in dataset_units()]
+
+
 rule rank:
     input:
         texts="results/texts/{dataset}.parquet",

@@ -23,6 +23,14 @@ def client_from_config(model: Mapping, llm: Mapping, threads: int, stage: str, j
                      journal=CallJournal(JOURNAL_DIR, stage, job))
 
 
+def job_threads(model: Mapping | None, cores: int | None) -> int:
+    """Threads of an LLM job of one model section: ``cores`` (1 when None) for a ``llamacpp/`` model,
+    whose llama.cpp server inside the job owns the machine; 1 for a remote API or no model."""
+    if not (model or {}).get("model", "").startswith("llamacpp/"):
+        return 1
+    return cores or 1
+
+
 def job_summary(client: LLMClient, stage: str, job: str, seconds: float, status: pl.Series) -> dict:
     """The client's counters for this job plus ``samples`` and ``samples_by_status`` of its output."""
     counts = dict(sorted(status.value_counts().iter_rows()))

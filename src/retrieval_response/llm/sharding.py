@@ -2,6 +2,7 @@
 
 A query's shard depends only on its id and the number of shards (blake2b of the id, modulo
 the number of shards): stable across runs, machines, library versions and the other queries.
+Shard ``i`` (1-based) of ``n`` is named ``<i>-of-<n>`` in paths (:data:`SHARD_PATTERN`).
 """
 
 from __future__ import annotations
@@ -10,10 +11,13 @@ import hashlib
 
 import polars as pl
 
+SHARD_PATTERN = r"[0-9]+-of-[0-9]+"
+"""Regular expression of a shard name (the workflow's wildcard constraint)."""
 
-def shard_name(index: int, count: int) -> str:
-    """Path component of shard ``index`` (1-based) of ``count``: ``<index>-of-<count>``."""
-    return f"{index}-of-{count}"
+
+def shard_names(count: int) -> list[str]:
+    """Path components of the ``count`` shards of a unit: ``1-of-<count>`` ... ``<count>-of-<count>``."""
+    return [f"{index}-of-{count}" for index in range(1, count + 1)]
 
 
 def parse_shard(name: str) -> tuple[int, int]:

@@ -7,47 +7,33 @@ that depend on each other (designs, K, embedder lists, a dataset's level and sub
 layout, LLM roles), that every input file named
 by the config exists, the ``analysis.alpha_grid`` syntax and size, the prompt files, and the
 API-key environment variable of each configured model (by name; its value is never shown).
-The JSON schema (workflow/schemas/config.schema.yaml) has filled the defaults beforehand.
+The JSON schema (workflow/schemas/config.schema.yaml) has filled the defaults beforehand;
+``schema_input_error`` turns a schema violation into the same one-line error, and
+``check_wildcard_values`` refuses names that Snakemake would refuse as wildcard values.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+
+import jsonschema
 
 from retrieval_response.analysis.measures import alpha_grid
 from retrieval_response.datasets.layouts import check_options
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.paths import UnsafeNameError, safe_name
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
+from retrieval_response.workflow_config.plan import (
+    dataset_designs,
+    dataset_embedders,
+    design_cutoffs,
+    design_name,
+    runs_llm,
+)
 
 LLM_ROLES = ("generator", "grader")
-
-
-def design_name(design: Mapping) -> str:
-    """Path component of one (Nc, Np) design: ``Nc<Nc>_Np<Np>``."""
-    return f"Nc{design['Nc']}_Np{design['Np']}"
-
-
-def dataset_designs(config: Mapping, dataset: str) -> list[Mapping]:
-    """The designs of ``dataset``: its own list, else the top-level one."""
-    return config["datasets"][dataset].get("designs", config["designs"])
-
-
-def design_cutoffs(config: Mapping, design: Mapping) -> list[int]:
-    """The sorted K list of one design: its own, else the top-level one."""
-    return sorted(design.get("K", config["K"]))
-
-
-def dataset_embedders(config: Mapping, dataset: str) -> list[str]:
-    """The embedder codes run on ``dataset``: its own list, else every registered code."""
-    return config["datasets"][dataset].get("embedders", sorted(config["embedders"]))
-
-
-def runs_llm(config: Mapping) -> bool:
-    """True when the config prepares datasets (and so calls the LLMs), False in published mode."""
-    return bool(config["datasets"])
 
 
 def _name(config_file: str, key: str, value: object, what: str) -> None:
@@ -161,6 +147,28 @@ def check_llm(config: Mapping, config_file: str, environ: Mapping[str, str]) -> 
                 f"config key llm.{role}.api_key_env",
                 f"environment variable {variable} is not set or empty (export the API key under this name)",
             )
+
+
+def check_wildcard_values(config: Mapping, config_file: str, is_periodic: Callable[[str], bool]) -> None:
+    """No dataset name or embedder code that Snakemake would refuse as a wildcard value: ``is_periodic``
+    is Snakemake's test (a value ending in a substring repeated 20 times or more)."""
+    for key in ("datasets", "embedders"):
+        for name in config[key]:
+            if isinstance(name, str) and is_periodic(name):
+                raise InputError(
+                    config_file, f"config key {key}", f"name {name!r} ends in a repeated substring, which Snakemake refuses"
+                )
+
+
+def schema_input_error(error: BaseException, config_file: str) -> InputError | None:
+    """The one-line InputError ``<config file>: config key <dotted key>: <schema message>`` of a schema
+    validation failure (``error`` or the jsonschema.ValidationError it was raised from); None when
+    ``error`` does not come from a schema violation."""
+    violation = error if isinstance(error, jsonschema.ValidationError) else error.__cause__ or error.__context__
+    if not isinstance(violation, jsonschema.ValidationError):
+        return None
+    key = ".".join(map(str, violation.absolute_path)) or "(top level)"
+    return InputError(config_file, f"config key {key}", violation.message)
 
 
 def check_config(config: Mapping, config_file: str, environ: Mapping[str, str] = os.environ) -> None:

@@ -1,0 +1,86 @@
+"""What a schema-valid config asks the workflow to build: designs, (dataset, embedder, design) units,
+and the optional analyses.
+
+A design is one (Nc, Np) pair with its cut-offs K; its path component is ``Nc<Nc>_Np<Np>``
+(:data:`DESIGN_PATTERN`). A dataset runs its own ``designs`` and ``embedders`` when it lists
+them, else the top-level ``designs`` and every registered embedder. A unit is one
+(dataset, embedder code, design name): the grain of the rank, answer and grade rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from retrieval_response.datasets.layouts import LAYOUTS_WITHOUT_GOLD
+from retrieval_response.infra.errors import InputError
+
+DESIGN_PATTERN = r"Nc[0-9]+_Np[0-9]+"
+"""Regular expression of a design name (the workflow's wildcard constraint)."""
+
+
+def design_name(design: Mapping) -> str:
+    """Path component of one (Nc, Np) design: ``Nc<Nc>_Np<Np>``."""
+    return f"Nc{design['Nc']}_Np{design['Np']}"
+
+
+def dataset_designs(config: Mapping, dataset: str) -> list[Mapping]:
+    """The designs of ``dataset``: its own list, else the top-level one."""
+    return config["datasets"][dataset].get("designs", config["designs"])
+
+
+def design_cutoffs(config: Mapping, design: Mapping) -> list[int]:
+    """The sorted K list of one design: its own, else the top-level one."""
+    return sorted(design.get("K", config["K"]))
+
+
+def dataset_embedders(config: Mapping, dataset: str) -> list[str]:
+    """The embedder codes run on ``dataset``: its own list, else every registered code."""
+    return config["datasets"][dataset].get("embedders", sorted(config["embedders"]))
+
+
+def dataset_units(config: Mapping) -> list[tuple[str, str, str]]:
+    """Every (dataset, embedder code, design name) of the config: datasets sorted by name, then each
+    dataset's embedders and designs in their config order."""
+    return [
+        (name, code, design_name(design))
+        for name in sorted(config["datasets"])
+        for code in dataset_embedders(config, name)
+        for design in dataset_designs(config, name)
+    ]
+
+
+def design_pairs(config: Mapping, dataset: str) -> list[list[int]]:
+    """``[Nc, Np]`` of each design of ``dataset``, in config order."""
+    return [[design["Nc"], design["Np"]] for design in dataset_designs(config, dataset)]
+
+
+def dataset_nps(config: Mapping, dataset: str) -> list[int]:
+    """The distinct Np values of the designs of ``dataset``, ascending."""
+    return sorted({design["Np"] for design in dataset_designs(config, dataset)})
+
+
+def design_by_name(config: Mapping, dataset: str, name: str, config_file: str) -> dict:
+    """``{"Nc", "Np", "K"}`` of the design of ``dataset`` called ``name`` (K sorted); InputError naming
+    ``config key datasets.<dataset>.designs`` when the dataset has no such design."""
+    for design in dataset_designs(config, dataset):
+        if design_name(design) == name:
+            return {"Nc": design["Nc"], "Np": design["Np"], "K": design_cutoffs(config, design)}
+    raise InputError(config_file, f"config key datasets.{dataset}.designs", f"no design {name}")
+
+
+def runs_llm(config: Mapping) -> bool:
+    """True when the config prepares datasets (and so calls the LLMs), False in published mode."""
+    return bool(config["datasets"])
+
+
+def human_grades_file(config: Mapping) -> str | None:
+    """The human grades for the agreement table: ``published.human``, else ``analysis.human``, else None."""
+    return (config.get("published") or {}).get("human") or config["analysis"]["human"]
+
+
+def judges_against_gold(config: Mapping) -> bool:
+    """True when the LLM judge is checked against gold answers: the workflow prepares its own data
+    (not published mode) and some dataset's layout can carry gold answers."""
+    return not config.get("published") and any(
+        dataset["layout"] not in LAYOUTS_WITHOUT_GOLD for dataset in config["datasets"].values()
+    )

@@ -1,0 +1,47 @@
+"""The config schema offers exactly what the library implements: every enum equals a library registry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from retrieval_response.analysis.correlation_tables import TARGETS
+from retrieval_response.analysis.correlations import CORR_TYPES
+from retrieval_response.analysis.measures import COMPAT_MODES
+from retrieval_response.analysis.segments import FINER_KEYS, SEGMENTATIONS
+from retrieval_response.datasets.hotpotqa import GRANULARITIES
+from retrieval_response.datasets.layouts import LAYOUTS
+from retrieval_response.embedding.registry import BACKENDS
+
+SCHEMA = yaml.safe_load((Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml").read_text())
+DATASET = SCHEMA["properties"]["datasets"]["additionalProperties"]["properties"]
+EMBEDDER = SCHEMA["properties"]["embedders"]["additionalProperties"]["properties"]
+ANALYSIS = SCHEMA["properties"]["analysis"]["properties"]
+
+
+@pytest.mark.parametrize(
+    ("enum", "registry"),
+    [
+        (DATASET["layout"]["enum"], LAYOUTS),
+        (DATASET["level"]["enum"], (*GRANULARITIES, None)),
+        (EMBEDDER["backend"]["enum"], tuple(BACKENDS)),
+        (ANALYSIS["segmentations"]["items"]["enum"], SEGMENTATIONS),
+        (ANALYSIS["finer_keys"]["items"]["enum"], FINER_KEYS),
+        (ANALYSIS["corr_types"]["items"]["enum"], CORR_TYPES),
+        (ANALYSIS["targets"]["items"]["enum"], TARGETS),
+        (ANALYSIS["compat"]["enum"], COMPAT_MODES),
+    ],
+    ids=["layouts", "levels", "embedder backends", "segmentations", "finer keys", "correlation types", "targets",
+         "compat modes"],
+)
+def test_schema_enum_equals_library_registry(enum, registry):
+    assert len(enum) == len(set(enum))
+    assert set(enum) == set(registry)
+
+
+def test_schema_defaults_are_the_full_registries():
+    assert ANALYSIS["segmentations"]["default"] == list(SEGMENTATIONS)
+    assert ANALYSIS["corr_types"]["default"] == list(CORR_TYPES)
+    assert ANALYSIS["compat"]["default"] in COMPAT_MODES

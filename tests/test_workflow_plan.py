@@ -1,0 +1,133 @@
+"""What a config asks the workflow to build (retrieval_response.workflow_config.plan) and the shipped paths."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from retrieval_response.infra.errors import InputError
+from retrieval_response.workflow_config.plan import (
+    DESIGN_PATTERN,
+    dataset_designs,
+    dataset_embedders,
+    dataset_nps,
+    dataset_units,
+    design_by_name,
+    design_cutoffs,
+    design_name,
+    design_pairs,
+    human_grades_file,
+    judges_against_gold,
+    runs_llm,
+)
+from retrieval_response.workflow_config.shipped_paths import resolve_shipped_paths, shipped_or_local
+
+
+def config() -> dict:
+    """Two datasets: ``b`` with its own designs (one with its own K) and embedders, ``a`` with the top-level ones."""
+    return {
+        "datasets": {
+            "b": {"layout": "arxiv_parquet", "path": "b.parquet", "embedders": ["E2"],
+                  "designs": [{"Nc": 10, "Np": 3, "K": [5, 1]}, {"Nc": 8, "Np": 2}]},
+            "a": {"layout": "generic", "path": "a.jsonl"},
+        },
+        "designs": [{"Nc": 8, "Np": 2}],
+        "K": [4, 1, 2],
+        "embedders": {"E2": {}, "E1": {}},
+        "analysis": {"human": None},
+    }
+
+
+def test_design_name_matches_its_pattern():
+    assert design_name({"Nc": 12, "Np": 3}) == "Nc12_Np3"
+    assert re.fullmatch(DESIGN_PATTERN, design_name({"Nc": 12, "Np": 3}))
+
+
+def test_a_dataset_uses_its_own_designs_and_embedders_else_the_top_level_ones():
+    cfg = config()
+    assert dataset_designs(cfg, "a") == [{"Nc": 8, "Np": 2}]
+    assert [design_name(d) for d in dataset_designs(cfg, "b")] == ["Nc10_Np3", "Nc8_Np2"]
+    assert dataset_embedders(cfg, "a") == ["E1", "E2"]
+    assert dataset_embedders(cfg, "b") == ["E2"]
+
+
+def test_cutoffs_are_the_designs_own_else_the_top_level_ones_sorted():
+    cfg = config()
+    assert design_cutoffs(cfg, {"Nc": 10, "Np": 3, "K": [5, 1]}) == [1, 5]
+    assert design_cutoffs(cfg, {"Nc": 8, "Np": 2}) == [1, 2, 4]
+
+
+def test_units_are_datasets_sorted_then_embedders_then_designs():
+    assert dataset_units(config()) == [
+        ("a", "E1", "Nc8_Np2"),
+        ("a", "E2", "Nc8_Np2"),
+        ("b", "E2", "Nc10_Np3"),
+        ("b", "E2", "Nc8_Np2"),
+    ]
+
+
+def test_design_pairs_and_nps():
+    cfg = config()
+    assert design_pairs(cfg, "b") == [[10, 3], [8, 2]]
+    assert dataset_nps(cfg, "b") == [2, 3]
+
+
+def test_design_by_name_gives_nc_np_and_sorted_k_or_names_the_key():
+    cfg = config()
+    assert design_by_name(cfg, "b", "Nc10_Np3", "run.yaml") == {"Nc": 10, "Np": 3, "K": [1, 5]}
+    with pytest.raises(InputError) as caught:
+        design_by_name(cfg, "a", "Nc10_Np3", "run.yaml")
+    assert str(caught.value) == "run.yaml: config key datasets.a.designs: no design Nc10_Np3"
+
+
+def test_published_mode_runs_no_llm_and_no_judge_check():
+    cfg = config()
+    assert runs_llm(cfg) and judges_against_gold(cfg)
+    assert not runs_llm({**cfg, "datasets": {}})
+    assert not judges_against_gold({**cfg, "published": {"graded": "g.json"}})
+
+
+def test_judge_is_checked_only_when_a_layout_can_carry_gold_answers():
+    cfg = config()
+    del cfg["datasets"]["a"]
+    assert not judges_against_gold(cfg)
+
+
+def test_human_grades_come_from_published_else_analysis():
+    cfg = config()
+    assert human_grades_file(cfg) is None
+    cfg["analysis"]["human"] = "h.csv"
+    assert human_grades_file(cfg) == "h.csv"
+    cfg["published"] = {"graded": "g.json", "human": "samples_human.json"}
+    assert human_grades_file(cfg) == "samples_human.json"
+
+
+def test_shipped_file_replaces_a_relative_path_missing_here(tmp_path, monkeypatch):
+    workflow_dir, here = tmp_path / "workflow", tmp_path / "here"
+    (workflow_dir / "resources").mkdir(parents=True)
+    here.mkdir()
+    (workflow_dir / "resources" / "shipped.txt").write_text("x")
+    (here / "local.txt").write_text("x")
+    monkeypatch.chdir(here)
+    assert shipped_or_local("resources/shipped.txt", workflow_dir) == str(workflow_dir / "resources" / "shipped.txt")
+    assert shipped_or_local("local.txt", workflow_dir) == "local.txt"
+    assert shipped_or_local("missing.txt", workflow_dir) == "missing.txt"
+    assert shipped_or_local(None, workflow_dir) is None
+    assert shipped_or_local(str(tmp_path / "abs.txt"), workflow_dir) == str(tmp_path / "abs.txt")
+
+
+def test_resolve_shipped_paths_covers_datasets_prompts_and_model_paths(tmp_path, monkeypatch):
+    (tmp_path / "res").mkdir()
+    for name in ("data.jsonl", "answer.txt", "model.gguf"):
+        (tmp_path / "res" / name).write_text("x")
+    monkeypatch.chdir(tmp_path / "res")
+    cfg = {
+        "datasets": {"d": {"path": "res/data.jsonl"}},
+        "llm": {"prompts": {"answer": "res/answer.txt", "grade": None},
+                "generator": {"model_path": "res/model.gguf"}},
+    }
+    resolve_shipped_paths(cfg, tmp_path)
+    assert cfg["datasets"]["d"]["path"] == str(tmp_path / "res" / "data.jsonl")
+    assert cfg["llm"]["prompts"] == {"answer": str(tmp_path / "res" / "answer.txt"), "grade": None}
+    assert cfg["llm"]["generator"]["model_path"] == str(tmp_path / "res" / "model.gguf")
