@@ -101,7 +101,7 @@ def test_readers_agree_across_layouts(tmp_path):
         ({"grade_human_1": 6}, "id A-2", "grade_human_1 = 6: grades run from 1 to 5"),
         ({"grade_human_1": 2.5}, "id A-2", "grade_human_1 = 2.5: must be an integer grade or null"),
         ({"K": "three"}, "id A-2", "K = 'three': must be an integer"),
-        ({"id": None}, "item 3", "missing field(s) id"),
+        ({"id": None}, "record 3", "missing field(s) id"),
         ({"id": "A-1", "K": 2}, "id A-1", "appears more than once"),
     ],
 )
@@ -123,7 +123,7 @@ def test_csv_and_jsonl_errors_name_lines(tmp_path):
     with pytest.raises(InputError, match=r"h\.csv: line 5: grade_human_3 = 0"):
         read_human_grades(tmp_path / "h.csv")
     (tmp_path / "h.jsonl").write_text(json.dumps(records[0]) + "\n{not json\n")
-    with pytest.raises(InputError, match=r"h\.jsonl: line 2: invalid JSON"):
+    with pytest.raises(InputError, match=r"h\.jsonl: line 2: malformed JSON line"):
         read_human_grades(tmp_path / "h.jsonl")
     (tmp_path / "empty.csv").write_text("")
     with pytest.raises(InputError, match=r"empty\.csv: line 1: unreadable CSV"):

@@ -1,4 +1,4 @@
-"""EmbeddingStore: dedup within and across calls and kinds, concurrent writers, compaction."""
+"""EmbeddingStore: dedup within and across calls and kinds, concurrent writers."""
 
 from __future__ import annotations
 
@@ -98,29 +98,6 @@ def test_concurrent_writers_from_several_processes(tmp_path):
     np.testing.assert_array_equal(reader.embed(embedder, all_texts, "passage"), reference)
     assert embedder.seen == []
     assert not list(Path(tmp_path).rglob("*.tmp"))
-
-
-def test_compaction_merges_shards_and_keeps_every_vector(tmp_path):
-    store = EmbeddingStore(tmp_path)
-    embedder = HashEmbedder()
-    before = np.concatenate([store.embed(embedder, [f"t{i}", f"t{i + 1}"], "passage") for i in range(0, 10, 2)])
-    folder = tmp_path / embedder.fingerprint
-    assert len(list(folder.glob("shard-*.parquet"))) == 5
-    assert store.compact() == {embedder.fingerprint: 5}
-    assert len(list(folder.glob("shard-*.parquet"))) == 1
-    fresh, counting = EmbeddingStore(tmp_path), HashEmbedder()
-    np.testing.assert_array_equal(fresh.embed(counting, [f"t{i}" for i in range(10)], "passage"), before)
-    assert counting.seen == []
-
-
-def test_a_store_survives_compaction_by_another_process(tmp_path):
-    store, embedder = EmbeddingStore(tmp_path), HashEmbedder()
-    store.embed(embedder, ["a"], "passage")
-    store.embed(embedder, ["b"], "passage")
-    EmbeddingStore(tmp_path).compact()
-    expected = HashEmbedder().encode(["b", "a"], "passage")
-    np.testing.assert_array_equal(store.embed(embedder, ["b", "a"], "passage"), expected)
-    assert embedder.seen == ["a", "b"]
 
 
 def test_key_depends_on_fingerprint_prompt_and_text():

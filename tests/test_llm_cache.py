@@ -1,4 +1,4 @@
-"""The content-addressed response cache: keys, durability, torn lines, concurrent writers, compaction."""
+"""The content-addressed response cache: keys, durability, torn lines, concurrent writers."""
 
 from __future__ import annotations
 
@@ -72,23 +72,6 @@ def test_concurrent_writers_in_several_processes(tmp_path):
     for shard in tmp_path.glob("*.jsonl"):
         for line in shard.read_bytes().splitlines():
             json.loads(line)
-
-
-def test_compact_merges_finished_shards_and_leaves_live_ones(tmp_path):
-    for w in range(3):
-        _write_records(str(tmp_path), w, 20, 5)
-    live = ResponseCache(tmp_path)
-    live_key = request_key("m", [{"role": "user", "content": "live"}], PARAMS, None)
-    live.put(live_key, {"content": "live"})
-    before = {k: live.get(k) for k in live.keys()}
-    assert ResponseCache(tmp_path).compact() == 3
-    shards = sorted(p.name for p in tmp_path.glob("*.jsonl"))
-    assert len(shards) == 2 and sum(name.startswith("compact-") for name in shards) == 1
-    after = ResponseCache(tmp_path)
-    assert {k: after.get(k) for k in after.keys()} == before
-    live.put(request_key("m", [{"role": "user", "content": "later"}], PARAMS, None), {"content": "later"})
-    assert live.get(live_key)["content"] == "live"
-    assert len(ResponseCache(tmp_path)) == len(before) + 1
 
 
 def test_a_miss_finds_records_written_meanwhile_by_another_writer(tmp_path):

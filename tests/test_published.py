@@ -59,7 +59,7 @@ def test_bad_json_line_and_duplicate_key(tmp_path):
     records = json.loads((FIXTURES / "samples_graded.json").read_text())
     path = tmp_path / "samples_graded.jsonl"
     path.write_text(json.dumps(records[0]) + "\n" + json.dumps(records[1]) + "\n{oops\n")
-    with pytest.raises(InputError, match=r"samples_graded.jsonl: line 3: not valid JSON"):
+    with pytest.raises(InputError, match=r"samples_graded.jsonl: line 3: malformed JSON line"):
         read_graded(path)
     path.write_text(json.dumps([records[0], records[1], records[0]]))
     with pytest.raises(InputError, match=r"record 3 \(id A-1\): duplicate key"):

@@ -9,7 +9,6 @@ CSV with columns ``id, E, Nc, Np, K, grade_human_*`` (``grade`` optional).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable
@@ -18,9 +17,11 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from scipy.stats import rankdata
 
+from retrieval_response.analysis.bootstrap import percentile_interval, resampled_tables
+from retrieval_response.analysis.correlations import table_correlations
 from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.json_records import read_json_records
 
 SAMPLE_KEY: tuple[str, ...] = ("id", "E", "Nc", "Np", "K")
 GRADE_RANGE: tuple[int, int] = (1, 5)
@@ -118,17 +119,15 @@ def _csv_int(value: object) -> int | None:
 
 
 def _validated_record(
-    record: object, path: Path, where: str, parse_int: Callable[[object], int | None],
+    record: dict, path: Path, where: str, parse_int: Callable[[object], int | None],
     human_columns: list[str],
 ) -> dict:
-    if not isinstance(record, dict):
-        raise InputError(path, where, "expected an object with id, E, Nc, Np, K and grade_human_* fields")
     missing = [key for key in SAMPLE_KEY if key not in record or record[key] in (None, "")]
     if missing:
         raise InputError(path, where, f"missing field(s) {', '.join(missing)}")
     if not isinstance(record["id"], str) or not isinstance(record["E"], str):
         raise InputError(path, where, "id and E must be strings")
-    where = f"id {record['id']}" if where.startswith("item") else where
+    where = f"id {record['id']}" if where.startswith("record") else where
     row: dict = {"id": record["id"], "E": record["E"]}
     for key in ("Nc", "Np", "K"):
         try:
@@ -146,25 +145,7 @@ def _validated_record(
     return row
 
 
-def _json_records(path: Path) -> list[tuple[str, object]]:
-    text = path.read_text(encoding="utf-8")
-    if text.lstrip().startswith("["):
-        try:
-            items = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise InputError(path, f"line {error.lineno}", f"invalid JSON: {error.msg}") from None
-        return [(f"item {i + 1}", item) for i, item in enumerate(items)]
-    records = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            try:
-                records.append((f"line {number}", json.loads(line)))
-            except json.JSONDecodeError as error:
-                raise InputError(path, f"line {number}", f"invalid JSON: {error.msg}") from None
-    return records
-
-
-def _csv_records(path: Path) -> list[tuple[str, object]]:
+def _csv_records(path: Path) -> list[tuple[str, dict]]:
     try:
         table = pl.read_csv(path, infer_schema=False)
     except pl.exceptions.PolarsError as error:
@@ -183,8 +164,8 @@ def read_human_grades(path: str | os.PathLike) -> pl.DataFrame:
     """
     path = Path(path)
     is_csv = path.suffix.lower() == ".csv"
-    records = _csv_records(path) if is_csv else _json_records(path)
-    fields = {key for _, record in records if isinstance(record, dict) for key in record}
+    records = _csv_records(path) if is_csv else [(record.label, record.data) for record in read_json_records(path)]
+    fields = {key for _, record in records for key in record}
     human_columns = sorted((f for f in fields if HUMAN_COLUMN.match(f)),
                            key=lambda f: int(HUMAN_COLUMN.match(f).group(1)))
     if not human_columns:
@@ -206,28 +187,35 @@ def read_human_grades(path: str | os.PathLike) -> pl.DataFrame:
 # --------------------------------------------------------------------------- table
 
 
-def _spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Spearman's rho along the last axis: Pearson correlation of average ranks; NaN if constant."""
-    rx = rankdata(x, axis=-1)
-    ry = rankdata(y, axis=-1)
-    rx -= rx.mean(axis=-1, keepdims=True)
-    ry -= ry.mean(axis=-1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.sum(rx * ry, axis=-1) / np.sqrt(np.sum(rx * rx, axis=-1) * np.sum(ry * ry, axis=-1))
+def _draw_counts(draws: np.ndarray, units: int) -> np.ndarray:
+    """(resamples, units) multiplicities: row r counts how often each unit occurs in ``draws[r]``."""
+    resamples = draws.shape[0]
+    return np.bincount((np.arange(resamples)[:, None] * units + draws).ravel(),
+                       minlength=resamples * units).reshape(resamples, units).astype(np.float64)
 
 
-def _mean_pairwise_spearman(ratings: np.ndarray) -> np.ndarray:
-    """Mean of Spearman's rho over all rater pairs; ratings: raters x ... x units, complete."""
-    return np.mean([_spearman(ratings[i], ratings[j])
-                    for i, j in combinations(range(ratings.shape[0]), 2)], axis=0)
+def _mean_pairwise_spearman(complete: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per row r of ``weights`` (tables x units): the mean over rater pairs (i, j) of Spearman's rho
+    between raters i and j, unit u counted ``weights[r, u]`` times; ``complete`` is raters x units
+    without missing ratings. Each rho is exact, from the pair's value x value count table
+    (:func:`~retrieval_response.analysis.correlations.table_correlations`); NaN when a rater is constant.
+    """
+    values = np.unique(complete)
+    index = np.searchsorted(values, complete)
+    units = np.arange(complete.shape[1])
+    n_values = len(values)
+    rhos = []
+    for i, j in combinations(range(complete.shape[0]), 2):
+        tables = resampled_tables(weights, units, np.zeros_like(units), index[i] * n_values + index[j], 1,
+                                  n_values * n_values).reshape(-1, n_values, n_values)
+        rhos.append(table_correlations(values[None, :], tables, values, ("spearman",))["spearman"][:, 0])
+    return np.mean(rhos, axis=0)
 
 
-def _interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
-    finite = values[np.isfinite(values)]
-    if finite.size == 0:
-        return float("nan"), float("nan")
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    low, high = np.percentile(finite, [tail, 100.0 - tail])
+def _interval(resampled: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The percentile interval (:func:`~retrieval_response.analysis.bootstrap.percentile_interval`) of one
+    statistic's resamples, as floats (NaN when no resample is defined)."""
+    low, high = percentile_interval(resampled, confidence)
     return float(low), float(high)
 
 
@@ -244,8 +232,7 @@ def _agreement_row(name: str, ratings: np.ndarray, resamples: int, seed: int,
     coincidences = _unit_coincidences(ratings)
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, units, size=(resamples, units)) if units else np.zeros((resamples, 0), int)
-    weights = np.bincount((np.arange(resamples)[:, None] * units + draws).ravel(),
-                          minlength=resamples * units).reshape(resamples, units)
+    weights = _draw_counts(draws, units)
     if coincidences.shape[-1]:
         alpha = float(_alpha_from_coincidences(coincidences.sum(axis=0)))
         alpha_boot = _alpha_from_coincidences(np.tensordot(weights, coincidences, axes=1))
@@ -255,8 +242,10 @@ def _agreement_row(name: str, ratings: np.ndarray, resamples: int, seed: int,
     complete_draws = (draws if complete.shape[1] == units
                       else rng.integers(0, max(complete.shape[1], 1), size=(resamples, complete.shape[1])))
     if complete.shape[1] >= 2:
-        spearman = float(_mean_pairwise_spearman(complete))
-        spearman_boot = _mean_pairwise_spearman(complete[:, complete_draws])
+        curves = _mean_pairwise_spearman(
+            complete, np.vstack([np.ones(complete.shape[1]), _draw_counts(complete_draws, complete.shape[1])])
+        )
+        spearman, spearman_boot = float(curves[0]), curves[1:]
     else:
         spearman, spearman_boot = float("nan"), np.full(resamples, np.nan)
     alpha_low, alpha_high = _interval(alpha_boot, confidence)

@@ -23,9 +23,11 @@ from importlib import resources
 
 import polars as pl
 
+from retrieval_response.datasets.validation import TEXTS_COLUMNS
+
 SUBSET = "A"
 MIN_PAPERS = 2
-COLUMNS = ("id", "subset", "q", "p", "n", "answers", "c1", "c2", "q2", "source_id")
+COLUMNS = (*TEXTS_COLUMNS, "c1", "c2", "q2", "source_id")
 WHITESPACE_RUN = r"\s{2,}|[^\S ]"
 r"""Runs of whitespace: same replacements as ``\s+`` -> " ", but never matching a lone space (4x faster)."""
 

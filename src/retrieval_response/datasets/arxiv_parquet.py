@@ -15,8 +15,9 @@ from pathlib import Path
 import polars as pl
 
 from retrieval_response.datasets import arxiv
-from retrieval_response.datasets.records import existing_file, read_parquet_frame
+from retrieval_response.datasets.records import read_parquet_frame
 from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.json_records import existing_file
 
 REQUIRED_COLUMNS = ("paper_id", "subjects", "abstract")
 PRIMARY_SUBJECT = r"^([^;]*?) \(([a-z-]+(?:\.[A-Za-z-]+)?)\)(?:;|$)"

@@ -15,8 +15,8 @@ from pathlib import Path
 import polars as pl
 
 from retrieval_response.datasets import arxiv
-from retrieval_response.datasets.records import existing_file, iter_json_lines
 from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.json_records import existing_file, iter_json_lines
 
 SCHEMA = {"id": pl.String, "categories": pl.String, "abstract": pl.String}
 

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import polars as pl
 
-from retrieval_response.datasets.records import Record, read_records
+from retrieval_response.datasets.records import read_records
 from retrieval_response.datasets.validation import (
+    TEXTS_COLUMNS,
     check_unique,
     optional_answers,
     path_name,
@@ -28,8 +29,9 @@ from retrieval_response.datasets.validation import (
     with_id,
 )
 from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.json_records import Record
 
-COLUMNS = ("id", "subset", "q", "p", "n", "answers", "source_id")
+COLUMNS = (*TEXTS_COLUMNS, "source_id")
 Sample = tuple[Record, str, str, list[str], list[str], list[str]]
 
 

@@ -24,8 +24,9 @@ from pathlib import Path
 import polars as pl
 
 from retrieval_response.datasets import hotpotqa
-from retrieval_response.datasets.records import Record, json_type, read_records
+from retrieval_response.datasets.records import read_records
 from retrieval_response.datasets.validation import (
+    TEXTS_COLUMNS,
     check_unique,
     optional_answers,
     required,
@@ -35,6 +36,7 @@ from retrieval_response.datasets.validation import (
     with_id,
 )
 from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.json_records import Record, json_type
 
 Paragraph = tuple[str, list[str]]
 
@@ -104,7 +106,7 @@ def gold_answer(path: Path, record: Record) -> list[str]:
     return optional_answers(path, record, "answer")
 
 
-COLUMNS = ("id", "subset", "q", "p", "n", "answers", "level", "source_id")
+COLUMNS = (*TEXTS_COLUMNS, "level", "source_id")
 
 
 def read(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:

@@ -18,19 +18,19 @@ from pathlib import Path
 import polars as pl
 
 from retrieval_response.datasets import hotpotqa
-from retrieval_response.datasets.records import Record, json_type, read_records
 from retrieval_response.datasets.validation import (
-    check_unique,
+    TEXTS_COLUMNS,
     distinct_answers,
+    identified_rows,
     required,
-    required_id,
     required_string,
+    split_candidates,
     texts_frame,
-    with_id,
 )
 from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.json_records import Record, json_type
 
-COLUMNS = ("id", "subset", "q", "p", "n", "answers", "source_id")
+COLUMNS = (*TEXTS_COLUMNS, "source_id")
 DATE_PARTS = ("day", "month", "year")
 
 
@@ -83,18 +83,16 @@ def read(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
     if hotpotqa.granularity(source, level) != "paragraph":
         raise InputError(source, "config key level", "the IRCoT layout has no sentence labels; use level: paragraph")
     subset = hotpotqa.subset_name("paragraph", None)
-    rows, labels, dropped = [], [], 0
-    for position, raw in enumerate(read_records(source)):
-        source_id = required_id(source, raw, "question_id")
-        record = with_id(raw, source_id)
+
+    def row_of(position: int, record: Record, source_id: str) -> tuple[tuple, int]:
         question = required_string(source, record, "question_text")
-        labelled = labelled_paragraphs(source, record)
-        kept = [(support, hotpotqa.titled(title, body)) for support, title, body in labelled if body.strip()]
-        positives = [text for support, text in kept if support]
-        negatives = [text for support, text in kept if not support]
-        answers = gold_answers(source, record)
-        rows.append((f"{subset}-{position}", subset, question, positives, negatives, answers, source_id))
-        labels.append(record.label)
-        dropped += len(labelled) - len(kept)
-    check_unique(source, [row[-1] for row in rows], labels, "question id")
+        candidates = [
+            (support, hotpotqa.titled(title, body) if body.strip() else "")
+            for support, title, body in labelled_paragraphs(source, record)
+        ]
+        positives, negatives, dropped = split_candidates(candidates)
+        return (f"{subset}-{position}", subset, question, positives, negatives, gold_answers(source, record),
+                source_id), dropped
+
+    rows, dropped = identified_rows(source, "question_id", "question id", row_of)
     return texts_frame(rows, COLUMNS), {"granularity": "paragraph", "empty_texts_dropped": dropped}

@@ -17,21 +17,21 @@ from pathlib import Path
 
 import polars as pl
 
-from retrieval_response.datasets.records import Record, json_type, read_records
 from retrieval_response.datasets.validation import (
-    check_unique,
+    TEXTS_COLUMNS,
     distinct_answers,
+    identified_rows,
     optional_answers,
     required,
-    required_id,
     required_string,
+    split_candidates,
     texts_frame,
-    with_id,
 )
 from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.json_records import Record, json_type
 
 SUBSET = "M"
-COLUMNS = ("id", "subset", "q", "p", "n", "answers", "source_id")
+COLUMNS = (*TEXTS_COLUMNS, "source_id")
 ANSWER_KEYS = ("wellFormedAnswers", "answers")
 PLACEHOLDERS = ("No Answer Present.", "[]")
 
@@ -65,18 +65,13 @@ def gold_answers(path: Path, record: Record) -> list[str]:
 def read(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
     """Texts table (subset M) and source notes (empty passages dropped) of an MS MARCO file; ``level`` is unused."""
     source = Path(path)
-    rows, labels, dropped = [], [], 0
-    for position, raw in enumerate(read_records(source)):
-        source_id = required_id(source, raw, "query_id")
-        record = with_id(raw, source_id)
+
+    def row_of(position: int, record: Record, source_id: str) -> tuple[tuple, int]:
         query = required_string(source, record, "query")
-        labelled = labelled_passages(source, record)
-        kept = [(flag, text.strip()) for flag, text in labelled if text.strip()]
-        positives = [text for flag, text in kept if flag]
-        negatives = [text for flag, text in kept if not flag]
+        candidates = [(flag == 1, text.strip()) for flag, text in labelled_passages(source, record)]
+        positives, negatives, dropped = split_candidates(candidates)
         answers = distinct_answers(gold_answers(source, record))
-        rows.append((f"{SUBSET}-{position}", SUBSET, query, positives, negatives, answers, source_id))
-        labels.append(record.label)
-        dropped += len(labelled) - len(kept)
-    check_unique(source, [row[-1] for row in rows], labels, "query_id")
+        return (f"{SUBSET}-{position}", SUBSET, query, positives, negatives, answers, source_id), dropped
+
+    rows, dropped = identified_rows(source, "query_id", "query_id", row_of)
     return texts_frame(rows, COLUMNS), {"empty_texts_dropped": dropped}

@@ -33,22 +33,25 @@ from pathlib import Path
 
 import polars as pl
 
-from retrieval_response.datasets.records import Record, read_records
+from retrieval_response.datasets.records import read_records
 from retrieval_response.datasets.validation import (
+    TEXTS_COLUMNS,
     check_unique,
     distinct_answers,
     optional_answers,
     required,
     required_id,
     required_string,
+    split_candidates,
     text_list,
     texts_frame,
     with_id,
 )
 from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.json_records import Record
 
 SUBSET = "N"
-COLUMNS = ("id", "subset", "q", "p", "n", "answers", "source_id")
+COLUMNS = (*TEXTS_COLUMNS, "source_id")
 YES_NO = {"YES": "yes", "NO": "no"}
 HTML_TOKEN = re.compile(r"^<[^>]*>$")
 
@@ -134,13 +137,8 @@ def simplified_texts(path: Path, record: Record) -> tuple[list[str], list[str], 
         for index, (start, end, top) in enumerate(spans)
         if top or index in chosen
     ]
-    kept = [(positive, text) for positive, text in labelled if text]
-    return (
-        [text for positive, text in kept if positive],
-        [text for positive, text in kept if not positive],
-        short_answers(path, record, tokens),
-        len(labelled) - len(kept),
-    )
+    positives, negatives, dropped = split_candidates(labelled)
+    return positives, negatives, short_answers(path, record, tokens), dropped
 
 
 def read(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:

@@ -14,12 +14,12 @@ from pathlib import Path
 import polars as pl
 
 from retrieval_response.datasets import generic
-from retrieval_response.datasets.records import Record, json_type
-from retrieval_response.datasets.validation import texts_frame
+from retrieval_response.datasets.validation import TEXTS_COLUMNS, texts_frame
 from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.json_records import Record, json_type
 
 EXTRAS = ("c1", "c2", "q2")
-COLUMNS = ("id", "subset", "q", "p", "n", "answers", "c1", "c2", "q2", "source_id")
+COLUMNS = (*TEXTS_COLUMNS, "c1", "c2", "q2", "source_id")
 
 
 def extras(path: Path, record: Record) -> tuple[str | None, ...]:

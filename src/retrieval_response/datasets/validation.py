@@ -7,12 +7,14 @@ vectorised.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import polars as pl
 
-from retrieval_response.datasets.records import Record, json_type
+from retrieval_response.datasets.records import read_records
 from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.json_records import Record, json_type
 from retrieval_response.infra.paths import UnsafeNameError, safe_name
 
 TEXTS_SCHEMA = {
@@ -27,6 +29,9 @@ TEXTS_SCHEMA = {
 
 ``answers`` holds the source's gold answers of the query (empty when it has none).
 """
+
+TEXTS_COLUMNS = tuple(TEXTS_SCHEMA)
+"""Names of the columns every texts table starts with, in order."""
 
 
 def required(path: Path, record: Record, key: str) -> object:
@@ -120,6 +125,37 @@ def check_unique(path: Path, values: list[str], labels: list[str], what: str) ->
         repeat = repeats.row(0, named=True)
         first = frame.filter(pl.col("value") == repeat["value"]).row(0, named=True)
         raise InputError(path, repeat["label"], f"duplicate {what} {repeat['value']!r} (first at {first['label']})")
+
+
+def split_candidates(candidates: Iterable[tuple[bool, str]]) -> tuple[list[str], list[str], int]:
+    """(positives, negatives, dropped) of ``(is_positive, text)`` candidates in source order: an empty
+    text is dropped and counted, the others go to the positives or the negatives by their flag."""
+    candidates = list(candidates)
+    kept = [(positive, text) for positive, text in candidates if text]
+    positives = [text for positive, text in kept if positive]
+    negatives = [text for positive, text in kept if not positive]
+    return positives, negatives, len(candidates) - len(kept)
+
+
+def identified_rows(
+    path: Path, id_key: str, id_what: str, row_of: Callable[[int, Record, str], tuple[tuple, int]]
+) -> tuple[list[tuple], int]:
+    """One texts-table row per record of ``path`` (file order) and the number of texts dropped.
+
+    Each record's id is ``required_id(id_key)``; the record is relabelled with it (``with_id``) and
+    ``row_of(position, record, id)`` returns its row (id last) and its dropped texts. A repeated id is
+    an InputError naming both records (``check_unique`` with ``id_what``).
+    """
+    rows, labels, dropped = [], [], 0
+    for position, raw in enumerate(read_records(path)):
+        source_id = required_id(path, raw, id_key)
+        record = with_id(raw, source_id)
+        row, row_dropped = row_of(position, record, source_id)
+        rows.append(row)
+        labels.append(record.label)
+        dropped += row_dropped
+    check_unique(path, [row[-1] for row in rows], labels, id_what)
+    return rows, dropped
 
 
 def texts_frame(rows: list[tuple], columns: tuple[str, ...]) -> pl.DataFrame:

@@ -15,8 +15,6 @@ import polars as pl
 from retrieval_response.embedding.backends import Embedder, Kind
 from retrieval_response.embedding.store import EmbeddingStore
 
-VECTORS_COLUMNS = ("kind", "text", "vector")
-
 
 def texts_to_encode(texts: pl.DataFrame, designs: Sequence[tuple[int, int]]) -> dict[Kind, list[str]]:
     """Distinct query texts and distinct candidate texts needed by ``designs`` ((Nc, Np) pairs).

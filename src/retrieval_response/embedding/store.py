@@ -6,8 +6,7 @@ table ``key: Binary`` (sha256 of fingerprint, prompt and text, 32 bytes) and
 holding the wanted keys), written atomically (temporary file, then rename). Writers
 in separate processes or on separate hosts never touch the same file, so a shared
 filesystem needs no locks. A key may appear in several shards (two writers raced); any copy
-serves. ``compact()`` merges the shards of each fingerprint into one, writing the merged
-shard before it removes the ones it read.
+serves.
 """
 
 from __future__ import annotations
@@ -112,19 +111,11 @@ class EmbeddingStore:
         return out
 
     def lookup(self, fingerprint: str, keys: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
-        """(found mask, vectors of the found keys in order); rebuilds the index once if a shard vanished."""
+        """(found mask, vectors of the found keys in order)."""
         asked = pl.DataFrame({"key": keys}, schema={"key": pl.Binary})
-        for attempt in range(2):
-            try:
-                hits = asked.join(self._refresh(fingerprint), on="key", how="left", maintain_order="left")
-                wanted = hits.filter(pl.col("shard").is_not_null()).with_row_index("slot")
-                return hits["shard"].is_not_null().to_numpy(), self._read_vectors(fingerprint, wanted)
-            except FileNotFoundError:  # a concurrent compact() removed a shard we had indexed
-                if attempt:
-                    raise
-                self._indexed_shards.pop(fingerprint, None)
-                self._index.pop(fingerprint, None)
-        raise AssertionError("unreachable")
+        hits = asked.join(self._refresh(fingerprint), on="key", how="left", maintain_order="left")
+        wanted = hits.filter(pl.col("shard").is_not_null()).with_row_index("slot")
+        return hits["shard"].is_not_null().to_numpy(), self._read_vectors(fingerprint, wanted)
 
     def put(self, fingerprint: str, keys: list[bytes], vectors: np.ndarray) -> Path:
         """Append one new shard holding ``keys`` -> ``vectors`` (float32), atomically."""
@@ -167,23 +158,3 @@ class EmbeddingStore:
         if missing.size:
             unique_vectors[missing] = encoded
         return unique_vectors[np.fromiter((slot_of_key[k] for k in keys), dtype=np.int64, count=len(keys))]
-
-    def compact(self) -> dict[str, int]:
-        """Merge each fingerprint's shards into one (duplicates dropped); returns shards removed per fingerprint.
-
-        The merged shard is renamed into place before the shards it replaces are deleted, so
-        every key stays readable throughout; shards written meanwhile are left alone.
-        """
-        removed = {}
-        for folder in sorted(p for p in self.root.glob("*") if p.is_dir()):
-            shards = sorted(folder.glob(SHARD_GLOB))
-            if len(shards) < 2:
-                continue
-            merged = pl.concat([pl.read_parquet(s) for s in shards]).unique("key", keep="first", maintain_order=True)
-            write_shard(merged, folder / new_shard_name())
-            for shard in shards:
-                shard.unlink(missing_ok=True)
-            removed[folder.name] = len(shards)
-            self._index.pop(folder.name, None)
-            self._indexed_shards.pop(folder.name, None)
-        return removed

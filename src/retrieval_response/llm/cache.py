@@ -2,12 +2,11 @@
 
 Layout: a folder of JSON-lines shard files. Each process appends to its own shard
 ``<host>-<pid>-<random>.jsonl`` (so writers on several hosts of a shared filesystem never touch
-the same file) and holds an exclusive ``flock`` on it while open. Every record is one line
+the same file). Every record is one line
 ``{"key": "<sha256>", ...}`` written with a single ``write()`` then ``fsync`` before ``put``
 returns: a completed call is durable before its result is used, so a killed run resumes where it
 stopped. Readers index every shard (key -> file, offset), read new bytes incrementally on a miss
 (so records written meanwhile by other jobs are found), and ignore a torn last line.
-``compact()`` merges the shards of finished writers into one, atomically.
 
 The key is the sha256 of the canonical JSON of (model, messages, sampling parameters, api_base
 without credentials or query string); API keys are never part of a key or a record.
@@ -15,7 +14,6 @@ without credentials or query string); API keys are never part of a key or a reco
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -24,8 +22,6 @@ import socket
 import time
 import urllib.parse
 from pathlib import Path
-
-from retrieval_response.infra.atomic import atomic_path
 
 _PREFIX = b'{"key":"'
 _KEY_END = len(_PREFIX) + 64
@@ -131,13 +127,7 @@ class ResponseCache:
             self.refresh()
         if key not in self._index:
             return None
-        try:
-            return self._read(*self._index[key])
-        except FileNotFoundError:  # merged away by compact(): index again from scratch
-            self._index.clear()
-            self._consumed.clear()
-            self.refresh()
-            return self._read(*self._index[key]) if key in self._index else None
+        return self._read(*self._index[key])
 
     def _read(self, path: Path, offset: int, length: int) -> dict:
         if path == self._shard:
@@ -160,55 +150,11 @@ class ResponseCache:
     def _open_shard(self) -> None:
         self._shard = self.root / process_file_name()
         self._fd = os.open(self._shard, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-        fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         self._size = 0
 
     def close(self) -> None:
-        """Release this process's shard (it becomes eligible for ``compact``)."""
+        """Close this process's shard; a later ``put`` opens a new one."""
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
             self._shard = None
-
-    def compact(self) -> int:
-        """Merge every shard whose writer has finished into one new shard, atomically, then
-        remove the merged shards; return how many shards were merged. Shards still locked by a
-        live writer are left alone, as is a compaction already running elsewhere."""
-        with open(self.root / ".compact.lock", "a+b") as guard:
-            try:
-                fcntl.flock(guard, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return 0
-            merged, records, seen = [], [], set()
-            for path in sorted(self.root.glob("*.jsonl")):
-                if path == self._shard:
-                    continue
-                with open(path, "rb") as handle:
-                    try:
-                        fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                    except BlockingIOError:
-                        continue
-                    data = handle.read()
-                merged.append(path)
-                for line in data[:data.rfind(b"\n") + 1].splitlines(keepends=True):
-                    try:
-                        key = _record_key(line)
-                    except (ValueError, KeyError, UnicodeDecodeError):
-                        continue
-                    if key not in seen:
-                        seen.add(key)
-                        records.append(line)
-            if len(merged) < 2:
-                return 0
-            target = self.root / f"compact-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}.jsonl"
-            with atomic_path(target) as tmp:
-                with open(tmp, "wb") as out:
-                    out.writelines(records)
-                    out.flush()
-                    os.fsync(out.fileno())
-            for path in merged:
-                path.unlink(missing_ok=True)
-        self._index.clear()
-        self._consumed.clear()
-        self.refresh()
-        return len(merged)

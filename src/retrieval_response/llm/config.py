@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import asdict, dataclass
 from typing import Mapping
 
@@ -42,10 +40,6 @@ class ModelConfig:
         metadata. Credentials leave no trace, not even a hash (a short password's hash is easy to
         reverse, and credentials change no response: rotating them reruns nothing)."""
         return {**asdict(self), "api_base": public_api_base(self.api_base)}
-
-    def fingerprint(self) -> str:
-        """sha256 (16 hex) of ``param_form()``."""
-        return hashlib.sha256(json.dumps(self.param_form(), sort_keys=True).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

@@ -15,18 +15,16 @@ must be safe names (:mod:`retrieval_response.infra.paths`).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
-from pathlib import Path
 
 import polars as pl
 
 from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.json_records import Record, read_json_records
 from retrieval_response.infra.paths import UnsafeNameError, is_safe_name, safe_name
 
-Record = dict
-Check = Callable[[Record], str | None]
+Check = Callable[[dict], str | None]
 
 
 def _is_int(value) -> bool:
@@ -41,41 +39,21 @@ def _is_number_list(value) -> bool:
     return isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
 
 
-def _load_records(path: str | os.PathLike) -> list[tuple[str, Record]]:
-    """(record label, record) pairs from a JSON array or JSON-lines file."""
-    text = Path(path).read_text(encoding="utf-8")
-    if text.lstrip().startswith("["):
-        try:
-            records = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise InputError(path, f"line {error.lineno}", f"not valid JSON ({error.msg})") from None
-        labelled = [(f"record {i + 1}", r) for i, r in enumerate(records)]
-    else:
-        labelled = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                labelled.append((f"line {number}", json.loads(line)))
-            except json.JSONDecodeError as error:
-                raise InputError(path, f"line {number}", f"not valid JSON ({error.msg})") from None
-    for label, record in labelled:
-        if not isinstance(record, dict):
-            raise InputError(path, label, "a record must be a JSON object")
-    return labelled
+def _located(record: Record) -> str:
+    """The record's label, with its id when the id is a safe name: ``record 3 (id A-1)``."""
+    return f"{record.label} (id {record.data['id']})" if is_safe_name(record.data.get("id")) else record.label
 
 
-def _validate(path, labelled: list[tuple[str, Record]], checks: list[Check]) -> None:
-    for label, record in labelled:
+def _validate(path, records: list[Record], checks: list[Check]) -> None:
+    for record in records:
         for check in checks:
-            problem = check(record)
+            problem = check(record.data)
             if problem:
-                where = f"{label} (id {record['id']})" if is_safe_name(record.get("id")) else label
-                raise InputError(path, where, problem)
+                raise InputError(path, _located(record), problem)
 
 
 def _require(fields: dict[str, Callable[[object], bool]]) -> Check:
-    def check(record: Record) -> str | None:
+    def check(record: dict) -> str | None:
         for name, is_valid in fields.items():
             if name not in record:
                 return f"missing field {name!r}"
@@ -86,7 +64,7 @@ def _require(fields: dict[str, Callable[[object], bool]]) -> Check:
     return check
 
 
-def _sample_keys_valid(record: Record) -> str | None:
+def _sample_keys_valid(record: dict) -> str | None:
     for key, what in (("id", "id"), ("E", "embedder label E")):
         try:
             safe_name(record[key], what)
@@ -102,7 +80,7 @@ def _sample_keys_valid(record: Record) -> str | None:
 SAMPLE_KEYS = {"id": lambda v: isinstance(v, str), "E": lambda v: isinstance(v, str), "Nc": _is_int, "Np": _is_int}
 
 
-def _graded_valid(record: Record) -> str | None:
+def _graded_valid(record: dict) -> str | None:
     K, inK = record["K"], record["inK"]
     if K < 1:
         return f"K must be >= 1, got {K}"
@@ -124,9 +102,9 @@ def _graded_valid(record: Record) -> str | None:
     return None
 
 
-def _frame(labelled, schema: dict[str, pl.DataType]) -> pl.DataFrame:
-    present = [c for c in schema if any(c in r for _, r in labelled)]
-    columns = {c: [r.get(c) for _, r in labelled] for c in present}
+def _frame(records: list[Record], schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    present = [c for c in schema if any(c in r.data for r in records)]
+    columns = {c: [r.data.get(c) for r in records] for c in present}
     frame = pl.DataFrame(columns, schema={c: schema[c] for c in present})
     return frame.with_columns(subset=pl.col("id").str.split("-").list.first()).select(
         "id", "subset", *[c for c in present if c != "id"]
@@ -147,19 +125,19 @@ def read_graded(path: str | os.PathLike) -> pl.DataFrame:
     values with sum(inK) <= Np; rank (optional) K integers with inK = (rank < Np); grade an
     integer 1..5 or null (ungraded); (id, E, Nc, Np, K) unique.
     """
-    labelled = _load_records(path)
+    records = read_json_records(path)
     checks = [
         _require({**SAMPLE_KEYS, "K": _is_int, "inK": _is_int_list, "grade": lambda v: v is None or _is_int(v)}),
         _sample_keys_valid,
         _graded_valid,
     ]
-    _validate(path, labelled, checks)
-    frame = _frame(labelled, GRADED_SCHEMA)
-    _check_unique(path, frame, ["id", "E", "Nc", "Np", "K"])
+    _validate(path, records, checks)
+    frame = _frame(records, GRADED_SCHEMA)
+    _check_unique(path, frame, records, ["id", "E", "Nc", "Np", "K"])
     return frame
 
 
-def _ranked_valid(record: Record) -> str | None:
+def _ranked_valid(record: dict) -> str | None:
     K, P, R, rank = record["K"], record["P"], record["R"], record["rank"]
     if not len(P) == len(R) == len(K):
         return "K, P and R must have the same length"
@@ -182,20 +160,21 @@ def read_ranked(path: str | os.PathLike) -> pl.DataFrame:
     Rules: id, E safe names; Nc, Np integers with 2 <= Np < Nc; K sorted integers in 1..Nc; P, R
     number lists as long as K; rank a permutation of 0..Nc-1; (id, E, Nc, Np) unique.
     """
-    labelled = _load_records(path)
+    records = read_json_records(path)
     checks = [
         _require({**SAMPLE_KEYS, "K": _is_int_list, "P": _is_number_list, "R": _is_number_list, "rank": _is_int_list}),
         _sample_keys_valid,
         _ranked_valid,
     ]
-    _validate(path, labelled, checks)
-    frame = _frame(labelled, RANKED_SCHEMA)
-    _check_unique(path, frame, ["id", "E", "Nc", "Np"])
+    _validate(path, records, checks)
+    frame = _frame(records, RANKED_SCHEMA)
+    _check_unique(path, frame, records, ["id", "E", "Nc", "Np"])
     return frame
 
 
-def _check_unique(path, frame: pl.DataFrame, keys: list[str]) -> None:
+def _check_unique(path, frame: pl.DataFrame, records: list[Record], keys: list[str]) -> None:
+    """InputError at the first record (row of ``frame``) whose ``keys`` repeat an earlier record's."""
     repeated = frame.with_row_index("row").filter(~pl.struct(keys).is_first_distinct())
     if len(repeated):
-        row = repeated.row(0, named=True)
-        raise InputError(path, f"record {row['row'] + 1} (id {row['id']})", f"duplicate key ({', '.join(keys)})")
+        record = records[repeated["row"][0]]
+        raise InputError(path, _located(record), f"duplicate key ({', '.join(keys)})")

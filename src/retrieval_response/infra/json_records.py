@@ -1,0 +1,101 @@
+"""The one reader of JSON records: a JSON array of objects or JSON lines, detected from the content.
+
+A file whose first non-blank character is ``[`` is a JSON array; any other is JSON lines (one
+object per line, blank lines skipped). Every record carries a 1-based label for error messages:
+``record N`` (the N-th object of a JSON array) or ``line N`` (the line of a JSON-lines file).
+A missing or unreadable file, malformed JSON and a record that is not an object raise
+:class:`~retrieval_response.infra.errors.InputError` naming the file, the line or record, and the
+rule broken.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from retrieval_response.infra.errors import InputError
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record: ``label`` locates it in its file (``record N``, ``line N``, ``row N``), ``data`` is its object."""
+
+    label: str
+    data: dict
+
+
+JSON_TYPE_NAMES = {
+    type(None): "null",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
+
+
+def json_type(value: object) -> str:
+    """The JSON name of ``value``'s type (``null``, ``integer``, ``array`` ...) for error messages."""
+    return JSON_TYPE_NAMES.get(type(value), type(value).__name__)
+
+
+def existing_file(path: str | Path) -> Path:
+    """``path`` as a Path; InputError when it is missing or not a regular file."""
+    source = Path(path)
+    if not source.is_file():
+        raise InputError(source, "file", "file not found (expected a readable regular file)")
+    return source
+
+
+def read_text(path: Path) -> str:
+    """The UTF-8 text of ``path``; InputError when it cannot be read or decoded."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(path, "file", f"cannot read as UTF-8 text: {error}") from error
+
+
+def parse_json_array(path: Path, text: str) -> list[Record]:
+    """Records of a JSON array document, labelled ``record 1`` ...; each item must be a JSON object."""
+    try:
+        items = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(path, f"line {error.lineno}", f"malformed JSON: {error.msg}, at column {error.colno}") from error
+    if not isinstance(items, list):
+        raise InputError(path, "line 1", "expected a JSON array of objects or JSON lines")
+    records = [Record(f"record {number}", item) for number, item in enumerate(items, start=1)]
+    for record in records:
+        if not isinstance(record.data, dict):
+            raise InputError(path, record.label, f"expected a JSON object, found {json_type(record.data)}")
+    return records
+
+
+def iter_json_lines(path: Path, lines: Iterable[str]) -> Iterator[Record]:
+    """Records of JSON-lines text, labelled ``line N`` (1-based, blank lines skipped but counted), parsed lazily."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InputError(path, f"line {number}", f"malformed JSON line: {error.msg}, at column {error.colno}") from error
+        if not isinstance(item, dict):
+            raise InputError(path, f"line {number}", f"expected a JSON object, found {json_type(item)}")
+        yield Record(f"line {number}", item)
+
+
+def parse_json_records(path: Path, text: str) -> list[Record]:
+    """Records of ``text``: :func:`parse_json_array` when it starts with ``[`` (after white space), else
+    JSON lines (:func:`iter_json_lines`)."""
+    if text.lstrip().startswith("["):
+        return parse_json_array(path, text)
+    return list(iter_json_lines(path, text.splitlines()))
+
+
+def read_json_records(path: str | Path) -> list[Record]:
+    """All records of the JSON array or JSON-lines file ``path`` (possibly none)."""
+    source = existing_file(path)
+    return parse_json_records(source, read_text(source))
