@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
+TEST_CONFIGS = REPO / ".test"  # the small offline configs users run too (config/README.md)
 
 
 @pytest.fixture
@@ -35,3 +38,11 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.C
     if check and proc.returncode != 0:
         raise AssertionError(f"snakemake failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
     return proc
+
+
+def shared_config(name: str, workdir: Path) -> dict:
+    """The config ``.test/<name>.yaml``, with ``.test/data`` copied to ``workdir/data``: its paths
+    are relative to the working directory, ``.test`` for a user (``--directory .test``), ``workdir``
+    here (a test may edit the copies, never the shipped files)."""
+    shutil.copytree(TEST_CONFIGS / "data", workdir / "data", dirs_exist_ok=True)
+    return yaml.safe_load((TEST_CONFIGS / f"{name}.yaml").read_text())

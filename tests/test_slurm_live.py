@@ -12,7 +12,6 @@ Last printed line: ``slurm_jobs=<n> slurm_seconds=<s> local_seconds=<t> outputs_
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -24,7 +23,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-from conftest import REPO, SNAKEMAKE
+from conftest import REPO, SNAKEMAKE, shared_config
 
 from retrieval_response.testing.openai_server import serve_in_subprocess
 
@@ -38,14 +37,7 @@ RUN_TIMEOUT_S = 1200
 PER_RUN_FOLDERS = ("llm_cache", "embedding_store")
 TIMING_COLUMN = re.compile(r"seconds|elapsed|latency|duration|timestamp|_at$", re.IGNORECASE)
 LOOPBACK_KEY_ENV = "RR_LOOPBACK_KEY"
-# The smoke config's LLM part: both models are the loopback server (api_base filled in).
-LLM_SMOKE = {
-    "generator": {"model": "openai/loopback", "api_key_env": LOOPBACK_KEY_ENV, "max_tokens": 50},
-    "grader": {"model": "openai/loopback", "api_key_env": LOOPBACK_KEY_ENV, "max_tokens": 4, "logprobs": True},
-    "cache": "results/llm_cache",
-    "pacing": {"concurrency": 4},
-    "prompts": {"answer": "prompts/answer.txt", "grade": "prompts/grade.txt"},
-}
+SMOKE_CONFIG = "config_smoke"  # .test/config_smoke.yaml
 
 
 def cannot_run_slurm_reason() -> str | None:
@@ -96,38 +88,14 @@ def llm_server():
         yield running
 
 
-def write_dataset(path: Path, prefix: str, n_queries: int) -> None:
-    """A generic JSON-lines dataset: 3 positives and 5 negatives per query."""
-    with path.open("w") as f:
-        for i in range(n_queries):
-            f.write(json.dumps({
-                "id": f"{prefix}-{i}",
-                "q": f"Which fact makes {prefix} item {i} special?",
-                "p": [f"{prefix} item {i} is special because of fact {j}." for j in range(3)],
-                "n": [f"An unrelated remark number {j} about the weather on day {i}." for j in range(5)],
-            }) + "\n")
-
-
-def smoke_config(llm_base_url: str) -> dict:
-    """Two tiny datasets, one offline embedder, the loopback LLM, a quick analysis."""
-    llm = {**LLM_SMOKE, **{role: {**LLM_SMOKE[role], "api_base": llm_base_url} for role in ("generator", "grader")}}
-    return {
-        "datasets": {name: {"layout": "generic", "path": f"{name}.jsonl"} for name in ("alpha", "beta")},
-        "designs": [{"Nc": 5, "Np": 2}],
-        "K": [1, 2, 3],
-        "embedders": {"ML6": {"backend": "gt_minilm_l6"}},
-        "llm": llm,
-        "analysis": {"segmentations": ["fit", "ratio"], "alpha_grid": "linear:11",
-                     "min_segment_samples": 2, "bootstrap_resamples": 20},
-    }
-
-
-def smoke_workdir(folder: Path, config: dict) -> Path:
-    """``folder`` with the smoke datasets, the prompts and config.yaml written into it."""
+def smoke_workdir(folder: Path, llm_base_url: str) -> Path:
+    """``folder`` with the smoke config (.test/config_smoke.yaml: two tiny generic datasets, one
+    offline embedder, a quick analysis), its data, and both models at the loopback server."""
     folder.mkdir()
-    shutil.copytree(REPO / "resources/prompts", folder / "prompts")
-    for name in config["datasets"]:
-        write_dataset(folder / f"{name}.jsonl", name, 6)
+    config = shared_config(SMOKE_CONFIG, folder)
+    for role in ("generator", "grader"):
+        assert config["llm"][role]["api_key_env"] == LOOPBACK_KEY_ENV
+        config["llm"][role]["api_base"] = llm_base_url
     (folder / "config.yaml").write_text(yaml.safe_dump(config))
     return folder
 
@@ -180,9 +148,8 @@ def unequal_tables(local: dict[str, pl.DataFrame], slurm: dict[str, pl.DataFrame
 
 
 def test_smoke_config_on_slurm_equals_local_run(slurm_cluster, llm_server, tmp_path, capsys):
-    config = smoke_config(llm_server.base_url)
-    local_dir = smoke_workdir(tmp_path / "local", config)
-    slurm_dir = smoke_workdir(tmp_path / "slurm", config)
+    local_dir = smoke_workdir(tmp_path / "local", llm_server.base_url)
+    slurm_dir = smoke_workdir(tmp_path / "slurm", llm_server.base_url)
 
     local_seconds, local_failure = run_workflow(local_dir, "--cores", "2")
     submitted_since = datetime.now().replace(microsecond=0)

@@ -7,13 +7,14 @@ re-plans only that dataset's chain.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import run_snakemake
+from conftest import run_snakemake, shared_config
 
 
 def write_source(path: Path, prefix: str, n_queries: int) -> None:
@@ -39,17 +40,13 @@ def planned_outputs(workdir: Path, target: str = "ranked") -> set[str]:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
-    """A workdir where two datasets have been prepared, embedded and ranked with one embedder."""
+    """A workdir where the two datasets of the smoke config (.test/config_smoke.yaml) have been
+    prepared, embedded and ranked with its one embedder (the ``ranked`` target: no LLM call)."""
     workdir = tmp_path_factory.mktemp("incremental")
-    for name in ("alpha", "beta", "gamma"):
-        write_source(workdir / f"{name}.jsonl", name, 4)
-    config = {
-        "datasets": {name: {"layout": "generic", "path": f"{name}.jsonl"} for name in ("alpha", "beta")},
-        "designs": [{"Nc": 5, "Np": 2}],
-        "K": [1, 2, 3],
-        "embedders": {"ML6": {"backend": "gt_minilm_l6"}},
-        "llm": {role: {"model": "openai/unused", "api_base": "http://127.0.0.1:9/v1"} for role in ("generator", "grader")},
-    }
+    config = shared_config("config_smoke", workdir)
+    assert sorted(config["datasets"]) == ["alpha", "beta"] and list(config["embedders"]) == ["ML6"]
+    write_source(workdir / "gamma.jsonl", "gamma", 4)
+    os.environ.setdefault("RR_LOOPBACK_KEY", "loopback-key")  # named by its models, which `ranked` never calls
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     run_snakemake(workdir, "--cores", "2", "ranked")
     assert planned_outputs(workdir) == set(), "a finished workflow must plan nothing"
@@ -91,7 +88,7 @@ def test_adding_a_dataset_plans_only_its_chain(built, tmp_path):
 
 def test_changing_one_source_replans_only_that_chain(built, tmp_path):
     copy = with_config(built, tmp_path, lambda c: None)
-    write_source(copy / "beta.jsonl", "beta", 5)
+    write_source(copy / "data/beta.jsonl", "beta", 5)
     assert planned_outputs(copy) == {
         "results/texts/beta.parquet",
         "results/texts/beta.report.json",

@@ -8,14 +8,15 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import yaml
-from conftest import REPO, run_snakemake
+from conftest import REPO, run_snakemake, shared_config
 
 
 def write_published(folder: Path, seed: int = 0) -> tuple[Path, Path]:
     """Synthetic samples_graded.json and samples_ranked.json in the published layout.
 
     Two subsets x two embedders x 40 queries, Nc=8, Np in {2, 3}, K = 1..6; grades rise with
-    the positives retrieved, plus noise.
+    the positives retrieved, plus noise. ``write_published(Path(".test/data/published"))`` made the
+    files that .test/config_published.yaml analyses.
     """
     rng = np.random.default_rng(seed)
     graded, ranked = [], []
@@ -40,14 +41,17 @@ def write_published(folder: Path, seed: int = 0) -> tuple[Path, Path]:
     return graded_path, ranked_path
 
 
+def test_the_shipped_published_test_data_is_what_write_published_makes(tmp_path):
+    write_published(tmp_path)
+    shipped = REPO / ".test/data/published"
+    for name in ("samples_graded.json", "samples_ranked.json"):
+        assert (tmp_path / name).read_bytes() == (shipped / name).read_bytes(), name
+    human = (REPO / "tests/fixtures/published/samples_human.json").read_bytes()
+    assert (shipped / "samples_human.json").read_bytes() == human
+
+
 def test_published_files_alone_produce_tables_and_figures(tmp_path):
-    graded_path, ranked_path = write_published(tmp_path)
-    config = {
-        "published": {"graded": str(graded_path), "ranked": str(ranked_path),
-                      "human": str(REPO / "tests/fixtures/published/samples_human.json")},
-        "analysis": {"min_segment_samples": 20, "bootstrap_resamples": 50, "alpha_grid": "linear:21",
-                     "corr_types": ["spearman", "kendall_b"]},
-    }
+    config = shared_config("config_published", tmp_path)  # .test/config_published.yaml
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     proc = run_snakemake(tmp_path, "--cores", "2")
     log = proc.stdout + proc.stderr
