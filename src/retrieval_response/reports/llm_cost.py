@@ -1,0 +1,280 @@
+"""What a config's LLM stages cost before it runs: calls, prompt and completion tokens, dollars.
+
+    python -m retrieval_response.reports.llm_cost CONFIG [--answer-tokens N]
+
+Calls, as the workflow makes them: one ideal answer per (query, Np) of a dataset (shared by the
+embedders and by the designs with that Np), and per (query, embedder, design, K) one top-K answer
+and one grade.
+
+Prompt tokens are counted with litellm's tokenizer for the generator's model on the prompt files
+of the config (``llm.prompts``), filled as the workflow fills them:
+
+- ideal answer: the answer prompt with the query and the Np positives as numbered references;
+- top-K answer: the answer prompt with the query and K references, each counted as the mean
+  reference of that query's Nc candidates (the ranking is not known before the run);
+- grade: the grade prompt with the query, the ideal answer and the answer to grade, each of
+  ``answer_tokens`` tokens.
+
+Completion tokens: ``answer_tokens`` per answer (an assumption: the prompt asks for at most three
+sentences; the generator's ``max_tokens`` bounds it, and the upper bound is printed too) and one
+per grade (a single digit). Dollars come from litellm's local price table (``litellm.model_cost``)
+at list prices, without the provider's prompt caching or batch discounts; reasks of unparseable
+grades and retries are not counted.
+
+Counts come from the config's datasets when their files are there (read and sampled exactly as
+the prepare stage does). When some are missing, as for ``config/paper.yaml`` before its data is
+downloaded, the counts are the published set's (535,888 graded samples; at most 10,748 ideal
+answers, one per ranked sample of one embedder) and the tokens per call are the mean over the
+real samples shipped in ``resources/data`` (HotpotQA at paragraph and sentence level, MS MARCO,
+arXiv: the paper's sources but Natural Questions), prepared with the config's designs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+import yaml
+
+from retrieval_response.datasets import prepare
+from retrieval_response.llm.prompts import (
+    ANSWER_FIELDS,
+    GRADE_FIELDS,
+    Prompt,
+    format_references,
+    load_prompt,
+)
+
+REPO = Path(__file__).resolve().parents[3]
+DEFAULT_PROMPTS = {"answer": "resources/prompts/answer.txt", "grade": "resources/prompts/grade.txt"}
+DEFAULT_DESIGNS = [{"Nc": 8, "Np": 2}]
+DEFAULT_K = [1, 2, 3, 4]
+DEFAULT_ANSWER_TOKENS = 80
+GRADE_COMPLETION_TOKENS = 1
+
+PUBLISHED_GRADED_SAMPLES = 535_888
+PUBLISHED_RANKED_PER_EMBEDDER = 10_748
+STAND_INS = (  # (layout, shipped file, level): real samples of the paper's sources
+    ("hotpotqa_hf", "resources/data/hotpotqa/hotpot_dev_distractor_sample100.json", "paragraph"),
+    ("hotpotqa_hf", "resources/data/hotpotqa/hotpot_dev_distractor_sample100.json", "sentence"),
+    ("msmarco", "resources/data/msmarco/ms_marco_v1.1_train_sample200.json", None),
+    ("arxiv_parquet", "resources/data/arxiv/arxiv_2023-09_abstracts.parquet", None),
+)
+
+
+@dataclass
+class Stage:
+    """Calls and tokens of one kind of LLM call."""
+
+    calls: int = 0
+    prompt_tokens: float = 0.0
+    completion_tokens: float = 0.0
+
+    def add(self, calls: int, prompt_tokens: float, completion_tokens: float) -> None:
+        self.calls += calls
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+
+    def scaled_to(self, calls: int) -> Stage:
+        """The same tokens per call over ``calls`` calls."""
+        factor = calls / self.calls if self.calls else 0.0
+        return Stage(calls, self.prompt_tokens * factor, self.completion_tokens * factor)
+
+
+@dataclass
+class Workload:
+    """The LLM calls of a run by stage."""
+
+    stages: dict[str, Stage] = field(default_factory=lambda: {k: Stage() for k in ("ideal", "topk", "grade")})
+
+    @property
+    def calls(self) -> int:
+        return sum(stage.calls for stage in self.stages.values())
+
+    @property
+    def prompt_tokens(self) -> float:
+        return sum(stage.prompt_tokens for stage in self.stages.values())
+
+    @property
+    def completion_tokens(self) -> float:
+        return sum(stage.completion_tokens for stage in self.stages.values())
+
+    def merge(self, other: Workload) -> None:
+        for name, stage in other.stages.items():
+            self.stages[name].add(stage.calls, stage.prompt_tokens, stage.completion_tokens)
+
+
+class Counter:
+    """Token counts of prompts and texts with litellm's tokenizer for ``model``."""
+
+    def __init__(self, model: str, answer_prompt: Prompt, grade_prompt: Prompt):
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        self.litellm, self.model = litellm, model
+        self.answer_prompt, self.grade_prompt = answer_prompt, grade_prompt
+        self._texts: dict[str, int] = {}
+        # what one numbered reference adds beyond its text: "[i] " and the blank line between references
+        self.reference_overhead = self.tokens_of(format_references(["x", "x"])) - 2 * self.tokens_of("x")
+
+    def tokens_of(self, text: str) -> int:
+        if text not in self._texts:
+            self._texts[text] = self.litellm.token_counter(model=self.model, text=text)
+        return self._texts[text]
+
+    def messages(self, messages: list[dict]) -> int:
+        return self.litellm.token_counter(model=self.model, messages=messages)
+
+    def reference(self, text: str) -> int:
+        return self.tokens_of(text) + self.reference_overhead
+
+    def answer_base(self, query: str) -> int:
+        return self.messages(self.answer_prompt.messages(query=query, references=""))
+
+    def grade_base(self, query: str) -> int:
+        return self.messages(self.grade_prompt.messages(query=query, ideal_answer="", answer=""))
+
+
+def dataset_designs(config: dict, dataset: dict) -> list[tuple[int, int, list[int]]]:
+    """(Nc, Np, sorted K list) of each design of ``dataset`` (its own designs, else the top-level ones)."""
+    designs = dataset.get("designs") or config.get("designs") or DEFAULT_DESIGNS
+    return [(d["Nc"], d["Np"], sorted(set(d.get("K") or config.get("K") or DEFAULT_K))) for d in designs]
+
+
+def texts_workload(
+    texts: pl.DataFrame, designs: list[tuple[int, int, list[int]]], n_embedders: int, counter: Counter, answer_tokens: int
+) -> Workload:
+    """The LLM calls of the query-texts samples ``texts`` (columns q, p, n) under ``designs``."""
+    work = Workload()
+    ideal, topk, grade = work.stages["ideal"], work.stages["topk"], work.stages["grade"]
+    for q, p, n in texts.select("q", "p", "n").iter_rows():
+        serving = [(nc, np_, ks) for nc, np_, ks in designs if len(p) >= np_ and len(n) >= nc - np_]
+        if not serving:
+            continue
+        answer_base, grade_base = counter.answer_base(q), counter.grade_base(q)
+        positives = [counter.reference(t) for t in p[: max(np_ for _, np_, _ in serving)]]
+        for np_ in sorted({np_ for _, np_, _ in serving}):
+            ideal.add(1, answer_base + sum(positives[:np_]), answer_tokens)
+        for nc, np_, ks in serving:
+            mean_reference = (sum(positives[:np_]) + sum(counter.reference(t) for t in n[: nc - np_])) / nc
+            calls = len(ks) * n_embedders
+            topk.add(calls, n_embedders * sum(answer_base + k * mean_reference for k in ks), calls * answer_tokens)
+            grade.add(calls, calls * (grade_base + 2 * answer_tokens), calls * GRADE_COMPLETION_TOKENS)
+    return work
+
+
+def shipped_or_local(path: str, base: Path) -> Path:
+    """``path`` relative to ``base`` (the working folder), else the copy shipped with the workflow."""
+    local = base / path
+    return local if local.exists() or Path(path).is_absolute() else REPO / path
+
+
+def load_prompts(config: dict, base: Path) -> tuple[Prompt, Prompt]:
+    prompts = {**DEFAULT_PROMPTS, **(config.get("llm") or {}).get("prompts", {})}
+    return (load_prompt(shipped_or_local(prompts["answer"], base), ANSWER_FIELDS),
+            load_prompt(shipped_or_local(prompts["grade"], base), GRADE_FIELDS))
+
+
+@dataclass
+class Estimate:
+    """A workload, where its counts came from, and its price."""
+
+    workload: Workload
+    basis: str
+    model: str
+    answer_tokens: int
+    max_answer_tokens: int
+
+    def dollars(self, completion_tokens: float | None = None) -> tuple[float, float]:
+        """(prompt, completion) dollars at litellm's list price for the generator's model."""
+        import litellm
+
+        completion = self.workload.completion_tokens if completion_tokens is None else completion_tokens
+        return litellm.cost_per_token(model=self.model, prompt_tokens=round(self.workload.prompt_tokens),
+                                      completion_tokens=round(completion))
+
+    def upper_bound_completion_tokens(self) -> float:
+        """Completion tokens when every answer uses the generator's max_tokens."""
+        answers = self.workload.stages["ideal"].calls + self.workload.stages["topk"].calls
+        return self.workload.completion_tokens + answers * (self.max_answer_tokens - self.answer_tokens)
+
+
+def estimate(config: dict, base: Path, answer_tokens: int = DEFAULT_ANSWER_TOKENS) -> Estimate:
+    """The LLM workload of ``config`` (paths relative to ``base``), as described in the module docstring."""
+    llm = config.get("llm") or {}
+    generator = llm.get("generator") or {}
+    model = generator.get("model", "openai/gpt-4o-mini")
+    counter = Counter(model, *load_prompts(config, base))
+    embedders = config.get("embedders") or {}
+    datasets = config.get("datasets") or {}
+    sources = {name: shipped_or_local(d["path"], base) for name, d in datasets.items()}
+    work = Workload()
+    if datasets and all(path.exists() for path in sources.values()):
+        for name, dataset in datasets.items():
+            designs = dataset_designs(config, dataset)
+            texts, _ = prepare(dataset["layout"], sources[name], level=dataset.get("level"),
+                               subset=dataset.get("subset"), n_queries=dataset.get("queries"),
+                               seed=dataset.get("seed", 0), designs=[(nc, np_) for nc, np_, _ in designs])
+            n_embedders = len(dataset.get("embedders") or embedders)
+            work.merge(texts_workload(texts, designs, n_embedders, counter, answer_tokens))
+        basis = "counted on the config's data"
+    else:
+        designs = dataset_designs(config, {})
+        per_call: dict[str, list[Stage]] = {name: [] for name in work.stages}
+        for layout, path, level in STAND_INS:
+            texts, _ = prepare(layout, REPO / path, level=level, n_queries=None, seed=0,
+                               designs=[(nc, np_) for nc, np_, _ in designs])
+            for name, stage in texts_workload(texts, designs, 1, counter, answer_tokens).stages.items():
+                if stage.calls:
+                    per_call[name].append(stage.scaled_to(1))
+        # every source that has such calls weighs the same; the published counts
+        counts = {"ideal": PUBLISHED_RANKED_PER_EMBEDDER, "topk": PUBLISHED_GRADED_SAMPLES,
+                  "grade": PUBLISHED_GRADED_SAMPLES}
+        for name, units in per_call.items():
+            prompt = sum(unit.prompt_tokens for unit in units) / len(units)
+            completion = sum(unit.completion_tokens for unit in units) / len(units)
+            work.stages[name] = Stage(counts[name], prompt * counts[name], completion * counts[name])
+        missing = ", ".join(str(path) for path in sources.values() if not path.exists()) or "no datasets"
+        basis = (f"the published set's counts ({missing} not found), tokens per call from the shipped "
+                 "real samples (HotpotQA paragraphs and sentences, MS MARCO, arXiv)")
+    return Estimate(work, basis, model, answer_tokens, generator.get("max_tokens", 200))
+
+
+def report(est: Estimate, config_path: str) -> str:
+    """The estimate as printed by the command line; the last line is ``calls=... dollars=...``."""
+    work = est.workload
+    prompt_dollars, completion_dollars = est.dollars()
+    high = sum(est.dollars(est.upper_bound_completion_tokens()))
+    total = prompt_dollars + completion_dollars
+    rows = [f"{config_path}: LLM workload ({est.basis})",
+            f"{'stage':<22}{'calls':>12}{'prompt tokens':>18}{'completion tokens':>20}{'per call (prompt)':>20}"]
+    for name, label in (("ideal", "ideal answers"), ("topk", "top-K answers"), ("grade", "grades")):
+        stage = work.stages[name]
+        per_call = stage.prompt_tokens / stage.calls if stage.calls else 0.0
+        rows.append(f"{label:<22}{stage.calls:>12,}{stage.prompt_tokens:>18,.0f}{stage.completion_tokens:>20,.0f}{per_call:>20,.0f}")
+    rows.append(f"{'total':<22}{work.calls:>12,}{work.prompt_tokens:>18,.0f}{work.completion_tokens:>20,.0f}")
+    rows.append(f"answers assumed {est.answer_tokens} tokens each, grades {GRADE_COMPLETION_TOKENS}; "
+                f"at max_tokens={est.max_answer_tokens} per answer the total would be ${high:,.2f}")
+    rows.append(f"price: litellm's table for {est.model}: prompt ${prompt_dollars:,.2f} + completion "
+                f"${completion_dollars:,.2f} = ${total:,.2f} (list price, no caching or batch discount)")
+    rows.append(f"calls={work.calls} prompt_tokens={work.prompt_tokens:.0f} "
+                f"completion_tokens={work.completion_tokens:.0f} dollars={total:.2f}")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("config", help="a workflow config file, e.g. config/paper.yaml")
+    parser.add_argument("--answer-tokens", type=int, default=DEFAULT_ANSWER_TOKENS,
+                        help="assumed completion tokens per answer (default %(default)s)")
+    parser.add_argument("--directory", default=".", help="the working folder the config's paths are relative to")
+    args = parser.parse_args(argv)
+    config = yaml.safe_load(Path(args.config).read_text())
+    print(report(estimate(config, Path(args.directory), args.answer_tokens), args.config))
+
+
+if __name__ == "__main__":
+    main()
