@@ -54,7 +54,7 @@ def paper_scale_config(folder: Path) -> dict:
         datasets[subset] = {"layout": "generic", "path": str(source), "designs": designs, "seed": 0}
     embedders = {code: {"backend": "gt_minilm_l6"} for code in ["AML12v2", "E5Sv2", "ME5S", "MQML6Cv1"]}
     ranked_per_embedder = sum(
-        q * len(d["designs"]) for q, d in zip(TWO_DESIGN_QUERIES + ONE_DESIGN_QUERIES, datasets.values())
+        q * len(d["designs"]) for q, d in zip(TWO_DESIGN_QUERIES + ONE_DESIGN_QUERIES, datasets.values(), strict=False)
     )
     assert sum(TWO_DESIGN_QUERIES + ONE_DESIGN_QUERIES) == 6112 and ranked_per_embedder == 10748
     # about 9,000 LLM calls per (dataset, embedder, design): 10 shards of ~900 calls each

@@ -79,7 +79,10 @@ def generated():
     pool = generated_strings(rng, 400) + ["Paris", "the U.S.", "1,000", "yes", ""]
     gold = [[str(g) for g in rng.choice(pool, size=int(rng.integers(1, 4)))] for _ in answers]
     # Answers that share words with their gold, so that partial and full matches are frequent.
-    answers = [f"{a} {g[0]}" if i % 3 == 0 else g[-1] if i % 7 == 0 else a for i, (a, g) in enumerate(zip(answers, gold))]
+    answers = [
+        f"{a} {g[0]}" if i % 3 == 0 else g[-1] if i % 7 == 0 else a
+        for i, (a, g) in enumerate(zip(answers, gold, strict=True))
+    ]
     return answers, gold
 
 
@@ -93,8 +96,8 @@ def test_normalisation_equals_the_official_script(generated):
 def test_f1_and_em_equal_the_official_script_maximised_over_gold(generated):
     answers, gold = generated
     scores = best_scores(pl.Series(answers), pl.Series(gold))
-    expected_f1 = [metric_max_over_ground_truths(f1_score, a, g) for a, g in zip(answers, gold)]
-    expected_em = [metric_max_over_ground_truths(exact_match_score, a, g) for a, g in zip(answers, gold)]
+    expected_f1 = [metric_max_over_ground_truths(f1_score, a, g) for a, g in zip(answers, gold, strict=False)]
+    expected_em = [metric_max_over_ground_truths(exact_match_score, a, g) for a, g in zip(answers, gold, strict=False)]
     assert scores["f1"].to_list() == [float(f) for f in expected_f1]
     assert scores["em"].to_list() == expected_em
     assert 0 < sum(expected_em) < len(answers) and 0 < sum(0 < f < 1 for f in expected_f1)

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
-from test_paths import HOSTILE_NAMES
 
 from retrieval_response.infra.errors import InputError
 from retrieval_response.workflow_config.checks import check_config, check_wildcard_values, schema_input_error
+from test_paths import HOSTILE_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
@@ -76,7 +76,9 @@ def test_hostile_generic_subset_is_refused(name):
     assert error.record == "config key datasets.faq.subset" and "subset name" in error.rule
 
 
-@pytest.mark.parametrize("spec", ["linear:0", "linear:1", "linear:x", "l350^1.5", "l350", "linear:5001", "l2500^0.95", "l99999999999^0.9", ""])
+@pytest.mark.parametrize(
+    "spec", ["linear:0", "linear:1", "linear:x", "l350^1.5", "l350", "linear:5001", "l2500^0.95", "l99999999999^0.9", ""]
+)
 def test_bad_alpha_grid_is_refused_before_any_job(spec):
     config = valid_config()
     config["analysis"]["alpha_grid"] = spec

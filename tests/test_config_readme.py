@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import yaml
+
 from conftest import REPO
 
 SCHEMA = REPO / "workflow/schemas/config.schema.yaml"

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from analysis_reference import anchor_reference, reference_first_max
 
+from analysis_reference import anchor_reference, reference_first_max
 from retrieval_response.analysis.correlation_tables import run_analysis
 from retrieval_response.analysis.correlations import (
     CORR_TYPES,

@@ -116,7 +116,7 @@ def test_optional_answer_field_is_a_string_or_a_list_of_strings(layout, tmp_path
     text = (FIXTURES / source).read_text()
     rows = json.loads(text) if text.lstrip().startswith("[") else [json.loads(line) for line in text.splitlines()]
     given = ["  Settings  ", ["a", "b", "a", " "], None, []]
-    for row, answer in zip(rows, given):
+    for row, answer in zip(rows, given, strict=False):
         if answer is not None:
             row["answer"] = answer
     path = tmp_path / "records.jsonl"

@@ -41,7 +41,8 @@ def generic_file(folder: Path) -> Path:
 
 
 def published_texts_file(folder: Path) -> Path:
-    return write_jsonl(folder / "s.jsonl", [{"id": f"Hp-e-{i}", "q": f"q{i}", "p": p, "n": n} for i, (p, n) in enumerate(QUERIES)])
+    records = [{"id": f"Hp-e-{i}", "q": f"q{i}", "p": p, "n": n} for i, (p, n) in enumerate(QUERIES)]
+    return write_jsonl(folder / "s.jsonl", records)
 
 
 def msmarco_file(folder: Path) -> Path:
@@ -153,7 +154,8 @@ def test_skip_counts_add_up_with_random_repeats(seed):
     rows = []
     for i in range(200):
         pool = [f"t{k}" for k in range(rng.randint(1, 6))]
-        rows.append((f"X-{i}", [rng.choice(pool) for _ in range(rng.randint(0, 4))], [rng.choice(pool) for _ in range(rng.randint(0, 6))]))
+        positives = [rng.choice(pool) for _ in range(rng.randint(0, 4))]
+        rows.append((f"X-{i}", positives, [rng.choice(pool) for _ in range(rng.randint(0, 6))]))
     texts = pl.DataFrame(rows, schema={"id": pl.String, "p": pl.List(pl.String), "n": pl.List(pl.String)}, orient="row")
     designs = [(5, 2), (6, 3)]
     sampled, report = sample_queries(texts, n_queries=None, seed=0, designs=designs)
@@ -162,7 +164,7 @@ def test_skip_counts_add_up_with_random_repeats(seed):
     assert report["usable"] + sum(report["skipped"].values()) == report["read"] == 200
     for name in ("Nc5_Np2", "Nc6_Np3"):
         assert report["per_design_usable"][name] + sum(report["per_design_skipped"][name].values()) == 200
-    assert not set(sampled["id"]) & {row[0] for row, bad in zip(rows, repeated) if bad}
+    assert not set(sampled["id"]) & {row[0] for row, bad in zip(rows, repeated, strict=False) if bad}
 
 
 def test_a_file_whose_queries_all_repeat_texts_is_one_error(tmp_path):

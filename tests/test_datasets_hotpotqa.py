@@ -35,9 +35,9 @@ def test_distractor_sentence_level_positives_are_the_supporting_facts():
     assert texts["subset"].unique().to_list() == ["Hs-h"]
     by_source = {row["source_id"]: row for row in texts.iter_rows(named=True)}
     for record in raw:
-        sentences = dict(zip(record["context"]["title"], record["context"]["sentences"]))
+        sentences = dict(zip(record["context"]["title"], record["context"]["sentences"], strict=False))
         facts = record["supporting_facts"]
-        expected = {f"{t}: {sentences[t][s].strip()}" for t, s in zip(facts["title"], facts["sent_id"])}
+        expected = {f"{t}: {sentences[t][s].strip()}" for t, s in zip(facts["title"], facts["sent_id"], strict=False)}
         row = by_source[record["id"]]
         assert set(row["p"]) == expected
         distinct_sentences = {f"{t}: {s.strip()}" for t, body in sentences.items() for s in body if s.strip()}

@@ -16,10 +16,10 @@ def test_positives_are_the_selected_passages():
     raw = json.loads(SAMPLE.read_text(encoding="utf-8"))
     texts = read_texts("msmarco", SAMPLE)
     assert texts.height == 200 and texts["subset"].unique().to_list() == ["M"]
-    for record, row in zip(raw, texts.iter_rows(named=True)):
+    for record, row in zip(raw, texts.iter_rows(named=True), strict=False):
         passages = record["passages"]
-        selected = [t for s, t in zip(passages["is_selected"], passages["passage_text"]) if s == 1]
-        others = [t.strip() for s, t in zip(passages["is_selected"], passages["passage_text"]) if s == 0]
+        selected = [t for s, t in zip(passages["is_selected"], passages["passage_text"], strict=False) if s == 1]
+        others = [t.strip() for s, t in zip(passages["is_selected"], passages["passage_text"], strict=False) if s == 0]
         assert row["p"] == [t.strip() for t in selected]
         assert row["n"] == list(dict.fromkeys(others)), "negatives in source order, repeats dropped"
         assert row["source_id"] == str(record["query_id"]) and row["q"] == record["query"]

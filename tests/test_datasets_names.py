@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from test_paths import HOSTILE_NAMES
 
 from retrieval_response.datasets import prepare
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.published import read_graded, read_ranked
+from test_paths import HOSTILE_NAMES
 
 GOOD = {"q": "a question", "p": ["first positive", "second positive"], "n": ["neg one", "neg two", "neg three"]}
 

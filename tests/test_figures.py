@@ -303,7 +303,7 @@ def random_graded() -> pl.DataFrame:
     grade[rng.random(n) < 0.05] = np.nan
     subset = rng.choice(["A", "Hp-h"], n)
     return pl.DataFrame({
-        "id": [f"{s}-{i}" for s, i in zip(subset, rng.integers(0, 300, n))],
+        "id": [f"{s}-{i}" for s, i in zip(subset, rng.integers(0, 300, n), strict=False)],
         "subset": subset, "E": rng.choice(["E5Sv2", "AML12v2", "ME5S"], n), "Nc": 20,
         "Np": np_.astype(np.int32), "K": k.astype(np.int32),
         "grade": pl.Series(grade).cast(pl.Int8, strict=False),

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, SNAKEMAKE
 
+from conftest import REPO, SNAKEMAKE
 from retrieval_response.embedding import hub_models, make_embedder
 from retrieval_response.infra.errors import InputError
 

@@ -148,7 +148,7 @@ def test_figure_is_written_for_a_table_with_undefined_values(tmp_path):
 def test_paired_alpha_equals_krippendorff_alpha_of_the_expanded_table():
     rng = np.random.default_rng(0)
     tables = rng.integers(0, 4, size=(6, 5, 5)).astype(float)
-    for table, alpha in zip(tables, paired_alpha_ordinal(tables)):
+    for table, alpha in zip(tables, paired_alpha_ordinal(tables), strict=False):
         first, second = np.nonzero(table)
         counts = table[first, second].astype(int)
         ratings = np.vstack([np.repeat(first, counts), np.repeat(second, counts)]).astype(float)

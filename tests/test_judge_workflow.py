@@ -13,8 +13,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-from conftest import REPO, run_snakemake
 
+from conftest import REPO, run_snakemake
 from retrieval_response.analysis.answer_scores import best_scores
 from retrieval_response.analysis.judge_agreement import SCHEMA
 from retrieval_response.infra.atomic import write_parquet

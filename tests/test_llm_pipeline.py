@@ -113,7 +113,7 @@ def test_failures_are_kept_with_their_reason_never_dropped(tmp_path):
     texts = synthetic_texts(3)
     graded, generator, grader = _run(tmp_path, texts, synthetic_ranked(texts, "E1", 5, 2, [1, 3]))
     validate_graded(graded, "graded.parquet")
-    status = dict(zip(graded["id"], graded["status"]))
+    status = dict(zip(graded["id"], graded["status"], strict=False))
     assert graded.height == 6 and graded["grade"].is_null().all()
     assert status["S-1"] == "topk_answer:empty_answer"  # query (1) gets empty answers
     assert status["S-0"] == status["S-2"] == "unparseable_grade"

@@ -47,7 +47,7 @@ def test_groups_run_back_to_back_and_at_most_concurrency_at_once(tmp_path, seed,
         members = [i for i, g in enumerate(groups) if g == group]
         assert mine == [(kind, i) for i in members for kind in ("start", "end")]
     first_start = {}
-    for kind, group, index in events:
+    for _kind, group, _index in events:
         first_start.setdefault(group, len(first_start))
     appearance = list(dict.fromkeys(groups))
     assert sorted(first_start, key=first_start.get) == appearance

@@ -12,8 +12,8 @@ import shutil
 import polars as pl
 import pytest
 import yaml
-from conftest import REPO, run_snakemake
 
+from conftest import REPO, run_snakemake
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.llm.accounting import CallJournal
 from retrieval_response.llm.cache import ResponseCache

@@ -14,8 +14,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-from conftest import REPO, run_snakemake
 
+from conftest import REPO, run_snakemake
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.testing.openai_server import serve_in_subprocess
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts

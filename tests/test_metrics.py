@@ -165,7 +165,7 @@ def test_evaluate_run_scores_missing_queries_and_rejects_unknown_ones():
 def _random_case(rng: np.random.Generator, relevance_level: int):
     pool = [f"d{i}" for i in range(int(rng.integers(1, 30)))]
     judged = rng.random(len(pool)) < 0.6
-    qrels = {d: int(rng.integers(0, 4)) for d, j in zip(pool, judged) if j}
+    qrels = {d: int(rng.integers(0, 4)) for d, j in zip(pool, judged, strict=False) if j}
     ranking = [str(d) for d in rng.permutation(pool)[: int(rng.integers(1, len(pool) + 1))]]
     k = int(rng.integers(1, 15))
     has_positive = any(grade >= relevance_level for grade in qrels.values())

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, run_snakemake
 
+from conftest import REPO, run_snakemake
 from retrieval_response.reports import llm_cost
 
 PAPER = REPO / "config" / "paper.yaml"

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import polars as pl
 import pytest
-from analysis_reference import random_graded, reference_first_max, scipy_curves
 
+from analysis_reference import random_graded, reference_first_max, scipy_curves
 from retrieval_response.analysis.correlation_tables import run_analysis
 from retrieval_response.analysis.crossfit import crossfit, query_halves
 from retrieval_response.analysis.measures import (
@@ -35,7 +35,8 @@ def test_partner_epsilon_is_added_to_the_partner_positives(seed):
     partner = n_p + rng.integers(0, 10, 500)
     alpha = np.r_[0.0, 1.0, rng.random(40), alpha_grid("l350^0.95")]
     got = f_estimated_partner(n_p, K, partner, alpha)
-    paper = np.array([[n / (a * k + (1 - a) * (p + 1e-10)) for n, k, p in zip(n_p.tolist(), K.tolist(), partner.tolist())]
+    paper = np.array([[n / (a * k + (1 - a) * (p + 1e-10))
+                       for n, k, p in zip(n_p.tolist(), K.tolist(), partner.tolist(), strict=True)]
                       for a in alpha.tolist()])
     assert np.array_equal(got, paper)
     whole_denominator = n_p / (alpha[:, None] * K + (1 - alpha[:, None]) * partner + 1e-10)
@@ -159,7 +160,7 @@ def test_compat_modes_rank_n_p_zero_samples_differently_where_the_paper_splits_t
     n_p = np.array([0, 0, 1] * n)
     graded = pl.DataFrame({
         "id": [f"A-{i}" for i in range(3 * n)], "E": "X", "Nc": 40, "Np": 20, "K": K,
-        "inK": [[1] * p + [0] * (k - p) for p, k in zip(n_p, K)],
+        "inK": [[1] * p + [0] * (k - p) for p, k in zip(n_p, K, strict=False)],
         "grade": np.where(n_p == 1, 3, rng.integers(1, 3, 3 * n)),
     })
     tables = {compat: run_analysis(graded, segmentation="fit", alpha_grid=np.array([a]), min_segment_samples=10,

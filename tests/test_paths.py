@@ -75,7 +75,9 @@ def test_non_strings_are_refused(value):
         safe_name(value, "id")
 
 
-@pytest.mark.parametrize("name", ["A", "hotpotqa_sentences", "ML6", "Hp-e-12", "a.b", "x+y", "v1.1-train", "9", "a" * MAX_NAME_LENGTH])
+@pytest.mark.parametrize(
+    "name", ["A", "hotpotqa_sentences", "ML6", "Hp-e-12", "a.b", "x+y", "v1.1-train", "9", "a" * MAX_NAME_LENGTH]
+)
 def test_plain_names_are_returned_unchanged(name):
     assert safe_name(name, "dataset name") == name
 
@@ -113,5 +115,5 @@ def test_relative_join_of_safe_names_never_climbs(tmp_path):
     """Every output template of the workflow is results/<names...>: joined safe names stay under results/."""
     results = (tmp_path / "results").resolve()
     names = [n for n in random_names(500, seed=3) if is_safe_name(n)]
-    for first, second in zip(names, reversed(names)):
+    for first, second in zip(names, reversed(names), strict=False):
         assert results in Path(results, first, second, "Nc5_Np2.parquet").resolve().parents

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from analysis_reference import anchor_reference
 
+from analysis_reference import anchor_reference
 from retrieval_response.analysis.correlations import (
     CORR_TYPES,
     TIE_ULPS,

@@ -8,6 +8,7 @@ import os
 import subprocess
 
 import pytest
+
 from conftest import REPO, SNAKEMAKE, TEST_CONFIGS, shared_config
 
 CONFIGS = sorted(TEST_CONFIGS.glob("*.yaml"))

@@ -23,8 +23,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-from conftest import REPO, SNAKEMAKE, shared_config
 
+from conftest import REPO, SNAKEMAKE, shared_config
 from retrieval_response.testing.openai_server import serve_in_subprocess
 
 pytestmark = pytest.mark.slurm

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from analysis_reference import anchor_reference, random_graded, reference_first_max, scipy_curves
 
+from analysis_reference import anchor_reference, random_graded, reference_first_max, scipy_curves
 from retrieval_response.analysis.bootstrap import percentile_interval, resample_weights
 from retrieval_response.analysis.correlation_tables import TARGETS, default_targets, run_analysis
 from retrieval_response.analysis.crossfit import crossfit, query_halves

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from conftest import REPO, run_snakemake
 
 BAD_CONFIGS = REPO / "tests" / "bad_inputs" / "config"

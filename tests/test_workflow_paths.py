@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import yaml
+
 from conftest import REPO, run_snakemake
 
 GENERIC = REPO / "tests" / "fixtures" / "datasets" / "generic.jsonl"

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import yaml
+
 from conftest import REPO, run_snakemake, shared_config
 
 
@@ -28,9 +29,9 @@ def write_published(folder: Path, seed: int = 0) -> tuple[Path, Path]:
                 ks = list(range(1, 7))
                 in_top = [[int(i < np_) for i in rank[:k]] for k in ks]
                 ranked.append({"id": f"{subset}-{query}", "E": embedder, "Nc": 8, "Np": np_, "K": ks,
-                               "P": [sum(x) / k for x, k in zip(in_top, ks)],
+                               "P": [sum(x) / k for x, k in zip(in_top, ks, strict=False)],
                                "R": [sum(x) / np_ for x in in_top], "rank": rank})
-                for k, inK in zip(ks, in_top):
+                for k, inK in zip(ks, in_top, strict=False):
                     grade = int(np.clip(1 + 2 * sum(inK) + rng.integers(-1, 2), 1, 5))
                     graded.append({"id": f"{subset}-{query}", "E": embedder, "Nc": 8, "Np": np_, "K": k,
                                    "rank": rank[:k], "inK": inK, "answer_ideal": "ideal", "answer_topK": "top",

@@ -10,8 +10,8 @@ log = job_log(snakemake.log[0])
 segmentations = snakemake.params.segmentations
 manifest = render_figures(
     pl.read_parquet(snakemake.input.graded),
-    dict(zip(segmentations, map(pl.read_parquet, snakemake.input.correlations))),
-    dict(zip(segmentations, map(pl.read_parquet, snakemake.input.differences))),
+    dict(zip(segmentations, map(pl.read_parquet, snakemake.input.correlations), strict=False)),
+    dict(zip(segmentations, map(pl.read_parquet, snakemake.input.differences), strict=False)),
     snakemake.output[0],
     corr_types=list(snakemake.params.corr_types),
     min_segment_samples=snakemake.params.min_segment_samples,

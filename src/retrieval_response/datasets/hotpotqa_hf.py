@@ -49,7 +49,7 @@ def column_pairs(path: Path, record: Record, key: str, first: str, second: str) 
         firsts, seconds = value.get(first), value.get(second)
         if not isinstance(firsts, list) or not isinstance(seconds, list) or len(firsts) != len(seconds):
             raise InputError(path, record.label, f"{key!r} must hold lists {first!r} and {second!r} of equal length")
-        return list(zip(firsts, seconds))
+        return list(zip(firsts, seconds, strict=True))
     if isinstance(value, list) and all(isinstance(item, list) and len(item) == 2 for item in value):
         return [tuple(item) for item in value]
     raise InputError(path, record.label, f"{key!r} must be {{{first}: [...], {second}: [...]}} or [[{first}, {second}]]")

@@ -43,7 +43,7 @@ def labelled_passages(path: Path, record: Record) -> list[tuple[int, str]]:
         selected, texts = passages.get("is_selected"), passages.get("passage_text")
         if not isinstance(selected, list) or not isinstance(texts, list) or len(selected) != len(texts):
             raise InputError(path, record.label, "'passages' must hold lists 'is_selected' and 'passage_text' of equal length")
-        pairs = list(zip(selected, texts))
+        pairs = list(zip(selected, texts, strict=True))
     elif isinstance(passages, list) and all(isinstance(item, dict) for item in passages):
         pairs = [(item.get("is_selected"), item.get("passage_text")) for item in passages]
     else:

@@ -159,6 +159,6 @@ def read(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
         rows.append((f"{SUBSET}-{position}", SUBSET, question, positives, negatives, answers, source_id))
         labels.append(record.label)
         dropped += empty
-    identified = [(row[-1], label) for row, label in zip(rows, labels) if row[-1] is not None]
+    identified = [(row[-1], label) for row, label in zip(rows, labels, strict=True) if row[-1] is not None]
     check_unique(source, [value for value, _ in identified], [label for _, label in identified], "id")
     return texts_frame(rows, COLUMNS), {"empty_texts_dropped": dropped}

@@ -25,7 +25,7 @@ COLUMNS = (*TEXTS_COLUMNS, "c1", "c2", "q2", "source_id")
 def extras(path: Path, record: Record) -> tuple[str | None, ...]:
     """(c1, c2, q2) of a record, None where absent; InputError when present but not a string."""
     values = tuple(record.data.get(key) for key in EXTRAS)
-    for key, value in zip(EXTRAS, values):
+    for key, value in zip(EXTRAS, values, strict=True):
         if value is not None and not isinstance(value, str):
             raise InputError(path, record.label, f"{key!r} must be a string, found {json_type(value)}")
     return values

@@ -10,8 +10,8 @@ is cached; default ``$RETRIEVAL_RESPONSE_MODEL_CACHE`` or ``~/.cache/retrieval-r
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from retrieval_response.embedding import hub_models, offline_models
 from retrieval_response.embedding.backends import (

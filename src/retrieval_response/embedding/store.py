@@ -51,7 +51,7 @@ def read_shard_rows(path: Path, rows: np.ndarray) -> np.ndarray:
 
 def text_key(fingerprint: str, prompt: str, text: str) -> bytes:
     """sha256(fingerprint NUL prompt NUL text), 32 raw bytes."""
-    return hashlib.sha256(f"{fingerprint}\0{prompt}\0{text}".encode("utf-8")).digest()
+    return hashlib.sha256(f"{fingerprint}\0{prompt}\0{text}".encode()).digest()
 
 
 def new_shard_name() -> str:

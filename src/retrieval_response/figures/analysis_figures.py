@@ -310,7 +310,7 @@ def _common_sizes(sizes: np.ndarray, present: np.ndarray) -> np.ndarray:
 
 
 def _with_sizes(labels: list[str], common: np.ndarray) -> list[str]:
-    return [f"{label}\nn={n}" for label, n in zip(labels, common)]
+    return [f"{label}\nn={n}" for label, n in zip(labels, common, strict=False)]
 
 
 def value_norm(values: np.ndarray) -> Normalize:
@@ -570,7 +570,7 @@ def _forest_rows(rows: pl.DataFrame, small: pl.DataFrame, groups: list[str], col
         panels = [
             _forest_panel(title, in_group.filter(pl.col("target") == t, pl.col("segment") == s),
                           small_group.filter(pl.col("segment") == s), minimum)
-            for (t, s), title in zip(columns, titles)
+            for (t, s), title in zip(columns, titles, strict=False)
         ]
         grid.append(ForestRow(group, panels))
     return grid
@@ -590,7 +590,7 @@ def _forest(rows: pl.DataFrame, small: pl.DataFrame, columns: list[tuple[str, st
     for target, segment in columns:
         if (target, segment) not in drawn_columns:
             manifest.leave_out(name, "panel column not drawn: no defined correlation", target=target, segment=segment)
-    kept = [(c, t) for c, t in zip(columns, titles) if c in drawn_columns]
+    kept = [(c, t) for c, t in zip(columns, titles, strict=False) if c in drawn_columns]
     grid = _forest_rows(rows, small, [g for g in groups if g in with_data], [c for c, _ in kept], [t for _, t in kept],
                         manifest.min_segment_samples)
     crossfit = bool(rows.filter((pl.col("value_crossfit") - pl.col("value")).abs() > 1e-12).height)

@@ -46,12 +46,12 @@ def plot_judge_agreement(table: pl.DataFrame, path: str | os.PathLike, *, reason
     positions = np.arange(len(rows))[::-1]
     figure = Figure(figsize=(12, 1.6 + 0.45 * len(rows)), dpi=DPI, layout="constrained")
     axes = figure.subplots(1, len(PANELS), sharey=True)
-    for ax, (value, low, high, label, limits) in zip(axes, PANELS):
+    for ax, (value, low, high, label, limits) in zip(axes, PANELS, strict=False):
         centre, lower, upper = (as_floats(table[column]) for column in (value, low, high))
         errors = np.vstack([centre - lower, upper - centre])
         ax.errorbar(centre, positions, xerr=np.where(np.isnan(errors), 0.0, errors), fmt="o", color="tab:blue",
                     ecolor="tab:gray", capsize=3)
-        for x, y in zip(centre, positions):
+        for x, y in zip(centre, positions, strict=False):
             ax.annotate("n/a" if np.isnan(x) else f"{x:.2f}", (0.0 if np.isnan(x) else x, y), textcoords="offset points",
                         xytext=(0, 6), ha="center", fontsize=7)
         ax.set_xlim(*limits)

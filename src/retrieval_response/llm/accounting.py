@@ -8,8 +8,9 @@ made, retries included), ``retries`` (attempts after a failed one), ``retries_by
 ``failures_by_reason`` (requests that ended without a response, empty answers, unparseable
 grades), ``prompt_tokens`` and ``completion_tokens`` (provider usage of the calls made),
 ``cached_prompt_tokens`` (prompt tokens the provider took from its prompt cache instead of
-evaluating them, where it reports them), ``cost_usd`` (sum over calls whose price litellm knows; None when no call's price was known),
-``cost_unknown_calls``, ``retry_after_capped`` (server waits cut to ``backoff_max_seconds``),
+evaluating them, where it reports them), ``cost_usd`` (sum over calls whose price litellm knows;
+None when no call's price was known), ``cost_unknown_calls``, ``retry_after_capped`` (server waits cut to
+``backoff_max_seconds``),
 ``retry_after_invalid`` (unreadable Retry-After headers, ignored), ``claim_waits`` (requests that
 waited for another process's call of the same key) and ``claims_taken_over`` (stale claims of
 dead or hung processes taken over).

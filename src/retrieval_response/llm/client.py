@@ -26,9 +26,10 @@ import os
 import random
 import sys
 import urllib.parse
+from collections.abc import Awaitable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Awaitable, Hashable, Iterable, Sequence, TypeVar
+from typing import TypeVar
 
 import litellm
 from tqdm import tqdm

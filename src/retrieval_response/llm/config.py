@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Mapping
 
 from retrieval_response.llm.cache import public_api_base
 
@@ -29,7 +29,7 @@ class ModelConfig:
     parallel: int = 4
 
     @classmethod
-    def from_mapping(cls, values: Mapping) -> "ModelConfig":
+    def from_mapping(cls, values: Mapping) -> ModelConfig:
         """Build from a config mapping (unknown keys raise TypeError)."""
         return cls(**dict(values))
 
@@ -56,6 +56,6 @@ class PacingConfig:
     backoff_max_seconds: float = 60.0
 
     @classmethod
-    def from_mapping(cls, values: Mapping) -> "PacingConfig":
+    def from_mapping(cls, values: Mapping) -> PacingConfig:
         """Build from a config mapping (unknown keys raise TypeError)."""
         return cls(**dict(values))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import AsyncIterator
 
 from retrieval_response.llm.config import PacingConfig
 
@@ -67,7 +67,7 @@ class Pacer:
         self._resume_at = max(self._resume_at, time.monotonic() + seconds)
 
     @asynccontextmanager
-    async def slot(self) -> AsyncIterator["Pacer"]:
+    async def slot(self) -> AsyncIterator[Pacer]:
         """Hold one of the ``concurrency`` slots; ``admit`` before calling inside it."""
         async with self._slots:
             yield self

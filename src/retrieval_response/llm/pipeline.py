@@ -37,7 +37,7 @@ def _answer_all(client: LLMClient, prompt: Prompt, rows: pl.DataFrame, desc: str
                 for q, refs in rows.select("q", "refs").iter_rows()]
     completions = client.run_all([client.complete(m) for m in messages], desc, groups=rows["id"].to_list())
     statuses = [_answer_status(c, client) for c in completions]
-    answers = [c.content if s == ANSWERED else None for c, s in zip(completions, statuses)]
+    answers = [c.content if s == ANSWERED else None for c, s in zip(completions, statuses, strict=True)]
     return answers, statuses
 
 
@@ -120,8 +120,8 @@ def grade_answers(topk: pl.DataFrame, ideal: pl.DataFrame, texts: pl.DataFrame, 
                   prompt: Prompt) -> pl.DataFrame:
     """The graded table of docs/DESIGN.md: each top-K answer graded against the ideal answer of
     its (id, Np), given the query; a query's grades run back to back, ordered by (Np, E, Nc, K),
-    so prompts sharing the question and ideal answer follow each other. Samples with a missing answer are kept ungraded with status
-    ``topk_answer:<reason>`` or ``ideal_answer:<reason>`` (``ideal_answer:missing`` when no
+    so prompts sharing the question and ideal answer follow each other. Samples with a missing answer are kept
+    ungraded with status ``topk_answer:<reason>`` or ``ideal_answer:<reason>`` (``ideal_answer:missing`` when no
     ideal row exists)."""
     rows = (topk.rename({"status": "topk_status"})
             .join(ideal.rename({"status": "ideal_status"}), on=["id", "Np"], how="left")

@@ -52,7 +52,7 @@ def load_prompt(path: str | Path, fields: frozenset[str], needs_reask: bool = Fa
     one of ``fields``."""
     text = Path(path).read_text(encoding="utf-8")
     parts = _SECTION.split(text)
-    sections = {name: body.strip() for name, body in zip(parts[1::2], parts[2::2])}
+    sections = {name: body.strip() for name, body in zip(parts[1::2], parts[2::2], strict=True)}
     required = ("system", "user", "reask") if needs_reask else ("system", "user")
     for name in required:
         if not sections.get(name):

@@ -23,10 +23,10 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import psutil
 
@@ -69,9 +69,8 @@ def free_loopback_port() -> int:
 # Runs the server with PR_SET_PDEATHSIG = SIGKILL (kept across exec): it dies with the process
 # (precisely, the thread) that started it. A wrapper, because preexec_fn is unsafe in a process
 # with threads (litellm's).
-_DIE_WITH_PARENT = ("import ctypes, os, sys; ctypes.CDLL(None).prctl({option}, {signal}); "
-                    "os.execv(sys.argv[1], sys.argv[1:])").format(option=_PR_SET_PDEATHSIG,
-                                                                  signal=int(signal.SIGKILL))
+_DIE_WITH_PARENT = (f"import ctypes, os, sys; ctypes.CDLL(None).prctl({_PR_SET_PDEATHSIG}, {int(signal.SIGKILL)}); "
+                    "os.execv(sys.argv[1], sys.argv[1:])")
 
 
 def snakemake_ancestor() -> psutil.Process | None:

@@ -10,8 +10,8 @@ For each K: n_p(K) = number of indexes < Np among rank[:K], P = n_p/K, R = n_p/N
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import polars as pl

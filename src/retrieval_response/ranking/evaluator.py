@@ -239,7 +239,7 @@ def aggregate(per_query: Iterable[dict]) -> dict:
     counts = np.count_nonzero(~np.isnan(values), axis=0)
     sums = np.nansum(values, axis=0)
     result: dict = {}
-    for name, count, total in zip(METRIC_NAMES, counts, sums):
+    for name, count, total in zip(METRIC_NAMES, counts, sums, strict=False):
         result[name] = float(total / count) if count else None
         result[f"n_{name}"] = int(count)
     return result | {

@@ -80,7 +80,7 @@ def collect_workflow(
     graded = pl.concat(
         [
             pl.read_parquet(g) if t is None else pl.read_parquet(g).join(gold[t], on="id", how="left", maintain_order="left")
-            for g, t in zip(graded_paths, texts_paths)
+            for g, t in zip(graded_paths, texts_paths, strict=False)
         ],
         how="diagonal_relaxed",
     )

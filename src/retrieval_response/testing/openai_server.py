@@ -34,10 +34,10 @@ import threading
 import time
 import urllib.request
 from collections import Counter, deque
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable, Iterator, Sequence
 
 FAULT_KINDS = ("fault_429", "fault_500", "fault_timeout", "fault_malformed", "fault_unparseable")
 # Responses of any shape a provider or a proxy in front of it may send (scripted only):
@@ -71,7 +71,7 @@ class FaultSchedule:
     timeout_sleep_s: float = 3.0
     seed: int = 0
 
-    def scaled_to(self, total: float) -> "FaultSchedule":
+    def scaled_to(self, total: float) -> FaultSchedule:
         """The same mix of the five faults, scaled so that their fractions sum to ``total``."""
         kinds = (self.rate_limit_429, self.server_error_500, self.timeout, self.malformed_json,
                  self.unparseable_grade)
@@ -161,7 +161,7 @@ class OpenAIServer:
         """The ``api_base`` for litellm's ``openai/`` route."""
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def __enter__(self) -> "OpenAIServer":
+    def __enter__(self) -> OpenAIServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()
         return self
@@ -221,7 +221,7 @@ class OpenAIServer:
         f = self.faults
         u = self._rng.random()
         for kind, frac in zip(FAULT_KINDS, (f.rate_limit_429, f.server_error_500, f.timeout,
-                                            f.malformed_json, f.unparseable_grade)):
+                                            f.malformed_json, f.unparseable_grade), strict=False):
             if u < frac:
                 return kind
             u -= frac
