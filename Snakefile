@@ -47,21 +47,20 @@ if MISSING_HUB_MODEL:
     sys.exit(f"{CONFIG_FILE}: {': '.join(MISSING_HUB_MODEL)}")
 
 
-def all_targets():
-    """Everything the default target builds: in published mode the analysis only, else the ranked
-    and graded samples, the analysis and the run summary."""
-    if PUBLISHED:
-        return analysis_targets()
-    return (
-        ranked_targets()
-        + graded_targets()
-        + analysis_targets()
-        + ["results/run_summary.json"]
-    )
+# Everything the default target builds: in published mode the analysis only, else the ranked and
+# graded samples, the analysis and the run summary.
+ALL_TARGETS = (
+    ANALYSIS_TARGETS
+    if PUBLISHED
+    else RANKED_TARGETS
+    + GRADED_TARGETS
+    + ANALYSIS_TARGETS
+    + ["results/run_summary.json"]
+)
 
 
 rule all:
     default_target: True
     input:
-        all_targets(),
+        ALL_TARGETS,
     localrule: True

@@ -1,23 +1,25 @@
 """Stage 5: measures, per-segment correlations with bootstrap intervals, figures, agreement, judge vs gold."""
 
-
-def analysis_targets():
-    """Correlation and difference tables per segmentation, the figures, the agreement table, and the
-    judge-vs-gold table and figure when some dataset's layout can carry gold answers."""
-    targets = [
+# Correlation and difference tables per segmentation, the figures, the agreement table, and the
+# judge-vs-gold table and figure when some dataset's layout can carry gold answers. (A list, not a
+# function beside rules: see prepare.smk.)
+ANALYSIS_TARGETS = (
+    [
         f"results/analysis/{table}_{segmentation}.parquet"
         for segmentation in ANALYSIS["segmentations"]
         for table in ("correlations", "differences")
     ]
-    targets.append("results/figures")
-    if HUMAN_GRADES:
-        targets.append("results/analysis/agreement.parquet")
-    if plan.judges_against_gold(config):
-        targets += [
+    + ["results/figures"]
+    + (["results/analysis/agreement.parquet"] if HUMAN_GRADES else [])
+    + (
+        [
             "results/analysis/judge_agreement.parquet",
             "results/analysis/judge_agreement.png",
         ]
-    return targets
+        if plan.judges_against_gold(config)
+        else []
+    )
+)
 
 
 if PUBLISHED:
@@ -40,9 +42,9 @@ else:
 
     rule collect_graded:
         input:
-            graded=graded_targets(),
-            ranked=ranked_targets(),
-            texts=texts_targets(),
+            graded=GRADED_TARGETS,
+            ranked=RANKED_TARGETS,
+            texts=TEXTS_TARGETS,
         output:
             graded="results/analysis/graded.parquet",
         log:

@@ -13,53 +13,35 @@ Top-K answers and grades are split into ``llm.shards`` shards by query id (``{sh
 design's shards into its graded file.
 """
 
+# Target lists of the config (lists, not functions beside rules: see prepare.smk).
+# All graded-sample files.
+GRADED_TARGETS = [f"results/graded/{d}/{e}/{s}.parquet" for d, e, s in dataset_units()]
 
-def graded_targets():
-    """All graded-sample files of the config."""
-    return [f"results/graded/{d}/{e}/{s}.parquet" for d, e, s in dataset_units()]
+# Job summaries of every LLM job.
+LLM_SUMMARIES = [
+    f"results/answers/ideal/{name}.summary.json" for name in sorted(DATASETS)
+] + [
+    f"results/{kind}/{d}/{e}/{s}/{shard}.summary.json"
+    for kind in ("answers/topk", "graded")
+    for d, e, s in dataset_units()
+    for shard in SHARDS
+]
 
-
-def design_shards(wildcards):
-    """The graded shards of one (dataset, embedder, design)."""
-    return expand(
-        "results/graded/{dataset}/{embedder}/{design}/{shard}.parquet",
-        shard=SHARDS,
-        **wildcards,
-    )
-
-
-def llm_summaries():
-    """Job summaries of every LLM job of the config."""
-    return [
-        f"results/answers/ideal/{name}.summary.json" for name in sorted(DATASETS)
-    ] + [
-        f"results/{kind}/{d}/{e}/{s}/{shard}.summary.json"
-        for kind in ("answers/topk", "graded")
+# The benchmark file of every timed job (for the run summary).
+STAGE_BENCHMARKS = (
+    [f"results/benchmarks/prepare_dataset/{d}.tsv" for d in sorted(DATASETS)]
+    + sorted({f"results/benchmarks/embed/{e}/{d}.tsv" for d, e, _ in dataset_units()})
+    + [f"results/benchmarks/rank/{d}/{e}/{s}.tsv" for d, e, s in dataset_units()]
+    + [f"results/benchmarks/answer_ideal/{d}.tsv" for d in sorted(DATASETS)]
+    + [
+        f"results/benchmarks/{rule}/{d}/{e}/{s}/{shard}.tsv"
+        for rule in ("answer_topk", "grade")
         for d, e, s in dataset_units()
         for shard in SHARDS
     ]
-
-
-def stage_benchmarks():
-    """The benchmark file of every timed job of the config (for the run summary)."""
-    units = dataset_units()
-    return (
-        [f"results/benchmarks/prepare_dataset/{d}.tsv" for d in sorted(DATASETS)]
-        + sorted({f"results/benchmarks/embed/{e}/{d}.tsv" for d, e, _ in units})
-        + [f"results/benchmarks/rank/{d}/{e}/{s}.tsv" for d, e, s in units]
-        + [f"results/benchmarks/answer_ideal/{d}.tsv" for d in sorted(DATASETS)]
-        + [
-            f"results/benchmarks/{rule}/{d}/{e}/{s}/{shard}.tsv"
-            for rule in ("answer_topk", "grade")
-            for d, e, s in units
-            for shard in SHARDS
-        ]
-        + [
-            f"results/benchmarks/correlations/{s}.tsv"
-            for s in ANALYSIS["segmentations"]
-        ]
-        + ["results/benchmarks/figures/figures.tsv"]
-    )
+    + [f"results/benchmarks/correlations/{s}.tsv" for s in ANALYSIS["segmentations"]]
+    + ["results/benchmarks/figures/figures.tsv"]
+)
 
 
 rule answer_ideal:
@@ -134,7 +116,12 @@ rule grade:
 
 rule merge_graded:
     input:
-        shards=design_shards,
+        # the graded shards of one (dataset, embedder, design)
+        shards=lambda wc: expand(
+            "results/graded/{dataset}/{embedder}/{design}/{shard}.parquet",
+            shard=SHARDS,
+            **wc,
+        ),
     output:
         graded="results/graded/{dataset}/{embedder}/{design}.parquet",
         json="results/graded/{dataset}/{embedder}/{design}.json",
@@ -149,7 +136,7 @@ rule merge_graded:
 
 rule llm_summary:
     input:
-        summaries=llm_summaries(),
+        summaries=LLM_SUMMARIES,
     output:
         summary="results/llm_summary.json",
     log:
@@ -164,7 +151,7 @@ rule llm_summary:
 rule run_summary:
     input:
         llm="results/llm_summary.json",
-        benchmarks=stage_benchmarks(),
+        benchmarks=STAGE_BENCHMARKS,
     output:
         summary="results/run_summary.json",
     log:

@@ -1,9 +1,8 @@
 """Stage 1: read a source layout, sample queries, write query-texts samples."""
 
-
-def texts_targets():
-    """The texts table of every dataset of the config."""
-    return [f"results/texts/{name}.parquet" for name in sorted(DATASETS)]
+# The texts table of every dataset of the config. (Target lists are lists, computed once from the
+# config: functions beside rules would fail `snakemake --lint`.)
+TEXTS_TARGETS = [f"results/texts/{name}.parquet" for name in sorted(DATASETS)]
 
 
 rule prepare_dataset:

@@ -1,9 +1,7 @@
 """Stage 3: rank each query's candidates by cosine similarity, per (Nc, Np) design."""
 
-
-def ranked_targets():
-    """All ranked-sample files of the config."""
-    return [f"results/ranked/{d}/{e}/{s}.parquet" for d, e, s in dataset_units()]
+# All ranked-sample files of the config.
+RANKED_TARGETS = [f"results/ranked/{d}/{e}/{s}.parquet" for d, e, s in dataset_units()]
 
 
 rule rank:
@@ -28,5 +26,5 @@ rule rank:
 rule ranked:
     """Stop after ranking: every ranked-sample file of the config (no LLM needed)."""
     input:
-        ranked_targets(),
+        RANKED_TARGETS,
     localrule: True
