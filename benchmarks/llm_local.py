@@ -4,8 +4,9 @@ Prompts: real queries of the shipped data (HotpotQA at paragraph and sentence le
 design Nc=5, Np=2, K = 1..3, candidates ranked by a fixed bag-of-words cosine so the set is the
 same on every machine. The workflow path runs the ideal answers, the top-K answers and the grades
 exactly as the workflow's jobs do (``LLMClient`` + ``llm.pipeline`` with ``config.yaml``'s
-generator and grader, a fresh response cache, ``llama-server`` with the models' ``parallel``
-slots (at most ``--concurrency``), prompts sharing a prefix back to back). Every message list it sent is
+generator and grader, a fresh response cache, one ``llama-server`` per model with its ``parallel``
+slots (at most ``--concurrency``) kept across the stages as a Snakemake run shares it, prompts
+sharing a prefix back to back). Every message list it sent is
 recorded, and the baseline then sends the same distinct message lists, one at a time, in the
 same order:
 
@@ -111,9 +112,10 @@ def workflow_path(texts, ranked, config: dict, slots: int, cache_dir: Path) -> t
     answer = load_prompt(REPO / "resources/prompts/answer.txt", ANSWER_FIELDS)
     grade = load_prompt(REPO / "resources/prompts/grade.txt", GRADE_FIELDS, needs_reask=True)
     start = time.monotonic()
-    ideal = pipeline.ideal_answers(texts, [NP], generator, answer)
-    topk = pipeline.topk_answers(ranked, texts, generator, answer)
-    graded = pipeline.grade_answers(topk, ideal, texts, grader, grade)
+    with generator, grader:  # each model's server kept across the stages, as a Snakemake run shares it
+        ideal = pipeline.ideal_answers(texts, [NP], generator, answer)
+        topk = pipeline.topk_answers(ranked, texts, generator, answer)
+        graded = pipeline.grade_answers(topk, ideal, texts, grader, grade)
     seconds = time.monotonic() - start
     sent = distinct([(m, generator.model) for m in generator.sent] + [(m, grader.model) for m in grader.sent])
     tokens = {name: getattr(generator.stats, name) + getattr(grader.stats, name)

@@ -42,6 +42,7 @@ from retrieval_response.llm.gguf import model_file
 from retrieval_response.llm.pacing import Pacer, estimate_tokens
 from retrieval_response.llm.retry import PROMPT_EXCEEDS_CONTEXT, ErrorKind, backoff_seconds, bad_response, classify
 from retrieval_response.llm.server import LlamaServer, server_threads
+from retrieval_response.llm.shared_server import serving
 
 litellm.suppress_debug_info = True
 T = TypeVar("T")
@@ -136,8 +137,9 @@ def api_base_kwargs(api_base: str) -> dict:
 class LLMClient:
     """Paced, retried, cached completions for one model config (see module docstring).
 
-    A ``llamacpp/<alias>`` model is served by a ``llama-server`` that ``run_all`` starts for
-    its duration (``llm/server.py``), with ``model.parallel`` slots and
+    A ``llamacpp/<alias>`` model is served by a ``llama-server`` (``llm/server.py``): the
+    Snakemake run's shared one (``llm/shared_server.py``), or outside Snakemake one that
+    ``run_all`` starts for its duration, with ``model.parallel`` slots and
     ``local_threads`` threads (the Snakemake job's threads, capped by the cores available);
     its output goes to ``server_log``. Claims on cache keys go stale after twice the
     per-attempt timeout."""
@@ -160,6 +162,7 @@ class LLMClient:
                              "(api_key_env) is not set")
         self._server = local_server(model, pacing, local_threads, server_log)
         self._local_base: str | None = None
+        self._serving = None
         self.concurrency = self._server.slots if self._server else pacing.concurrency
         self.context_tokens = model.n_ctx if self._server else litellm_context_tokens(model.model)
 
@@ -329,19 +332,29 @@ class LLMClient:
         in input order (prompts that share a prefix, back to back) and at most
         ``concurrency`` groups run at once (``pacing.concurrency``, or a local model's server
         slots), in order of first appearance. A local model's
-        server runs for the duration of the call."""
+        server is the one of ``with client:`` if the call is inside such a block, else the
+        Snakemake run's shared one, else (outside Snakemake) one that runs for the call."""
         tasks = list(tasks)
         keys = list(groups) if groups is not None else list(range(len(tasks)))
         if len(keys) != len(tasks):
             raise ValueError(f"{len(keys)} group keys for {len(tasks)} tasks")
-        if self._server is None:
+        if self._server is None or self._local_base is not None:
             return asyncio.run(self._gather(tasks, keys, desc))
-        with self._server.running() as base:
-            self._local_base = base
-            try:
-                return asyncio.run(self._gather(tasks, keys, desc))
-            finally:
-                self._local_base = None
+        with self:
+            return asyncio.run(self._gather(tasks, keys, desc))
+
+    def __enter__(self) -> "LLMClient":
+        """Keep a local model's server (see ``run_all``) for the whole ``with`` block, across
+        ``run_all`` calls; nothing to do for other models."""
+        if self._server is not None:
+            self._serving = serving(self._server)
+            self._local_base = self._serving.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._server is not None:
+            self._local_base = None
+            self._serving.__exit__(*exc)
 
     async def _gather(self, tasks: list[Awaitable[T]], keys: list[Hashable], desc: str) -> list[T]:
         self._pacer = Pacer(self.pacing)

@@ -118,7 +118,7 @@ class LlamaServer:
         finally:
             if self.log_path:
                 log.close()
-        stop_watch = _exit_when_gone(snakemake_ancestor(), process)
+        stop_watch = exit_when_gone(snakemake_ancestor(), process)
         try:
             _wait_healthy(process, port, self.log_path)
             _check_alias(port, self.alias)
@@ -139,7 +139,8 @@ def stop(process: subprocess.Popen) -> None:
             process.wait()
 
 
-def _log_tail(log_path: str | None, lines: int = 5) -> str:
+def log_tail(log_path: str | None, lines: int = 5) -> str:
+    """The last ``lines`` lines of the server log, as ``": a | b | c"`` (empty without a log)."""
     if not log_path or not Path(log_path).exists():
         return ""
     tail = Path(log_path).read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
@@ -152,7 +153,7 @@ def _wait_healthy(process: subprocess.Popen, port: int, log_path: str | None) ->
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"{BINARY} exited with code {process.returncode} before it was ready"
-                               f"{_log_tail(log_path)}")
+                               f"{log_tail(log_path)}")
         try:
             with urllib.request.urlopen(url, timeout=2) as response:
                 if response.status == 200:
@@ -161,7 +162,7 @@ def _wait_healthy(process: subprocess.Popen, port: int, log_path: str | None) ->
             pass
         time.sleep(0.2)
     stop(process)
-    raise RuntimeError(f"{BINARY} not healthy after {HEALTH_TIMEOUT_SECONDS:.0f} s{_log_tail(log_path)}")
+    raise RuntimeError(f"{BINARY} not healthy after {HEALTH_TIMEOUT_SECONDS:.0f} s{log_tail(log_path)}")
 
 
 def _check_alias(port: int, alias: str) -> None:
@@ -173,9 +174,10 @@ def _check_alias(port: int, alias: str) -> None:
         raise RuntimeError(f"port {port} answers for {served}, not for {alias}: another server took it")
 
 
-def _exit_when_gone(snakemake: psutil.Process | None, process: subprocess.Popen) -> threading.Event:
-    """Watch ``snakemake`` (if any) from a daemon thread: when it is gone, stop the server and end
-    this job with exit code 1. Returns the event that ends the watch."""
+def exit_when_gone(snakemake: psutil.Process | None, process: subprocess.Popen | None) -> threading.Event:
+    """Watch ``snakemake`` (if any) from a daemon thread: when it is gone, stop ``process`` (the
+    server, if this process owns one) and end this process with exit code 1. Returns the event
+    that ends the watch."""
     done = threading.Event()
     if snakemake is None:
         return done
@@ -183,7 +185,8 @@ def _exit_when_gone(snakemake: psutil.Process | None, process: subprocess.Popen)
     def watch() -> None:
         while not done.wait(1.0):
             if not snakemake.is_running():
-                stop(process)
+                if process is not None:
+                    stop(process)
                 os._exit(1)
 
     threading.Thread(target=watch, name="snakemake-watch", daemon=True).start()
