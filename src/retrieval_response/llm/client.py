@@ -343,7 +343,7 @@ class LLMClient:
         with self:
             return asyncio.run(self._gather(tasks, keys, desc))
 
-    def __enter__(self) -> "LLMClient":
+    def __enter__(self) -> LLMClient:
         """Keep a local model's server (see ``run_all``) for the whole ``with`` block, across
         ``run_all`` calls; nothing to do for other models."""
         if self._server is not None:
