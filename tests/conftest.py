@@ -17,6 +17,16 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 TEST_CONFIGS = REPO / ".test"  # the small offline configs users run too (config/README.md)
+SHIPPED_GGUF = REPO / "resources/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+
+
+def skip_module_without_local_server() -> None:
+    """Skip the calling test module unless llama-server is built and the shipped GGUF is
+    assembled (both by bash install.sh)."""
+    if not Path(sys.executable).with_name("llama-server").exists() and shutil.which("llama-server") is None:
+        pytest.skip("llama-server is not built (bash install.sh)", allow_module_level=True)
+    if not SHIPPED_GGUF.exists():
+        pytest.skip("the local GGUF is not assembled (bash install.sh)", allow_module_level=True)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ and threads never above the cores available."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -16,15 +15,12 @@ from pathlib import Path
 import psutil
 import pytest
 
+from conftest import REPO, SHIPPED_GGUF, skip_module_without_local_server
 from retrieval_response.llm.server import LlamaServer, available_cores, server_threads
 
-REPO = Path(__file__).resolve().parents[1]
-GGUF = REPO / "resources/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+GGUF = SHIPPED_GGUF
 
-if not Path(sys.executable).with_name("llama-server").exists() and shutil.which("llama-server") is None:
-    pytest.skip("llama-server is not built (bash install.sh)", allow_module_level=True)
-if not GGUF.exists():
-    pytest.skip("the local GGUF is not assembled (bash install.sh)", allow_module_level=True)
+skip_module_without_local_server()
 
 SERVER = LlamaServer(model_path=str(GGUF), alias="test", slots=1, ctx_per_slot=512, threads=1)
 

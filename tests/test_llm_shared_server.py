@@ -5,7 +5,6 @@ SIGKILL."""
 
 from __future__ import annotations
 
-import shutil
 import signal
 import subprocess
 import sys
@@ -13,15 +12,12 @@ import textwrap
 from pathlib import Path
 
 import psutil
-import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-GGUF = REPO / "resources/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+from conftest import REPO, SHIPPED_GGUF, skip_module_without_local_server
 
-if not Path(sys.executable).with_name("llama-server").exists() and shutil.which("llama-server") is None:
-    pytest.skip("llama-server is not built (bash install.sh)", allow_module_level=True)
-if not GGUF.exists():
-    pytest.skip("the local GGUF is not assembled (bash install.sh)", allow_module_level=True)
+GGUF = SHIPPED_GGUF
+
+skip_module_without_local_server()
 
 JOB = textwrap.dedent(f"""
     import sys
