@@ -41,7 +41,7 @@ from retrieval_response.llm.config import TOP_LOGPROBS, ModelConfig, PacingConfi
 from retrieval_response.llm.gguf import model_file
 from retrieval_response.llm.pacing import Pacer, estimate_tokens
 from retrieval_response.llm.retry import PROMPT_EXCEEDS_CONTEXT, ErrorKind, backoff_seconds, bad_response, classify
-from retrieval_response.llm.server import LlamaServer, server_threads
+from retrieval_response.llm.server import LlamaServer, bypass_proxy_for_loopback, server_threads
 from retrieval_response.llm.shared_server import serving
 
 litellm.suppress_debug_info = True
@@ -161,6 +161,8 @@ class LLMClient:
             raise ValueError(f"model {model.model}: environment variable {model.api_key_env} "
                              "(api_key_env) is not set")
         self._server = local_server(model, pacing, local_threads, server_log)
+        if self._server is not None:
+            bypass_proxy_for_loopback()
         self._local_base: str | None = None
         self._serving = None
         self.concurrency = self._server.slots if self._server else pacing.concurrency
@@ -346,15 +348,17 @@ class LLMClient:
     def __enter__(self) -> LLMClient:
         """Keep a local model's server (see ``run_all``) for the whole ``with`` block, across
         ``run_all`` calls; nothing to do for other models."""
+        if self._serving is not None:
+            raise RuntimeError("with client: blocks do not nest")
         if self._server is not None:
             self._serving = serving(self._server)
             self._local_base = self._serving.__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._server is not None:
-            self._local_base = None
-            self._serving.__exit__(*exc)
+        if self._serving is not None:
+            serving_block, self._serving, self._local_base = self._serving, None, None
+            serving_block.__exit__(*exc)
 
     async def _gather(self, tasks: list[Awaitable[T]], keys: list[Hashable], desc: str) -> list[T]:
         self._pacer = Pacer(self.pacing)

@@ -1,13 +1,14 @@
-"""The local model served by llama.cpp's own ``llama-server``, started and stopped by the job.
+"""Starting and stopping llama.cpp's own ``llama-server`` for a local model.
 
 A ``llamacpp/<alias>`` model with a ``model_path`` (GGUF) is not loaded into the Python process:
-the job starts ``llama-server`` on a free loopback port with ``slots`` parallel sequences
+``LlamaServer`` starts ``llama-server`` on a free loopback port with ``slots`` parallel sequences
 (continuous batching), ``ctx_per_slot`` tokens of context per slot, ``threads`` threads and a
-host-memory prompt cache, waits for ``/health``, and reaches it through litellm's OpenAI route
-(``openai/<alias>`` at ``http://127.0.0.1:<port>/v1``), exactly as users reach vLLM, Ollama or a
-hosted API. The server is stopped when the job's work ends (success or exception), dies with the
-job (``PR_SET_PDEATHSIG``) when the job is killed, and the job stops it and exits when the
-Snakemake process that started the job disappears (``snakemake`` killed with SIGKILL).
+host-memory prompt cache, waits for ``/health``, and the client reaches it through litellm's
+OpenAI route (``openai/<alias>`` at ``http://127.0.0.1:<port>/v1``), exactly as users reach vLLM,
+Ollama or a hosted API. A server dies with the process that started it (``PR_SET_PDEATHSIG``);
+``running`` also stops it when its block ends and when the Snakemake process above it
+disappears. Which server a job uses (the run's shared one, or its own) is
+``llm/shared_server.py``'s choice.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ from pathlib import Path
 import psutil
 
 BINARY = "llama-server"
+# Loopback requests never go through a proxy (http_proxy in the environment would send them away).
+LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
 HEALTH_TIMEOUT_SECONDS = 300.0
 STOP_TIMEOUT_SECONDS = 10.0
 PROMPT_CACHE_MIB = 2048
@@ -75,10 +79,11 @@ _DIE_WITH_PARENT = (f"import ctypes, os, sys; ctypes.CDLL(None).prctl({_PR_SET_P
 
 def snakemake_ancestor() -> psutil.Process | None:
     """The nearest ancestor process running Snakemake (its command line's program or script is
-    named ``snakemake``), or None (e.g. a cluster job, a test)."""
+    named ``snakemake``, or it runs ``python -m snakemake``), or None (e.g. a test)."""
     for parent in psutil.Process().parents():
         try:
-            if any(Path(arg).name == "snakemake" for arg in parent.cmdline()[:2]):
+            cmdline = parent.cmdline()
+            if any(Path(arg).name == "snakemake" for arg in cmdline[:2]) or cmdline[1:3] == ["-m", "snakemake"]:
                 return parent
         except psutil.Error:
             continue
@@ -104,28 +109,56 @@ class LlamaServer:
                 "--host", "127.0.0.1", "--port", str(port),
                 "--parallel", str(self.slots), "--ctx-size", str(self.ctx_per_slot * self.slots),
                 "--threads", threads, "--threads-batch", threads,
-                "--cache-ram", str(PROMPT_CACHE_MIB), "--no-webui"]
+                "--cache-ram", str(PROMPT_CACHE_MIB), "--no-webui", "--no-slots"]
 
-    @contextmanager
-    def running(self) -> Iterator[str]:
-        """Start the server, yield its OpenAI base URL (``http://127.0.0.1:<port>/v1``) once
-        ``/health`` answers 200, and stop it when the block ends, whatever ends it."""
+    def start(self) -> tuple[subprocess.Popen, int]:
+        """Start the server on a free loopback port and return it with its port once ``/health``
+        answers 200 and it serves ``alias``; stopped, and RuntimeError, otherwise. The server
+        dies with the thread that started it (``PR_SET_PDEATHSIG``) and ignores the user's
+        ``LLAMA_ARG_*`` / ``LLAMA_API_KEY`` variables (its settings are the command line)."""
         port = free_loopback_port()
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
         try:
             process = subprocess.Popen([sys.executable, "-c", _DIE_WITH_PARENT, *self.command(port)],
-                                       stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+                                       stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                       env=server_environment())
         finally:
             if self.log_path:
                 log.close()
-        stop_watch = exit_when_gone(snakemake_ancestor(), process)
         try:
             _wait_healthy(process, port, self.log_path)
             _check_alias(port, self.alias)
+        except BaseException:
+            stop(process)
+            raise
+        return process, port
+
+    @contextmanager
+    def running(self) -> Iterator[str]:
+        """Start the server, yield its OpenAI base URL (``http://127.0.0.1:<port>/v1``), and stop
+        it when the block ends, whatever ends it; if a Snakemake process above this one
+        disappears meanwhile, stop it and end this process (exit code 1)."""
+        process, port = self.start()
+        stop_watch = exit_when_gone(snakemake_ancestor(), process)
+        try:
             yield f"http://127.0.0.1:{port}/v1"
         finally:
             stop_watch.set()
             stop(process)
+
+
+def server_environment() -> dict[str, str]:
+    """This process's environment without the variables llama-server reads as settings."""
+    return {name: value for name, value in os.environ.items()
+            if not name.startswith("LLAMA_ARG_") and name != "LLAMA_API_KEY"}
+
+
+def bypass_proxy_for_loopback() -> None:
+    """Add the loopback hosts to ``NO_PROXY``/``no_proxy`` of this process, so that litellm's HTTP
+    client reaches a local server directly even where a proxy is configured."""
+    for name in ("NO_PROXY", "no_proxy"):
+        hosts = [host for host in os.environ.get(name, "").split(",") if host]
+        os.environ[name] = ",".join(hosts + [host for host in LOOPBACK_HOSTS if host not in hosts])
 
 
 def stop(process: subprocess.Popen) -> None:
@@ -155,20 +188,19 @@ def _wait_healthy(process: subprocess.Popen, port: int, log_path: str | None) ->
             raise RuntimeError(f"{BINARY} exited with code {process.returncode} before it was ready"
                                f"{log_tail(log_path)}")
         try:
-            with urllib.request.urlopen(url, timeout=2) as response:
+            with LOOPBACK.open(url, timeout=2) as response:
                 if response.status == 200:
                     return
         except (urllib.error.URLError, OSError):
             pass
         time.sleep(0.2)
-    stop(process)
     raise RuntimeError(f"{BINARY} not healthy after {HEALTH_TIMEOUT_SECONDS:.0f} s{log_tail(log_path)}")
 
 
 def _check_alias(port: int, alias: str) -> None:
     """RuntimeError unless the server on ``port`` serves ``alias`` (another process may have
     taken the port between our choice and the server's bind)."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=5) as response:
+    with LOOPBACK.open(f"http://127.0.0.1:{port}/v1/models", timeout=5) as response:
         served = [model.get("id") for model in json.load(response).get("data", [])]
     if alias not in served:
         raise RuntimeError(f"port {port} answers for {served}, not for {alias}: another server took it")

@@ -2,17 +2,20 @@
 
 The first job of a run that needs a server starts a keeper (``python -m
 retrieval_response.llm.shared_server``) in a session of its own, so that it outlives the job. The
-keeper starts the server (``LlamaServer.running``: free loopback port, health and alias checks, the
+keeper starts the server (``LlamaServer.start``: free loopback port, health and alias checks; the
 server dies with the keeper), writes the server's port to a state file once it is healthy, and
-stops the server and exits when the Snakemake process above the jobs is gone, however Snakemake
-ended (success, failure, SIGKILL), or on SIGTERM. Later jobs of the run find the state file and use
-the server already loaded: no model load, and its prompt cache still holds the prefixes earlier
-jobs evaluated. A lock file makes jobs that start together wait for one keeper.
+stops the server, removes the run's state folder and exits when the Snakemake process of the run
+is gone, however Snakemake ended (success, failure, SIGKILL); it also ends when its server dies
+or on SIGTERM. Later jobs of the run find the state file and use the server already loaded: no
+model load, and its prompt cache still holds the prefixes earlier jobs evaluated. A lock file
+makes jobs that start together wait for one keeper.
 
 Sharing is limited to what is safe: the same host (a loopback port; state under this host's
-temporary folder), the same user, the same Snakemake process (its pid and start time name the
-state folder) and the same settings (the state file is named by a hash of the whole server
-command but its port: model file, alias, slots, context, threads).
+temporary folder), the same user (the state folders are the user's own, mode 0700, checked
+before use; otherwise the job runs a server of its own), the same Snakemake process (its pid and
+start time name the state folder and are checked by the keeper) and the same settings (the state
+file is named by a hash of the whole server command but its port: model file, alias, slots,
+context, threads).
 """
 
 from __future__ import annotations
@@ -22,14 +25,15 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,28 +42,62 @@ import psutil
 
 from retrieval_response.llm.server import (
     HEALTH_TIMEOUT_SECONDS,
+    LOOPBACK,
     LlamaServer,
     exit_when_gone,
     log_tail,
     snakemake_ancestor,
+    stop,
 )
 
 STATE_ROOT_NAME = "retrieval-response-llama-server"
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding retrieval_response/
+LOOPBACK_TIMEOUT_SECONDS = 30.0  # a busy server answers /health late; a dead one refuses at once
+KEEPER_POLL_SECONDS = 1.0
+
+
+def process_identity(process: psutil.Process) -> str:
+    """``<pid>-<start time>``: names one process, never a later one given the same pid."""
+    return f"{process.pid}-{process.create_time():.3f}"
+
+
+def is_alive(identity: str) -> bool:
+    """True while the process named by ``identity`` (``process_identity``) runs (not a zombie)."""
+    pid, _, start = identity.partition("-")
+    try:
+        process = psutil.Process(int(pid))
+        return f"{process.create_time():.3f}" == start and process.status() != psutil.STATUS_ZOMBIE
+    except (psutil.Error, ValueError):
+        return False
 
 
 def state_folder(owner: psutil.Process) -> Path:
-    """The folder of the state files of the servers shared under ``owner`` (a Snakemake process):
-    named by the user, the owner's pid and its start time, so a later process with the same pid
-    never sees them."""
-    return Path(tempfile.gettempdir()) / f"{STATE_ROOT_NAME}-{os.getuid()}" / f"{owner.pid}-{owner.create_time():.3f}"
+    """The folder of the state files of the servers shared under ``owner`` (a Snakemake process),
+    in this user's folder under the host's temporary folder."""
+    return Path(tempfile.gettempdir()) / f"{STATE_ROOT_NAME}-{os.getuid()}" / process_identity(owner)
+
+
+def private_folder(path: Path) -> bool:
+    """Create ``path`` and its parent (mode 0700) if missing; True if both are real folders (not
+    links) of this user, made private (0700) if they were not; False otherwise."""
+    for folder in (path.parent, path):
+        try:
+            folder.mkdir(mode=0o700, exist_ok=True)
+            info = folder.lstat()
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                return False
+            if info.st_mode & 0o077:
+                folder.chmod(0o700)
+        except OSError:
+            return False
+    return True
 
 
 def settings_key(server: LlamaServer) -> str:
     """A hash of everything that makes two servers interchangeable: the command line without the
     port, and the model file's size and modification time."""
     model = Path(server.model_path).stat()
-    command = server.command(port=0)
-    settings = json.dumps([command, model.st_size, model.st_mtime_ns])
+    settings = json.dumps([server.command(port=0), model.st_size, model.st_mtime_ns])
     return hashlib.sha256(settings.encode()).hexdigest()[:24]
 
 
@@ -74,41 +112,54 @@ def locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def read_state(state_path: Path) -> tuple[int, str] | None:
+    """(port, keeper identity) from ``state_path``, or None if it is missing or malformed."""
+    try:
+        state = json.loads(state_path.read_text())
+        port, keeper = state["port"], state["keeper"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return (port, keeper) if isinstance(port, int) and isinstance(keeper, str) else None
+
+
 def live_base_url(state_path: Path, alias: str) -> str | None:
     """The OpenAI base URL of the server ``state_path`` describes, if its keeper is alive and the
     server answers ``/health`` and serves ``alias``; None otherwise."""
-    try:
-        state = json.loads(state_path.read_text())
-    except (OSError, ValueError):
+    state = read_state(state_path)
+    if state is None or not is_alive(state[1]):
         return None
-    if not psutil.pid_exists(state.get("keeper_pid", -1)):
-        return None
-    base = f"http://127.0.0.1:{state['port']}"
+    base = f"http://127.0.0.1:{state[0]}"
     try:
-        with urllib.request.urlopen(f"{base}/health", timeout=5) as response:
+        with LOOPBACK.open(f"{base}/health", timeout=LOOPBACK_TIMEOUT_SECONDS) as response:
             healthy = response.status == 200
-        with urllib.request.urlopen(f"{base}/v1/models", timeout=5) as response:
+        with LOOPBACK.open(f"{base}/v1/models", timeout=LOOPBACK_TIMEOUT_SECONDS) as response:
             served = [model.get("id") for model in json.load(response).get("data", [])]
-    except (urllib.error.URLError, OSError, ValueError):
+    except (urllib.error.URLError, OSError, ValueError, AttributeError):
         return None
     return f"{base}/v1" if healthy and alias in served else None
 
 
-def start_keeper(server: LlamaServer, state_path: Path) -> str:
-    """Start a keeper for ``server`` in a session of its own and return the server's base URL once
-    the keeper has written ``state_path``; RuntimeError (with the server log's tail) if the keeper
-    ends first or the server is not ready within ``HEALTH_TIMEOUT_SECONDS``."""
+def start_keeper(server: LlamaServer, state_path: Path, owner: psutil.Process) -> str:
+    """Start a keeper of ``server`` for ``owner``'s run in a session of its own (its output in
+    the server log) and return the server's base URL once the keeper has written ``state_path``;
+    RuntimeError (with the log's tail) if the keeper ends first or nothing is ready in time."""
     state_path.unlink(missing_ok=True)
-    settings = json.dumps(dataclasses.asdict(server))
-    keeper = subprocess.Popen([sys.executable, "-m", __name__, str(state_path), settings],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)
+    log = open(server.log_path, "ab") if server.log_path else subprocess.DEVNULL
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_ROOT),
+                                                                             os.environ.get("PYTHONPATH")]))}
+    try:
+        keeper = subprocess.Popen([sys.executable, "-m", __name__, str(state_path), process_identity(owner),
+                                   json.dumps(dataclasses.asdict(server))],
+                                  stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                  env=environment, start_new_session=True)
+    finally:
+        if server.log_path:
+            log.close()
     deadline = time.monotonic() + HEALTH_TIMEOUT_SECONDS + 30
     while time.monotonic() < deadline:
-        if state_path.exists():
-            base = live_base_url(state_path, server.alias)
-            if base is not None:
-                return base
+        base = live_base_url(state_path, server.alias) if state_path.exists() else None
+        if base is not None:
+            return base
         if keeper.poll() is not None:
             raise RuntimeError(f"llama-server keeper exited with code {keeper.returncode} before the server "
                                f"was ready{log_tail(server.log_path)}")
@@ -119,14 +170,18 @@ def start_keeper(server: LlamaServer, state_path: Path) -> str:
 
 @contextmanager
 def shared(server: LlamaServer, owner: psutil.Process) -> Iterator[str]:
-    """Yield the base URL of the run's server with ``server``'s settings, starting it (through a
-    keeper) if no live one exists. The server stays up after the block, for the run's next jobs;
-    this job exits (code 1) if ``owner`` disappears while it uses the server."""
+    """Yield the base URL of ``owner``'s run's server with ``server``'s settings, starting it
+    (through a keeper) if no live one exists. The server stays up after the block, for the run's
+    next jobs; this job exits (code 1) if ``owner`` disappears while it uses the server. Where the
+    state folder is not this user's private folder, the job runs a server of its own instead."""
     folder = state_folder(owner)
-    folder.mkdir(parents=True, exist_ok=True)
-    key = settings_key(server)
-    with locked(folder / f"{key}.lock"):
-        base = live_base_url(folder / f"{key}.json", server.alias) or start_keeper(server, folder / f"{key}.json")
+    if not private_folder(folder):
+        with server.running() as base:
+            yield base
+        return
+    state_path = folder / f"{settings_key(server)}.json"
+    with locked(state_path.with_suffix(".lock")):
+        base = live_base_url(state_path, server.alias) or start_keeper(server, state_path, owner)
     stop_watch = exit_when_gone(owner, None)
     try:
         yield base
@@ -147,23 +202,29 @@ def serving(server: LlamaServer) -> Iterator[str]:
             yield base
 
 
-def keep(state_path: Path, server: LlamaServer) -> None:
-    """The keeper: run ``server``, publish its port in ``state_path`` (atomically) once healthy,
-    and wait. It ends when the Snakemake process above it is gone (``LlamaServer.running`` watches
-    it) or on SIGTERM; the server stops with it and the state file is removed."""
+def keep(state_path: Path, owner: str, server: LlamaServer) -> None:
+    """The keeper: run ``server``, publish its port and this keeper's identity in ``state_path``
+    (atomically, mode 0600) once healthy, and wait while the process ``owner`` (an identity) runs,
+    the server runs and no SIGTERM came. Then stop the server and remove the state file, or the
+    whole state folder once the owner is gone."""
     ended = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: ended.set())
+    if not is_alive(owner):
+        return
+    process, port = server.start()
     try:
-        with server.running() as base:
-            port = int(base.removesuffix("/v1").rsplit(":", 1)[1])
-            partial = state_path.with_suffix(".partial")
-            partial.write_text(json.dumps({"port": port, "keeper_pid": os.getpid()}))
-            partial.replace(state_path)
-            while not ended.wait(1.0):
-                pass
+        partial = state_path.with_suffix(".partial")
+        partial.write_text(json.dumps({"port": port, "keeper": process_identity(psutil.Process())}))
+        partial.chmod(0o600)
+        partial.replace(state_path)
+        while not ended.wait(KEEPER_POLL_SECONDS) and process.poll() is None and is_alive(owner):
+            pass
     finally:
+        stop(process)
         state_path.unlink(missing_ok=True)
+        if not is_alive(owner):
+            shutil.rmtree(state_path.parent, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    keep(Path(sys.argv[1]), LlamaServer(**json.loads(sys.argv[2])))
+    keep(Path(sys.argv[1]), sys.argv[2], LlamaServer(**json.loads(sys.argv[3])))
