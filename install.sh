@@ -42,13 +42,24 @@ fail() {
 }
 version_at_least() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -1)" = "$2" ]; }
 # What the installed llama-server was built from: the pinned sdist and the CPU target.
-llama_server_stamp() { printf '%s\ncpu=%s\n' "$(cat requirements-llama-server.txt)" "$LLAMA_CPU"; }
+# A native build records which CPU it is for (a hash of its instruction-set flags): a .venv moved
+# to or shared with another CPU rebuilds instead of stopping with "illegal instruction".
+cpu_target() {
+    if [ "$LLAMA_CPU" = native ]; then
+        echo "native:$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | sha256sum | cut -c1-16)"
+    else
+        echo "$LLAMA_CPU"
+    fi
+}
+llama_server_stamp() { printf '%s\ncpu=%s\n' "$(cat requirements-llama-server.txt)" "$(cpu_target)"; }
 llama_server_stale() {
     [ "$(llama_server_stamp)" != "$(cat .venv/llama-server.pin 2>/dev/null)" ] || ! .venv/bin/llama-server --version >/dev/null 2>&1
 }
 
 # Fails with one line on a missing prerequisite; prints "cmake" when cmake must come from PyPI.
 check_prerequisites() (
+    [ "$(uname -s)" = Linux ] || fail "Linux is needed (the local LLM's server control uses Linux process features); this is $(uname -s)"
+    if [ -x .venv/bin/python ]; then PY=.venv/bin/python; fi # a second run checks the .venv's Python
     command -v "$PY" >/dev/null || fail "Python >= 3.11 is needed: '$PY' not found (set PYTHON=/path/to/python3.11)"
     "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' ||
         fail "Python >= 3.11 is needed: $PY is $("$PY" -c 'import platform; print(platform.python_version())') (set PYTHON=/path/to/python3.11)"
@@ -118,7 +129,8 @@ if base == version and (local == want if want is not None else local != "cpu"):
 print(f"torch=={version}+{want}" if want else f"torch=={version}", index or "-")
 PYTHON
 }
-read -r torch_spec torch_index < <(torch_request) || true
+torch_line=$(torch_request) # errexit: a failing check stops here, not in requirements.txt's torch
+read -r torch_spec torch_index <<<"$torch_line" || true # empty: the right build is installed
 if [ -n "${torch_spec:-}" ]; then
     # another build of the same version would count as installed
     .venv/bin/python -m pip uninstall --quiet --yes torch >/dev/null 2>&1 || true
@@ -149,7 +161,7 @@ build_llama_server() (
     work=$(mktemp -d)
     trap 'rm -rf "$work"' EXIT
     export PATH="$PWD/.venv/bin:$PATH"
-    command -v cmake >/dev/null || "${PIP[@]}" cmake==4.4.4
+    command -v cmake >/dev/null || "${PIP[@]}" "$CMAKE_PIN"
     command -v ninja >/dev/null || "${PIP[@]}" ninja==1.13.2
     .venv/bin/python -m pip download --quiet --disable-pip-version-check --no-deps \
         --no-binary llama-cpp-python --require-hashes -r requirements-llama-server.txt -d "$work"

@@ -7,6 +7,7 @@ creating anything; nothing is installed or downloaded.
 from __future__ import annotations
 
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -59,6 +60,9 @@ def torch_request(build: str, version: str) -> str:
                           check=True).stdout.strip()
 
 
+@pytest.mark.skipif((platform.system(), platform.machine()) != ("Linux", "x86_64")
+                    or os.environ.get("RETRIEVAL_RESPONSE_TORCH", "cpu") != "cpu",
+                    reason="install.sh installs torch +cpu on Linux x86_64 with the default RETRIEVAL_RESPONSE_TORCH")
 def test_torch_build_is_explicit_and_only_reinstalled_when_it_differs():
     import torch
 
