@@ -5,8 +5,8 @@ input, so changing the generator or the answer prompt reruns answers and grades,
 grader or the grading prompt reruns grades only. Pacing and the cache folder are read from the
 config inside the jobs (they change how, not what, is computed). Every LLM job holds
 ``resources: llm=1``: ``--resources llm=N`` caps the LLM jobs running at once. A job of a local
-model takes every core of the run (``llm_threads``): its llama.cpp server owns the machine and no
-embedding job runs beside it.
+model takes every core of the run (``llm_threads``): the run's llama.cpp server owns the machine
+while it runs, and no embedding job runs beside it.
 
 Top-K answers and grades are split into ``llm.shards`` shards by query id (``{shard}`` =
 ``<i>-of-<n>``), so that on a cluster a failed job costs one shard; ``merge_graded`` joins a

@@ -33,7 +33,6 @@ from retrieval_response.infra.errors import InputError
 DUPLICATE_TEXT = "duplicate_text"
 FEWER_POSITIVES = "fewer_positives_than_Np"
 TOO_FEW_CANDIDATES = "too_few_candidates"
-REASONS = (DUPLICATE_TEXT, FEWER_POSITIVES, TOO_FEW_CANDIDATES)
 
 
 def design_name(nc: int, np_: int) -> str:

@@ -3,7 +3,8 @@ and grades.
 
 Modules: ``config`` (model and pacing settings), ``pacing`` (semaphore and token buckets),
 ``retry`` (error classification and backoff), ``cache`` (content-addressed response cache),
-``server`` (the local llama.cpp server), ``gguf`` (the local model file), ``prompts`` (prompt
+``server`` (starting and stopping a local llama.cpp server), ``shared_server`` (one server
+per Snakemake run and settings, shared by its jobs), ``gguf`` (the local model file), ``prompts`` (prompt
 files -> messages), ``grading`` (strict grade parsing, probability-weighted grade), ``accounting``
 (job and run summaries), ``client`` (one paced, retried, cached call), ``claims`` (cache keys claimed by concurrent
 processes), ``jobs`` (clients and summaries for workflow jobs), ``sharding`` (LLM work split into shards by query id),

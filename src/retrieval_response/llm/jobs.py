@@ -25,7 +25,7 @@ def client_from_config(model: Mapping, llm: Mapping, threads: int, stage: str, j
 
 def job_threads(model: Mapping | None, cores: int | None) -> int:
     """Threads of an LLM job of one model section: ``cores`` (1 when None) for a ``llamacpp/`` model,
-    whose llama.cpp server inside the job owns the machine; 1 for a remote API or no model."""
+    whose llama.cpp server owns the machine while the job runs; 1 for a remote API or no model."""
     if not (model or {}).get("model", "").startswith("llamacpp/"):
         return 1
     return cores or 1
