@@ -185,21 +185,27 @@ class Estimate:
     workload: Workload
     basis: str
     model: str
+    grader_model: str
     answer_tokens: int
     max_answer_tokens: int
 
-    def dollars(self, completion_tokens: float | None = None) -> tuple[float, float]:
-        """(prompt, completion) dollars at litellm's list price for the generator's model."""
+    def dollars(self, answer_tokens: float | None = None) -> tuple[float, float]:
+        """(prompt, completion) dollars at litellm's list prices: answers (ideal and top-K) at the
+        generator's model, with ``answer_tokens`` completion tokens each if given, grades at the
+        grader's."""
         import litellm
 
-        completion = self.workload.completion_tokens if completion_tokens is None else completion_tokens
-        return litellm.cost_per_token(model=self.model, prompt_tokens=round(self.workload.prompt_tokens),
-                                      completion_tokens=round(completion))
-
-    def upper_bound_completion_tokens(self) -> float:
-        """Completion tokens when every answer uses the generator's max_tokens."""
-        answers = self.workload.stages["ideal"].calls + self.workload.stages["topk"].calls
-        return self.workload.completion_tokens + answers * (self.max_answer_tokens - self.answer_tokens)
+        stages = self.workload.stages
+        answers = stages["ideal"].calls + stages["topk"].calls
+        answer_completion = stages["ideal"].completion_tokens + stages["topk"].completion_tokens
+        if answer_tokens is not None:
+            answer_completion = answers * answer_tokens
+        generator = litellm.cost_per_token(model=self.model,
+                                           prompt_tokens=round(stages["ideal"].prompt_tokens + stages["topk"].prompt_tokens),
+                                           completion_tokens=round(answer_completion))
+        grader = litellm.cost_per_token(model=self.grader_model, prompt_tokens=round(stages["grade"].prompt_tokens),
+                                        completion_tokens=round(stages["grade"].completion_tokens))
+        return generator[0] + grader[0], generator[1] + grader[1]
 
 
 def estimate(config: dict, base: Path, answer_tokens: int = DEFAULT_ANSWER_TOKENS) -> Estimate:
@@ -240,14 +246,15 @@ def estimate(config: dict, base: Path, answer_tokens: int = DEFAULT_ANSWER_TOKEN
         missing = ", ".join(str(path) for path in sources.values() if not path.exists()) or "no datasets"
         basis = (f"the published set's counts ({missing} not found), tokens per call from the shipped "
                  "real samples (HotpotQA paragraphs and sentences, MS MARCO, arXiv)")
-    return Estimate(work, basis, model, answer_tokens, generator.get("max_tokens", 200))
+    grader_model = (llm.get("grader") or {}).get("model", model)
+    return Estimate(work, basis, model, grader_model, answer_tokens, generator.get("max_tokens", 200))
 
 
 def report(est: Estimate, config_path: str) -> str:
     """The estimate as printed by the command line; the last line is ``calls=... dollars=...``."""
     work = est.workload
     prompt_dollars, completion_dollars = est.dollars()
-    high = sum(est.dollars(est.upper_bound_completion_tokens()))
+    high = sum(est.dollars(answer_tokens=est.max_answer_tokens))
     total = prompt_dollars + completion_dollars
     rows = [f"{config_path}: LLM workload ({est.basis})",
             f"{'stage':<22}{'calls':>12}{'prompt tokens':>18}{'completion tokens':>20}{'per call (prompt)':>20}"]
@@ -258,7 +265,8 @@ def report(est: Estimate, config_path: str) -> str:
     rows.append(f"{'total':<22}{work.calls:>12,}{work.prompt_tokens:>18,.0f}{work.completion_tokens:>20,.0f}")
     rows.append(f"answers assumed {est.answer_tokens} tokens each, grades {GRADE_COMPLETION_TOKENS}; "
                 f"at max_tokens={est.max_answer_tokens} per answer the total would be ${high:,.2f}")
-    rows.append(f"price: litellm's table for {est.model}: prompt ${prompt_dollars:,.2f} + completion "
+    rows.append(f"price: litellm's table for {est.model} (answers) and {est.grader_model} (grades): "
+                f"prompt ${prompt_dollars:,.2f} + completion "
                 f"${completion_dollars:,.2f} = ${total:,.2f} (list price, no caching or batch discount)")
     rows.append(f"calls={work.calls} prompt_tokens={work.prompt_tokens:.0f} "
                 f"completion_tokens={work.completion_tokens:.0f} dollars={total:.2f}")
