@@ -24,6 +24,7 @@ import dataclasses
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import shutil
 import signal
@@ -50,6 +51,7 @@ from retrieval_response.llm.server import (
     stop,
 )
 
+LOG = logging.getLogger(__name__)
 STATE_ROOT_NAME = "retrieval-response-llama-server"
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding retrieval_response/
 LOOPBACK_TIMEOUT_SECONDS = 30.0  # a busy server answers /health late; a dead one refuses at once
@@ -181,7 +183,13 @@ def shared(server: LlamaServer, owner: psutil.Process) -> Iterator[str]:
         return
     state_path = folder / f"{settings_key(server)}.json"
     with locked(state_path.with_suffix(".lock")):
-        base = live_base_url(state_path, server.alias) or start_keeper(server, state_path, owner)
+        base = live_base_url(state_path, server.alias)
+        if base is None:
+            base = start_keeper(server, state_path, owner)
+            LOG.info("started the run's llama-server %s at %s; its output: %s", state_path.stem, base, server.log_path)
+        else:
+            LOG.info("using the run's llama-server %s at %s (its output is in the log of the job that started it)",
+                     state_path.stem, base)
     stop_watch = exit_when_gone(owner, None)
     try:
         yield base
