@@ -32,6 +32,7 @@ arXiv: the paper's sources but Natural Questions), prepared with the config's de
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,11 +48,11 @@ from retrieval_response.llm.prompts import (
     format_references,
     load_prompt,
 )
+from retrieval_response.workflow_config.plan import dataset_designs, design_cutoffs
 
 REPO = Path(__file__).resolve().parents[3]
 DEFAULT_PROMPTS = {"answer": "resources/prompts/answer.txt", "grade": "resources/prompts/grade.txt"}
-DEFAULT_DESIGNS = [{"Nc": 8, "Np": 2}]
-DEFAULT_K = [1, 2, 3, 4]
+SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
 DEFAULT_ANSWER_TOKENS = 80
 GRADE_COMPLETION_TOKENS = 1
 
@@ -138,10 +139,18 @@ class Counter:
         return self.messages(self.grade_prompt.messages(query=query, ideal_answer="", answer=""))
 
 
-def dataset_designs(config: dict, dataset: dict) -> list[tuple[int, int, list[int]]]:
-    """(Nc, Np, sorted K list) of each design of ``dataset`` (its own designs, else the top-level ones)."""
-    designs = dataset.get("designs") or config.get("designs") or DEFAULT_DESIGNS
-    return [(d["Nc"], d["Np"], sorted(set(d.get("K") or config.get("K") or DEFAULT_K))) for d in designs]
+def with_defaults(config: dict) -> dict:
+    """A copy of ``config`` with the config schema's defaults filled in, as the workflow fills them."""
+    from snakemake.utils import validate
+
+    filled = copy.deepcopy(config)
+    validate(filled, schema=str(SCHEMA))
+    return filled
+
+
+def design_cutoff_lists(config: dict, designs: list[dict]) -> list[tuple[int, int, list[int]]]:
+    """(Nc, Np, sorted K list) of each of ``designs`` of a defaults-filled ``config``."""
+    return [(d["Nc"], d["Np"], design_cutoffs(config, d)) for d in designs]
 
 
 def texts_workload(
@@ -210,6 +219,7 @@ class Estimate:
 
 def estimate(config: dict, base: Path, answer_tokens: int = DEFAULT_ANSWER_TOKENS) -> Estimate:
     """The LLM workload of ``config`` (paths relative to ``base``), as described in the module docstring."""
+    config = with_defaults(config)
     llm = config.get("llm") or {}
     generator = llm.get("generator") or {}
     model = generator.get("model", "openai/gpt-4o-mini")
@@ -220,7 +230,7 @@ def estimate(config: dict, base: Path, answer_tokens: int = DEFAULT_ANSWER_TOKEN
     work = Workload()
     if datasets and all(path.exists() for path in sources.values()):
         for name, dataset in datasets.items():
-            designs = dataset_designs(config, dataset)
+            designs = design_cutoff_lists(config, dataset_designs(config, name))
             texts, _ = prepare(dataset["layout"], sources[name], level=dataset.get("level"),
                                subset=dataset.get("subset"), n_queries=dataset.get("queries"),
                                seed=dataset.get("seed", 0), designs=[(nc, np_) for nc, np_, _ in designs])
@@ -228,7 +238,7 @@ def estimate(config: dict, base: Path, answer_tokens: int = DEFAULT_ANSWER_TOKEN
             work.merge(texts_workload(texts, designs, n_embedders, counter, answer_tokens))
         basis = "counted on the config's data"
     else:
-        designs = dataset_designs(config, {})
+        designs = design_cutoff_lists(config, config["designs"])
         per_call: dict[str, list[Stage]] = {name: [] for name in work.stages}
         for layout, path, level in STAND_INS:
             texts, _ = prepare(layout, REPO / path, level=level, n_queries=None, seed=0,

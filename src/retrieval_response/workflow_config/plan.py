@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from retrieval_response.datasets.layouts import LAYOUTS_WITHOUT_GOLD
+from retrieval_response.datasets.sampling import design_name as sampling_design_name
 from retrieval_response.infra.errors import InputError
 
 DESIGN_PATTERN = r"Nc[0-9]+_Np[0-9]+"
@@ -19,8 +20,8 @@ DESIGN_PATTERN = r"Nc[0-9]+_Np[0-9]+"
 
 
 def design_name(design: Mapping) -> str:
-    """Path component of one (Nc, Np) design: ``Nc<Nc>_Np<Np>``."""
-    return f"Nc{design['Nc']}_Np{design['Np']}"
+    """Path component of one (Nc, Np) design: ``Nc<Nc>_Np<Np>`` (``datasets.sampling.design_name``)."""
+    return sampling_design_name(design["Nc"], design["Np"])
 
 
 def dataset_designs(config: Mapping, dataset: str) -> list[Mapping]:
