@@ -4,6 +4,7 @@ and threads never above the cores available."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -16,12 +17,16 @@ import psutil
 import pytest
 
 from conftest import REPO, SHIPPED_GGUF, skip_module_without_local_server
+from retrieval_response.llm.cache import ResponseCache
+from retrieval_response.llm.client import LLMClient
+from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.llm.server import LlamaServer, available_cores, server_threads
 
 GGUF = SHIPPED_GGUF
 
 skip_module_without_local_server()
 
+MESSAGES = [{"role": "user", "content": "Say yes."}]
 SERVER = LlamaServer(model_path=str(GGUF), alias="test", slots=1, ctx_per_slot=512, threads=1)
 
 
@@ -42,6 +47,17 @@ def test_threads_follow_the_job_and_never_exceed_the_cores():
     assert server_threads(None) == cores
     assert server_threads(1) == 1
     assert server_threads(cores + 64) == cores
+
+
+def test_weights_are_repacked_only_when_asked_and_the_choice_is_part_of_the_cache_key(tmp_path):
+    assert "--no-repack" in SERVER.command(1) and "--repack" not in SERVER.command(1)
+    repacked = dataclasses.replace(SERVER, repack_weights=True)
+    assert "--repack" in repacked.command(1) and "--no-repack" not in repacked.command(1)
+    cache = ResponseCache(tmp_path / "cache")
+    model = ModelConfig("llamacpp/test", model_path=str(GGUF), parallel=1)
+    keys = {LLMClient(dataclasses.replace(model, repack_weights=repack), PacingConfig(), cache).key(MESSAGES)
+            for repack in (False, True)}
+    assert len(keys) == 2
 
 
 def test_server_is_healthy_inside_the_block_and_gone_after_it_ends_or_raises():

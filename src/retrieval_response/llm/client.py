@@ -177,7 +177,7 @@ class LLMClient:
         if self._server:
             params |= {"engine": ENGINE, "model_file": Path(self.model.model_path).name,
                        "model_bytes": Path(self.model.model_path).stat().st_size,
-                       "parallel": self._server.slots}
+                       "parallel": self._server.slots, "repack_weights": self._server.repack_weights}
         return params
 
     def key(self, messages: list[dict]) -> str:
@@ -413,4 +413,4 @@ def local_server(model: ModelConfig, pacing: PacingConfig, threads: int | None,
         raise ValueError(f"model {model.model}: a llamacpp model needs model_path (a GGUF file)")
     return LlamaServer(model_path=str(model_file(model.model_path)), alias=model.model.split("/", 1)[1],
                        slots=min(model.parallel, pacing.concurrency), ctx_per_slot=model.n_ctx,
-                       threads=server_threads(threads), log_path=log_path)
+                       threads=server_threads(threads), repack_weights=model.repack_weights, log_path=log_path)

@@ -14,8 +14,9 @@ TOP_LOGPROBS = 5  # alternatives asked per token when a model config sets logpro
 class ModelConfig:
     """One LLM reached through litellm. ``api_key_env`` names the environment variable holding
     the key; the key itself is never stored here. ``model_path``, ``n_ctx`` (tokens per
-    sequence) and ``parallel`` (sequences decoded together) apply to a ``llamacpp/<alias>``
-    model, which the job serves with llama-server."""
+    sequence), ``parallel`` (sequences decoded together) and ``repack_weights`` (llama.cpp's
+    CPU weight repacking) apply to a ``llamacpp/<alias>`` model, which the job serves with
+    llama-server."""
 
     model: str
     api_base: str | None = None
@@ -27,6 +28,7 @@ class ModelConfig:
     model_path: str | None = None
     n_ctx: int = 4096
     parallel: int = 4
+    repack_weights: bool = False
 
     @classmethod
     def from_mapping(cls, values: Mapping) -> ModelConfig:

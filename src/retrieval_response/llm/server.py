@@ -93,13 +93,15 @@ def snakemake_ancestor() -> psutil.Process | None:
 @dataclass(frozen=True)
 class LlamaServer:
     """How to serve one GGUF: ``slots`` parallel sequences of ``ctx_per_slot`` tokens each,
-    ``threads`` threads; the server's own output goes to ``log_path`` (None: discarded)."""
+    ``threads`` threads, weights repacked for the CPU's matrix kernels only when
+    ``repack_weights``; the server's own output goes to ``log_path`` (None: discarded)."""
 
     model_path: str
     alias: str
     slots: int
     ctx_per_slot: int
     threads: int
+    repack_weights: bool = False
     log_path: str | None = None
 
     def command(self, port: int) -> list[str]:
@@ -109,6 +111,7 @@ class LlamaServer:
                 "--host", "127.0.0.1", "--port", str(port),
                 "--parallel", str(self.slots), "--ctx-size", str(self.ctx_per_slot * self.slots),
                 "--threads", threads, "--threads-batch", threads,
+                "--repack" if self.repack_weights else "--no-repack",
                 "--cache-ram", str(PROMPT_CACHE_MIB), "--no-webui", "--no-slots"]
 
     def start(self) -> tuple[subprocess.Popen, int]:
