@@ -6,13 +6,16 @@ temperature 0, measured in one run:
 - ``llama_cpp_python``: llama.cpp in-process through llama-cpp-python's high-level
   ``create_chat_completion`` (the workflow's previous path; ``pip install llama-cpp-python==0.3.36``);
 - ``server``: ``llama-server`` as the workflow starts it (``LlamaServer``), one request at a time;
-- ``server_batched``: the same server with ``--batch`` slots, that many requests at once.
+- ``server_batched``: the same server with ``--batch`` slots, that many requests at once;
+- ``server_repacked``: the server of ``server`` with the other ``repack_weights`` setting.
 
-Prompt evaluation: a fixed prompt of about 500 tokens (shipped MS MARCO passages), max_tokens 1,
-made new each time by a distinct first line so that no prefix is reused. Decode: a prompt asking
+Prompt evaluation: a fixed prompt of about 500 tokens (shipped MS MARCO passages), max_tokens 1;
+no prefix is reused (the server is asked not to cache prompts, the in-process model is reset
+before each call), and each request has a distinct first line. Decode: a prompt asking
 for a long list, ``--tokens`` tokens; the rate is (tokens - 1) / (wall time of ``--tokens`` tokens -
 wall time of 1 token), the best of ``--repeats``. Last line: ``decode_ratio=<server / previous>
-batched_decode_ratio=<server_batched / previous> prompt_ratio=<server / previous>``.
+batched_decode_ratio=<server_batched / previous> prompt_ratio=<server / previous>
+repacked_prompt_ratio=<server_repacked / server> repacked_decode_ratio=<server_repacked / server>``.
 Run: ``.venv/bin/python benchmarks/llm_engines.py``
 """
 
@@ -55,8 +58,12 @@ class InProcess:
                            verbose=False)
 
     def complete(self, batch: list[list[dict]], max_tokens: int) -> int:
-        return sum(self.llama.create_chat_completion(messages=m, temperature=0, max_tokens=max_tokens, seed=0)
-                   ["usage"]["completion_tokens"] for m in batch)
+        tokens = 0
+        for m in batch:
+            self.llama.reset()  # evaluate the whole prompt: no prefix kept from the previous call
+            tokens += self.llama.create_chat_completion(messages=m, temperature=0, max_tokens=max_tokens,
+                                                        seed=0)["usage"]["completion_tokens"]
+        return tokens
 
 
 class Server:
@@ -121,9 +128,11 @@ def main() -> None:
                                       "model_path": str(REPO / config["llm"]["generator"]["model_path"])})
     prompt, prompt_tokens, salt = passages_prompt(), 0, [0]
     results = {}
-    for name, slots, width in (("server", 1, 1), ("server_batched", args.batch, args.batch)):
+    paths = (("server", 1, 1, model.repack_weights), ("server_batched", args.batch, args.batch, model.repack_weights),
+             ("server_repacked", 1, 1, not model.repack_weights))
+    for name, slots, width, repack in paths:
         server = LlamaServer(model_path=model.model_path, alias="bench", slots=slots, ctx_per_slot=model.n_ctx,
-                             threads=available_cores(), repack_weights=model.repack_weights)
+                             threads=available_cores(), repack_weights=repack)
         with server.running() as base:
             prompt_tokens = prompt_tokens or count_prompt_tokens(base, prompt)
             results[name] = rates(Server(base), width, args.tokens, args.repeats, prompt, prompt_tokens, salt)
@@ -133,7 +142,9 @@ def main() -> None:
     previous = results["llama_cpp_python"]
     print(f"decode_ratio={results['server'][1] / previous[1]:.2f} "
           f"batched_decode_ratio={results['server_batched'][1] / previous[1]:.2f} "
-          f"prompt_ratio={results['server'][0] / previous[0]:.2f}")
+          f"prompt_ratio={results['server'][0] / previous[0]:.2f} "
+          f"repacked_prompt_ratio={results['server_repacked'][0] / results['server'][0]:.2f} "
+          f"repacked_decode_ratio={results['server_repacked'][1] / results['server'][1]:.2f}")
 
 
 if __name__ == "__main__":

@@ -6,9 +6,11 @@ datasets, designs and embedders, with the first ``--queries`` sampled queries of
 the jobs of a Snakemake run on them, in the run's order: per dataset the ideal answers, then one
 top-K answer job and one grade job per (embedder, design), exactly as the jobs do (``LLMClient`` +
 ``llm.pipeline`` with ``config.yaml``'s generator and grader, one fresh response cache shared by
-the jobs, one ``llama-server`` per model kept across the jobs as a Snakemake run shares it). Every
-message list it sent is recorded, and the baseline then sends the same distinct message lists, one
-at a time, in the same order:
+the jobs, one ``llama-server`` per model kept across the jobs, as a Snakemake run keeps its shared
+server; a run would use one server for both when their settings are equal). The servers start
+before the clock, as the baseline loads its model before it. Every message list it sent is
+recorded in call order, and the baseline then sends the same distinct message lists, one at a
+time, in that order:
 
 - ``llama_cpp_python`` (when ``llama_cpp`` is importable: ``pip install llama-cpp-python==0.3.36``):
   the workflow's previous local path, llama.cpp in-process through llama-cpp-python's high-level
@@ -80,14 +82,15 @@ def distinct(sent: list) -> list:
 
 
 class RecordingClient(LLMClient):
-    """An ``LLMClient`` that records every message list it is asked to complete, in call order."""
+    """An ``LLMClient`` that appends every message list it is asked to complete, with its model
+    config, to ``sent`` (shared by the clients of a run: one list in call order)."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, sent: list, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.sent: list[list[dict]] = []
+        self.sent = sent
 
     async def complete(self, messages):
-        self.sent.append(messages)
+        self.sent.append((messages, self.model))
         return await super().complete(messages)
 
 
@@ -95,22 +98,22 @@ def workflow_path(workload: list, config: dict, cache_dir: Path) -> tuple[pl.Dat
     """Graded table, wall seconds, message lists sent (with their max_tokens and logprobs), and
     token counters of the workflow's path over ``workload`` (``dataset_workload`` per dataset)."""
     pacing = PacingConfig.from_mapping(config["llm"]["pacing"])
-    cache = ResponseCache(cache_dir)
-    generator = RecordingClient(ModelConfig.from_mapping(config["llm"]["generator"]), pacing, cache,
+    cache, sent = ResponseCache(cache_dir), []
+    generator = RecordingClient(sent, ModelConfig.from_mapping(config["llm"]["generator"]), pacing, cache,
                                 local_threads=available_cores())
-    grader = RecordingClient(ModelConfig.from_mapping(config["llm"]["grader"]), pacing, cache,
+    grader = RecordingClient(sent, ModelConfig.from_mapping(config["llm"]["grader"]), pacing, cache,
                              local_threads=available_cores())
     answer = load_prompt(REPO / "resources/prompts/answer.txt", ANSWER_FIELDS)
     grade = load_prompt(REPO / "resources/prompts/grade.txt", GRADE_FIELDS, needs_reask=True)
     graded = []
-    start = time.monotonic()
-    with generator, grader:  # each model's server kept across the jobs, as a Snakemake run shares it
+    with generator, grader:  # each model's server kept across the jobs, as a Snakemake run shares its own
+        start = time.monotonic()  # servers started, as the baseline's model is loaded, before the clock
         for texts, nps, units in workload:
             ideal = pipeline.ideal_answers(texts, nps, generator, answer)
             topk = [pipeline.topk_answers(ranked, texts, generator, answer) for ranked in units]
             graded += [pipeline.grade_answers(table, ideal, texts, grader, grade) for table in topk]
-    seconds = time.monotonic() - start
-    sent = distinct([(m, generator.model) for m in generator.sent] + [(m, grader.model) for m in grader.sent])
+        seconds = time.monotonic() - start
+    sent = distinct(sent)
     tokens = {name: getattr(generator.stats, name) + getattr(grader.stats, name)
               for name in ("prompt_tokens", "cached_prompt_tokens", "completion_tokens", "calls")}
     return pl.concat(graded), seconds, sent, tokens | {"slots": generator.concurrency}

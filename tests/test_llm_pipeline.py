@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 import pytest
 
@@ -84,52 +83,6 @@ def test_same_topk_from_two_embedders_costs_one_call_and_a_rerun_none(tmp_path):
     assert generator.stats.cache_hits == generator.stats.requests
     rerun, _, _ = _run(tmp_path, texts, ranked_b)
     assert sum(provider.calls.values()) == calls_a and rerun.equals(graded_b)
-
-
-def _common_prefix(a: list, b: list) -> int:
-    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-
-
-@pytest.mark.parametrize("seed", range(8))
-def test_prefix_order_follows_each_prompt_with_its_longest_shared_prefix(seed):
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(0, 4, 40).astype(str).tolist()
-    refs = [rng.choice(list("abcd"), size=rng.integers(1, 5), replace=False).tolist() for _ in ids]
-    ordered = pipeline.prefix_order(pl.DataFrame({"id": ids, "refs": refs}))
-    assert sorted(ordered["row"].to_list()) == list(range(40))
-    rows = list(ordered.select("id", "refs").iter_rows())
-    assert [i for i, _ in rows] == sorted(i for i, _ in rows)  # a query's prompts back to back
-    for position, (query, current) in enumerate(rows):
-        earlier = [r for i, r in rows[:position] if i == query]
-        if earlier:  # the predecessor shares the longest prefix any earlier prompt of the query shares
-            assert _common_prefix(earlier[-1], current) == max(_common_prefix(r, current) for r in earlier)
-
-
-class _RecordingClient(LLMClient):
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.sent: list[list[dict]] = []
-
-    async def complete(self, messages):
-        self.sent.append(messages)
-        return await super().complete(messages)
-
-
-def test_topk_answers_are_asked_in_prefix_order_and_kept_in_table_order(tmp_path):
-    register_deterministic()
-    texts = synthetic_texts(3, n_pos=3, n_neg=5)
-    ranked = pl.concat([synthetic_ranked(texts, code, 6, 2, [1, 2, 3, 4], seed=seed)
-                        for code, seed in (("EA", 1), ("EB", 2), ("EC", 3))])
-    generator = _RecordingClient(ModelConfig("det/generator"), PacingConfig(concurrency=1),
-                                 ResponseCache(tmp_path / "cache"))
-    topk = pipeline.topk_answers(ranked, texts, generator, ANSWER)
-    rows = pipeline.topk_selections(ranked, texts)
-    assert topk.select("id", "E", "Nc", "Np", "K").equals(rows.select("id", "E", "Nc", "Np", "K"))
-    prompts = [ANSWER.messages(query=q, references=pipeline.format_references(refs))
-               for q, refs in rows.select("q", "refs").iter_rows()]
-    assert topk["answer_topK"].to_list() == [default_answer(m) for m in prompts]
-    expected = [prompts[row] for row in pipeline.prefix_order(rows)["row"]]
-    assert generator.sent == expected
 
 
 def _grades_need_reask(messages):

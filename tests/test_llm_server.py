@@ -55,9 +55,13 @@ def test_weights_are_repacked_only_when_asked_and_the_choice_is_part_of_the_cach
     assert "--repack" in repacked.command(1) and "--no-repack" not in repacked.command(1)
     cache = ResponseCache(tmp_path / "cache")
     model = ModelConfig("llamacpp/test", model_path=str(GGUF), parallel=1)
-    keys = {LLMClient(dataclasses.replace(model, repack_weights=repack), PacingConfig(), cache).key(MESSAGES)
-            for repack in (False, True)}
-    assert len(keys) == 2
+    clients = [LLMClient(dataclasses.replace(model, repack_weights=repack), PacingConfig(), cache)
+               for repack in (False, True)]
+    assert len({client.key(MESSAGES) for client in clients}) == 2
+    for client in clients:  # the server's settings are in the key, never in the request
+        server_settings = {"engine", "model_file", "model_bytes", "parallel", "repack_weights"}
+        assert set(client.sampling_params()) >= server_settings
+        assert not set(client._litellm_kwargs(MESSAGES)) & server_settings
 
 
 def test_server_is_healthy_inside_the_block_and_gone_after_it_ends_or_raises():

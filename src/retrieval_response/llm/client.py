@@ -48,7 +48,7 @@ litellm.suppress_debug_info = True
 T = TypeVar("T")
 CLAIM_POLL_S = (0.05, 2.0)  # first and longest wait between looks for a claimed key's response
 ENGINE = "llama-server"  # part of a local model's cache key: the engine that computed a response
-LOCAL_KEY_FIELDS = ("engine", "model_file", "model_bytes", "parallel")  # in the cache key, not sent
+LOCAL_KEY_FIELDS = ("engine", "model_file", "model_bytes", "parallel", "repack_weights")  # in the cache key, not sent
 
 
 @dataclass(frozen=True)

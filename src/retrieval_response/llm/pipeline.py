@@ -31,8 +31,8 @@ def _answer_status(completion: Completion, client: LLMClient) -> str:
 
 
 def _answer_all(client: LLMClient, prompt: Prompt, rows: pl.DataFrame, desc: str) -> tuple[list[str | None], list[str]]:
-    """Answers to the rows' (``q``, ``refs``), in row order, one query's rows back to back (the
-    callers sort the rows so that prompts sharing a prefix follow each other)."""
+    """Answers to the rows' (``q``, ``refs``), one query's rows back to back in row order (the
+    rows are sorted so that a query's prompts grow by one reference at a time: shared prefix)."""
     messages = [prompt.messages(query=q, references=format_references(refs))
                 for q, refs in rows.select("q", "refs").iter_rows()]
     completions = client.run_all([client.complete(m) for m in messages], desc, groups=rows["id"].to_list())
@@ -76,19 +76,10 @@ def topk_answers(ranked: pl.DataFrame, texts: pl.DataFrame, client: LLMClient, p
     """One top-K answer per (id, E, Nc, Np, K), from the top-K texts in rank order; columns
     id, subset, E, Nc, Np, K, rank, inK, P, R, answer_topK, status. Ranked ids missing from
     ``texts`` are an error of the caller (checked by the workflow script)."""
-    calls = prefix_order(topk_selections(ranked, texts))
-    answers, statuses = _answer_all(client, prompt, calls, "top-K answers")
-    return (calls.drop("q", "refs")
-            .with_columns(answer_topK=pl.Series(answers, dtype=pl.String), status=pl.Series(statuses, dtype=pl.String))
-            .sort("row").drop("row"))
-
-
-def prefix_order(rows: pl.DataFrame) -> pl.DataFrame:
-    """``rows`` with their position as column ``row``, sorted by (id, refs, row): a query's reference
-    lists in lexicographic order, i.e. a depth-first walk of their prefix tree, so that every prompt
-    follows the one that shares the longest reference prefix with it (over all embedders and
-    designs: [a] < [a, b] < [a, b, c] < [a, c] < [b]) and equal lists follow each other."""
-    return rows.with_row_index("row").sort("id", "refs", "row")
+    rows = topk_selections(ranked, texts)
+    answers, statuses = _answer_all(client, prompt, rows, "top-K answers")
+    return rows.drop("q", "refs").with_columns(
+        answer_topK=pl.Series(answers, dtype=pl.String), status=pl.Series(statuses, dtype=pl.String))
 
 
 @dataclass(frozen=True)
