@@ -18,7 +18,7 @@ import pytest
 
 from conftest import REPO, SHIPPED_GGUF, skip_module_without_local_server
 from retrieval_response.llm.cache import ResponseCache
-from retrieval_response.llm.client import LLMClient
+from retrieval_response.llm.client import LOCAL_KEY_FIELDS, LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.llm.server import LlamaServer, available_cores, server_threads
 
@@ -59,9 +59,8 @@ def test_weights_are_repacked_only_when_asked_and_the_choice_is_part_of_the_cach
                for repack in (False, True)]
     assert len({client.key(MESSAGES) for client in clients}) == 2
     for client in clients:  # the server's settings are in the key, never in the request
-        server_settings = {"engine", "model_file", "model_bytes", "parallel", "repack_weights"}
-        assert set(client.sampling_params()) >= server_settings
-        assert not set(client._litellm_kwargs(MESSAGES)) & server_settings
+        assert set(client.sampling_params()) >= set(LOCAL_KEY_FIELDS)
+        assert not set(client._litellm_kwargs(MESSAGES)) & set(LOCAL_KEY_FIELDS)
 
 
 def test_server_is_healthy_inside_the_block_and_gone_after_it_ends_or_raises():
