@@ -46,11 +46,16 @@ def test_f_and_t_on_hand_examples():
     assert t_unnormalised(np.array([2]), np.array([4]), alpha)[:, 0] == pytest.approx([2.0, 0.0, -2.0])
 
 
-def test_f_estimated_is_zero_without_positives_and_partner_adds_epsilon():
+def test_f_estimated_is_zero_without_positives_and_partner_adds_epsilon_in_paper_mode_only():
     alpha = np.array([0.0, 0.5])
     assert f_estimated(np.array([0, 1]), np.array([2, 2]), np.array([0, 2]), alpha).tolist() == [[0.0, 0.5], [0.0, 0.5]]
-    partner = f_estimated_partner(np.array([1]), np.array([2]), np.array([2]), alpha)[:, 0]
-    assert partner == pytest.approx([0.5, 0.5]) and partner[0] < 0.5
+    paper = f_estimated_partner(np.array([1]), np.array([2]), np.array([2]), alpha, "paper")[:, 0]
+    assert paper == pytest.approx([0.5, 0.5]) and paper[0] < 0.5
+    # exact: the epsilon -> 0 limit, 0 where n_p = 0 (also the 0/0 of n_p' = 0 at a = 0)
+    exact = f_estimated_partner(np.array([1, 0, 0, 2]), np.array([2, 2, 3, 4]), np.array([2, 0, 1, 3]), alpha)
+    assert exact.tolist() == [[0.5, 0.0, 0.0, 2 / 3], [0.5, 0.0, 0.0, 2 / 3.5]]
+    with pytest.raises(ValueError, match="compat"):
+        f_estimated_partner(np.array([1]), np.array([2]), np.array([2]), alpha, "fast")
 
 
 @pytest.fixture

@@ -34,7 +34,7 @@ def test_partner_epsilon_is_added_to_the_partner_positives(seed):
     n_p = rng.integers(0, K + 1)
     partner = n_p + rng.integers(0, 10, 500)
     alpha = np.r_[0.0, 1.0, rng.random(40), alpha_grid("l350^0.95")]
-    got = f_estimated_partner(n_p, K, partner, alpha)
+    got = f_estimated_partner(n_p, K, partner, alpha, "paper")
     paper = np.array([[n / (a * k + (1 - a) * (p + 1e-10))
                        for n, k, p in zip(n_p.tolist(), K.tolist(), partner.tolist(), strict=True)]
                       for a in alpha.tolist()])

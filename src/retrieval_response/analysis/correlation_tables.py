@@ -52,19 +52,30 @@ paper's 2K-partner lookup; ``nDCG`` is the paper's, ``nDCG@K`` the standard one.
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
+from scipy import stats
 
 from retrieval_response.analysis import measures as measures_module
+from retrieval_response.analysis._double_double import _exact_values
+from retrieval_response.analysis._kernels import _rounding_noise
 from retrieval_response.analysis.bootstrap import (
     percentile_interval,
     resample_weights,
     resampled_tables,
     share_positive,
 )
-from retrieval_response.analysis.correlations import CORR_TYPES, TIE_ULPS, first_max, table_correlations, tie_anchors
+from retrieval_response.analysis.correlations import (
+    CORR_TYPES,
+    TIE_ULPS,
+    first_max,
+    sample_correlation,
+    table_correlations,
+    tie_anchors,
+)
 from retrieval_response.analysis.crossfit import crossfit, query_halves
 from retrieval_response.analysis.measures import COMPAT_MODES, MEASURES, add_features
 from retrieval_response.analysis.sample_correlations import sample_correlations
@@ -81,6 +92,9 @@ COUNT_PATH_MAX_VALUES = 16
 """Targets with at most this many distinct values use count tables; others the per-sample kernel."""
 NULL_REASONS = ("too_few_samples", "constant_target", "constant_measure")
 """Why a correlation is null, in the order they are checked (module docstring)."""
+PAPER_PEARSON_NOISE = 1e-6
+"""Paper mode: Pearson of values spread by at most this (relative) is computed as the paper's code does."""
+_FILE_ROW = "__file_row"
 DIFFERENCES = (("T", "F"), ("T_u", "T"), ("nDCG", "F"), ("F_e", "F"), ("F_e_partner", "F"), ("T", "nDCG"))
 """Paired differences reported when both measures were computed."""
 
@@ -141,7 +155,7 @@ def _prepare(graded, ranked, segmentation, finer_keys, targets, tie_ulps, seed) 
     for column in REQUIRED_COLUMNS:
         if column not in graded.columns:
             raise InputError("graded table", f"column {column}", "required by the analysis")
-    samples = assign_segments(add_features(graded, ranked), segmentation)
+    samples = assign_segments(add_features(graded.with_row_index(_FILE_ROW), ranked), segmentation)
     samples = samples.with_columns(_target_column(samples, name, tie_ulps) for name in targets)
     keys = segment_keys(finer_keys)
     segments = (
@@ -177,13 +191,14 @@ class _MeasureCells:
     row_q: np.ndarray
     row_half: np.ndarray
     row_target: np.ndarray
+    row_file: np.ndarray  # the row's position in the graded table
     target_values: np.ndarray | None
     counts: np.ndarray | None
 
 
 def _measure_cells(prepared: _Prepared, measure, target: str, min_segment_samples: int) -> _MeasureCells:
     columns = list(measure.features)
-    measured = prepared.rows.select("seg", "q", "half", *columns, y=pl.col(target)).drop_nulls(columns)
+    measured = prepared.rows.select("seg", "q", "half", _FILE_ROW, *columns, y=pl.col(target)).drop_nulls(columns)
     sizes = (
         measured.group_by("seg")
         .agg(
@@ -220,6 +235,7 @@ def _measure_cells(prepared: _Prepared, measure, target: str, min_segment_sample
         row_q=rows["q"].to_numpy().astype(np.int64),
         row_half=half,
         row_target=rows["y"].to_numpy(),
+        row_file=rows[_FILE_ROW].to_numpy().astype(np.int64),
         target_values=target_values,
         counts=counts,
     )
@@ -229,16 +245,21 @@ def _segment_curves(measure, cells: _MeasureCells, s: int, grid, corr_types, com
     """Correlations (T, A) per corr type of segment ``s`` at the alphas ``grid``.
 
     Tables: full data, half A, half B when ``query_weights`` is None, else one per row of
-    ``query_weights`` (R, Q): each sample weighted by its query's multiplicity.
+    ``query_weights`` (R, Q): each sample weighted by its query's multiplicity. Exact mode, for
+    the measures with alpha: ranks and ties from double-double values, Pearson from their
+    differences (:mod:`._double_double`); for the others float64 values with ties within
+    :data:`TIE_ULPS`. Paper mode: float64 values in the paper's order, exact float ties, and
+    Pearson of the paper's computation where the values are rounding noise (:func:`_paper_pearson`).
     """
     lo, hi = cells.cell_start[s], cells.cell_start[s + 1]
     r0, r1 = cells.row_start[s], cells.row_start[s + 1]
-    values = measure.evaluate({c: v[lo:hi] for c, v in cells.features.items()}, grid, compat)
-    tie_ulps = TIE_ULPS if compat == "exact" else 0
-    if cells.counts is not None and query_weights is None:
-        halves = cells.counts[lo:hi]
-        tables = np.stack([halves.sum(axis=1), halves[:, 0], halves[:, 1]])
-        return table_correlations(values, tables, cells.target_values, corr_types, tie_ulps)
+    features = {c: v[lo:hi] for c, v in cells.features.items()}
+    exact = _exact_values(measure.name, features, grid) if compat == "exact" else None
+    if exact is not None:
+        (values, pearson_values), tie_ulps = exact, 0
+    else:
+        values, pearson_values = measure.evaluate(features, grid, compat), None
+        tie_ulps = TIE_ULPS if compat == "exact" else 0
     queries, local_q = np.unique(cells.row_q[r0:r1], return_inverse=True)
     if query_weights is None:
         half = np.zeros(len(queries))
@@ -247,11 +268,47 @@ def _segment_curves(measure, cells: _MeasureCells, s: int, grid, corr_types, com
     else:
         weights = query_weights[:, queries]
     local_cell = cells.row_cell[r0:r1] - lo
-    if cells.counts is not None:
+    if cells.counts is not None and query_weights is None:
+        halves = cells.counts[lo:hi]
+        tables = np.stack([halves.sum(axis=1), halves[:, 0], halves[:, 1]])
+        curves = table_correlations(values, tables, cells.target_values, corr_types, tie_ulps, pearson_values)
+    elif cells.counts is not None:
         index = np.searchsorted(cells.target_values, cells.row_target[r0:r1])
         tables = resampled_tables(weights, local_q, local_cell, index, hi - lo, len(cells.target_values))
-        return table_correlations(values, tables, cells.target_values, corr_types, tie_ulps)
-    return sample_correlations(values, local_cell, cells.row_target[r0:r1], local_q, weights, corr_types, tie_ulps)
+        curves = table_correlations(values, tables, cells.target_values, corr_types, tie_ulps, pearson_values)
+    else:
+        curves = sample_correlations(values, local_cell, cells.row_target[r0:r1], local_q, weights, corr_types, tie_ulps,
+                                     pearson_values=pearson_values)
+    if compat == "paper" and "pearson" in curves:
+        order = np.argsort(cells.row_file[r0:r1], kind="stable")
+        _paper_pearson(curves["pearson"], values, local_cell[order], cells.row_target[r0:r1][order],
+                       weights[:, local_q[order]])
+    return curves
+
+
+def _paper_pearson(pearson: np.ndarray, values: np.ndarray, cell: np.ndarray, target: np.ndarray,
+                   row_weights: np.ndarray) -> None:
+    """In place: Pearson (T, A) as scipy's ``pearsonr`` on the per-sample arrays in file order, where it is noise.
+
+    ``values`` (A, C) per cell; ``cell``, ``target`` per sample in the graded table's order;
+    ``row_weights`` (T, n) each sample's multiplicity in table t. Replaced are the (t, a) whose
+    values over the cells of table t spread by at most :data:`PAPER_PEARSON_NOISE` of their
+    largest magnitude without being equal: there r is made by the rounding of the values (its
+    error is about eps / spread), so only the paper's own computation, with its summation order,
+    gives the paper's number.
+    """
+    weight = np.zeros((values.shape[1], row_weights.shape[0]))
+    np.add.at(weight, cell, row_weights.T)
+    values = np.ascontiguousarray(values, np.float64)
+    noise = np.zeros(pearson.shape, dtype=np.bool_)
+    _rounding_noise(values, np.argsort(values, axis=-1, kind="stable"), np.ascontiguousarray(weight.T > 0),
+                    PAPER_PEARSON_NOISE, noise)
+    with warnings.catch_warnings():  # scipy warns that such input is nearly constant: that is the point here
+        warnings.simplefilter("ignore", stats.NearConstantInputWarning)
+        for t, a in zip(*np.nonzero(noise), strict=True):
+            repeats = row_weights[t].astype(np.int64)
+            x, y = np.repeat(values[a, cell], repeats), np.repeat(target, repeats)
+            pearson[t, a] = sample_correlation(x, y, "pearson")
 
 
 def _null_reasons(cells: _MeasureCells, value: np.ndarray) -> np.ndarray:

@@ -15,34 +15,20 @@ samples, a constant measure or a constant grade) are NaN, as in scipy, never an 
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from scipy import stats
 
+from retrieval_response.analysis._kernels import _anchor_sorted, _correlate_table
+
 CORR_TYPES = ("spearman", "pearson", "kendall_b", "kendall_c")
+
 
 MAX_TOLERANCE = 1e-12
 """Correlations within this of the maximum count as reaching it (float rounding never decides)."""
 
+
 TIE_ULPS = 4
 """Values within this many units in the last place (relative) of each other tie (exact mode)."""
-
-_EPSILON = float(np.finfo(np.float64).eps)
-
-
-@numba.njit(cache=True)
-def _anchor_sorted(sorted_values, ulps):
-    """In place, per row of ascending values: replace each value by the anchor of its tie group."""
-    tolerance = ulps * _EPSILON
-    for a in range(sorted_values.shape[0]):
-        row = sorted_values[a]
-        anchor = row[0] if row.shape[0] > 0 else 0.0
-        for i in range(row.shape[0]):
-            value = row[i]
-            if value - anchor <= tolerance * max(abs(anchor), abs(value)):
-                row[i] = anchor
-            else:
-                anchor = value
 
 
 def tie_anchors(values: np.ndarray, ulps: int = TIE_ULPS) -> np.ndarray:
@@ -76,6 +62,15 @@ def sorted_tie_anchors(values: np.ndarray, ulps: int) -> tuple[np.ndarray, np.nd
     return order, anchored
 
 
+def _pearson_values(pearson_values: np.ndarray | None, order: np.ndarray, sorted_values: np.ndarray) -> np.ndarray:
+    """``pearson_values`` as float64 (A, C), or else the anchored values put back in cell order."""
+    if pearson_values is not None:
+        return np.ascontiguousarray(np.broadcast_to(np.asarray(pearson_values, np.float64), sorted_values.shape))
+    by_cell = np.empty_like(sorted_values)
+    np.put_along_axis(by_cell, order, sorted_values, axis=-1)
+    return by_cell
+
+
 def sample_correlation(x: np.ndarray, y: np.ndarray, corr_type: str) -> float:
     """scipy's correlation of two sample arrays: spearmanr, pearsonr, kendalltau b or c.
 
@@ -94,134 +89,13 @@ def sample_correlation(x: np.ndarray, y: np.ndarray, corr_type: str) -> float:
     raise ValueError(f"correlation type {corr_type!r}: expected one of {CORR_TYPES}")
 
 
-@numba.njit(cache=True)
-def store_correlations(out, t, a, n, distinct_x, distinct_y, cov_rank, var_x_rank, var_y_rank, cov_value, var_x_value,
-                       var_y_value, s, x_ties, y_ties):
-    """out[type, t, a] for types (spearman, pearson, tau-b, tau-c) from the sums of one table.
-
-    Spearman = cov_rank / sqrt(var_x_rank var_y_rank) (Pearson on midranks), Pearson =
-    cov_value / sqrt(var_x_value var_y_value), with S = concordant - discordant pairs, n0 =
-    n(n-1)/2: tau-b = S / sqrt((n0 - x_ties)(n0 - y_ties)), tau-c = 2S / (n^2 (m-1)/m),
-    m = min(distinct_x, distinct_y). NaN when n < 2 or either side has fewer than 2 distinct values.
-    """
-    if n < 2 or distinct_x < 2 or distinct_y < 2:
-        for k in range(4):
-            out[k, t, a] = np.nan
-        return
-    pairs = n * (n - 1.0) / 2.0
-    out[0, t, a] = cov_rank / np.sqrt(var_x_rank * var_y_rank)
-    out[1, t, a] = min(1.0, max(-1.0, cov_value / np.sqrt(var_x_value * var_y_value)))
-    out[2, t, a] = min(1.0, max(-1.0, s / np.sqrt(pairs - x_ties) / np.sqrt(pairs - y_ties)))
-    classes = min(distinct_x, distinct_y)
-    out[3, t, a] = min(1.0, max(-1.0, 2.0 * s / (n * n * (classes - 1.0) / classes)))
-
-
-@numba.njit(cache=True)
-def _close_group(stats, n_grades, grade_cum, below, group_grades, group_u, group_w_rank, mean_rank):
-    """Add one tie group's terms to ``stats`` (cov_rank, var_rank, kendall_s, x_ties, distinct_x)."""
-    total = 0.0
-    for j in range(n_grades):
-        total += group_grades[j]
-    if total > 0:
-        dx = below + (total + 1.0) / 2.0 - mean_rank
-        stats[0] += dx * group_w_rank
-        stats[1] += total * dx * dx
-        for j in range(n_grades):
-            stats[2] += group_u[j] * grade_cum[j]
-        stats[3] += total * (total - 1.0) / 2.0
-        stats[4] += 1.0
-    for j in range(n_grades):
-        grade_cum[j] += group_grades[j]
-        group_grades[j] = 0.0
-        group_u[j] = 0.0
-    return below + total
-
-
-@numba.njit(cache=True)
-def _correlate_sorted(sorted_values, order, counts, grade_values, out):
-    """Kernel of :func:`table_correlations`: out[type, t, a] for types (spearman, pearson, tau-b, tau-c).
-
-    ``sorted_values``/``order`` (A, C): cell values sorted ascending and the cell index of each;
-    ``counts`` (T, C, G). One pass over the sorted cells per (t, a), merging equal values.
-    """
-    n_alphas, n_cells = sorted_values.shape
-    n_tables, _, n_grades = counts.shape
-    grade_cum = np.zeros(n_grades)
-    group_grades = np.zeros(n_grades)
-    group_u = np.zeros(n_grades)
-    stats = np.zeros(5)
-    for t in range(n_tables):
-        table = counts[t]
-        rows = np.zeros(n_cells)
-        grade_totals = np.zeros(n_grades)
-        for c in range(n_cells):
-            for j in range(n_grades):
-                rows[c] += table[c, j]
-                grade_totals[j] += table[c, j]
-        n = 0.0
-        distinct_y = 0
-        for j in range(n_grades):
-            n += grade_totals[j]
-            if grade_totals[j] > 0:
-                distinct_y += 1
-        mean_rank = (n + 1.0) / 2.0
-        mean_y = 0.0
-        for j in range(n_grades):
-            mean_y += grade_totals[j] * grade_values[j]
-        mean_y = mean_y / n if n > 0 else 0.0
-        dy_rank = np.zeros(n_grades)
-        dy_value = np.zeros(n_grades)
-        var_y_rank = 0.0
-        var_y_value = 0.0
-        y_ties = 0.0
-        cum = 0.0
-        for j in range(n_grades):
-            dy_rank[j] = cum + (grade_totals[j] + 1.0) / 2.0 - mean_rank
-            dy_value[j] = grade_values[j] - mean_y
-            cum += grade_totals[j]
-            var_y_rank += grade_totals[j] * dy_rank[j] * dy_rank[j]
-            var_y_value += grade_totals[j] * dy_value[j] * dy_value[j]
-            y_ties += grade_totals[j] * (grade_totals[j] - 1.0) / 2.0
-        w_rank = np.zeros(n_cells)
-        w_value = np.zeros(n_cells)
-        u = np.zeros((n_cells, n_grades))
-        for c in range(n_cells):
-            lower = 0.0
-            for j in range(n_grades):
-                w_rank[c] += table[c, j] * dy_rank[j]
-                w_value[c] += table[c, j] * dy_value[j]
-                u[c, j] = rows[c] - lower - table[c, j] - lower
-                lower += table[c, j]
-        for a in range(n_alphas):
-            sum_x = 0.0
-            for i in range(n_cells):
-                sum_x += rows[order[a, i]] * sorted_values[a, i]
-            mean_x = sum_x / n if n > 0 else 0.0
-            cov_value = 0.0
-            var_x_value = 0.0
-            stats[:] = 0.0
-            grade_cum[:] = 0.0
-            below = 0.0
-            group_w_rank = 0.0
-            for i in range(n_cells):
-                if i > 0 and sorted_values[a, i] != sorted_values[a, i - 1]:
-                    below = _close_group(stats, n_grades, grade_cum, below, group_grades, group_u, group_w_rank, mean_rank)
-                    group_w_rank = 0.0
-                c = order[a, i]
-                dx = sorted_values[a, i] - mean_x
-                cov_value += dx * w_value[c]
-                var_x_value += rows[c] * dx * dx
-                group_w_rank += w_rank[c]
-                for j in range(n_grades):
-                    group_grades[j] += table[c, j]
-                    group_u[j] += u[c, j]
-            _close_group(stats, n_grades, grade_cum, below, group_grades, group_u, group_w_rank, mean_rank)
-            store_correlations(out, t, a, n, stats[4], float(distinct_y), stats[0], stats[1], var_y_rank, cov_value,
-                               var_x_value, var_y_value, stats[2], stats[3], y_ties)
-
-
 def table_correlations(
-    values: np.ndarray, counts: np.ndarray, grade_values: np.ndarray, corr_types=CORR_TYPES, tie_ulps: int = 0
+    values: np.ndarray,
+    counts: np.ndarray,
+    grade_values: np.ndarray,
+    corr_types=CORR_TYPES,
+    tie_ulps: int = 0,
+    pearson_values: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Exact scipy correlations between a measure and the grade from per-cell grade counts.
 
@@ -236,7 +110,9 @@ def table_correlations(
     S = concordant - discordant pairs, tau-b = S / sqrt((n0 - n1)(n0 - n2)),
     tau-c = 2S / (n^2 (m-1)/m), m = min(distinct values, distinct grades). ``tie_ulps`` > 0:
     each alpha's values are first replaced by their :func:`tie_anchors` (``grade_values`` are
-    taken as given: distinct).
+    taken as given: distinct). ``pearson_values`` (A, C): what Pearson's r is computed from
+    instead of the (anchored) values, e.g. the values minus a reference value, computed more
+    accurately than float64 values can be subtracted (r is invariant under a shift).
     """
     for corr_type in corr_types:
         if corr_type not in CORR_TYPES:
@@ -244,8 +120,9 @@ def table_correlations(
     values = np.ascontiguousarray(values, dtype=np.float64)
     counts = np.ascontiguousarray(counts, dtype=np.float64)
     order, sorted_values = sorted_tie_anchors(values, tie_ulps)
+    pearson_values = _pearson_values(pearson_values, order, sorted_values)
     out = np.empty((len(CORR_TYPES), counts.shape[0], values.shape[0]))
-    _correlate_sorted(sorted_values, order, counts, np.asarray(grade_values, np.float64), out)
+    _correlate_table(sorted_values, order, pearson_values, counts, np.asarray(grade_values, np.float64), out)
     return {corr_type: out[CORR_TYPES.index(corr_type)] for corr_type in corr_types}
 
 

@@ -18,8 +18,9 @@ which samples tie. Every formula is evaluated in the order in which it is writte
 docstring, which is the paper's order, except T: ``compat="exact"`` (the default) computes
 a*(n_n/K), so samples with the same n_n/K (every sample with n_p = 0 has n_n/K = 1) get
 bit-identical values, the mathematically right ties; ``compat="paper"`` computes (a*n_n)/K as
-the paper's code does, which can split such samples by one unit in the last place. Use
-``"paper"`` to reproduce published numbers exactly.
+the paper's code does, which can split such samples by one unit in the last place. F_e_partner
+adds the paper's 1e-10 to n_p' in ``"paper"`` mode only. Use ``"paper"`` to reproduce
+published numbers exactly.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import numpy as np
 import polars as pl
 
 PARTNER_EPSILON = 1e-10
-"""Added to the partner's positives in ``F_e_partner``, as in the paper's code."""
+"""Added to the partner's positives in ``F_e_partner`` in paper mode, as in the paper's code."""
 
 COMPAT_MODES = ("exact", "paper")
 """Floating-point order of the formulas: the mathematically exact ties, or the paper's code."""
@@ -95,15 +96,25 @@ def f_estimated(n_p: np.ndarray, K: np.ndarray, np_2K: np.ndarray, alpha: np.nda
     return np.divide(n, denominator, out=np.zeros(np.broadcast_shapes(n.shape, denominator.shape)), where=n > 0)
 
 
-def f_estimated_partner(n_p: np.ndarray, K: np.ndarray, np_partner: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    """F_e_partner(a) = n_p / (a*K + (1-a)*(n_p' + 1e-10)), the paper's code (1e-10 added to n_p').
+def f_estimated_partner(
+    n_p: np.ndarray, K: np.ndarray, np_partner: np.ndarray, alpha: np.ndarray, compat: str = "exact"
+) -> np.ndarray:
+    """F_e_partner(a) = n_p / (a*K + (1-a)*n_p'), n_p' = n_p of the graded sample of the same (id, E, Nc, Np) with K' = round(2K).
 
-    n_p' = n_p of the graded sample of the same (id, E, Nc, Np) with K' = round(2K); samples
-    without such a partner have no value (see :func:`partner_positives`).
+    ``compat="paper"``: n_p / (a*K + (1-a)*(n_p' + 1e-10)), the paper's code (1e-10 added to
+    n_p'). ``compat="exact"``: the limit epsilon -> 0, the epsilon being only a guard for the
+    0/0 at a = 0 when n_p' = 0 (then n_p = 0): 0 where n_p = 0, as :func:`f_estimated`. Samples
+    with the same (n_p, K, n_p') up to a common factor then tie, as they do in F; with the
+    epsilon they differ by about (1-a) * 1e-10 / K relative, less than 4 ulps near a = 1.
+    Samples without a partner have no value (see :func:`partner_positives`).
     """
-    a = _column(alpha)
-    partner = np.asarray(np_partner, np.float64) + PARTNER_EPSILON
-    return np.asarray(n_p, np.float64) / (a * np.asarray(K, np.float64) + (1.0 - a) * partner)
+    if compat == "exact":
+        return f_estimated(n_p, K, np_partner, alpha)
+    if compat == "paper":
+        a = _column(alpha)
+        partner = np.asarray(np_partner, np.float64) + PARTNER_EPSILON
+        return np.asarray(n_p, np.float64) / (a * np.asarray(K, np.float64) + (1.0 - a) * partner)
+    raise ValueError(f"compat {compat!r}: expected one of {COMPAT_MODES}")
 
 
 def t_measure(n_p: np.ndarray, K: np.ndarray, alpha: np.ndarray, compat: str = "exact") -> np.ndarray:
@@ -241,7 +252,7 @@ MEASURES: dict[str, Measure] = {
             "F_e_partner",
             ("n_p", "K", "np_partner"),
             True,
-            _with_alpha(f_estimated_partner, "n_p", "K", "np_partner"),
+            _with_alpha_and_compat(f_estimated_partner, "n_p", "K", "np_partner"),
             f_estimated_partner.__doc__,
         ),
         Measure("T", ("n_p", "K"), True, _with_alpha_and_compat(t_measure, "n_p", "K"), t_measure.__doc__),

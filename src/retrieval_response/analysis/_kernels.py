@@ -1,0 +1,419 @@
+"""Numba kernels of the exact correlations; the documented functions are in :mod:`.correlations` and
+:mod:`.sample_correlations`, which validate their inputs and call these.
+
+Count tables (:func:`_correlate_table`): one pass over the cells sorted by value per (table,
+alpha). Per-sample targets (:func:`_correlate_samples`): target moments per cell, then Kendall's
+S by the pair-sign matrix walked over the alphas or by a Fenwick sweep per alpha. Both end in
+:func:`_store_correlations`. Output layout: out[type, table, alpha] for the types (spearman,
+pearson, tau-b, tau-c).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_EPSILON = float(np.finfo(np.float64).eps)
+
+
+@numba.njit(cache=True)
+def _anchor_sorted(sorted_values, ulps):
+    """In place, per row of ascending values: replace each value by the anchor of its tie group."""
+    tolerance = ulps * _EPSILON
+    for a in range(sorted_values.shape[0]):
+        row = sorted_values[a]
+        anchor = row[0] if row.shape[0] > 0 else 0.0
+        for i in range(row.shape[0]):
+            value = row[i]
+            if value - anchor <= tolerance * max(abs(anchor), abs(value)):
+                row[i] = anchor
+            else:
+                anchor = value
+
+
+@numba.njit(cache=True)
+def _store_correlations(out, t, a, n, distinct_x, distinct_y, cov_rank, var_x_rank, var_y_rank, cov_value, var_x_value,
+                       var_y_value, s, x_ties, y_ties):
+    """out[type, t, a] for types (spearman, pearson, tau-b, tau-c) from the sums of one table.
+
+    Spearman = cov_rank / sqrt(var_x_rank var_y_rank) (Pearson on midranks), Pearson =
+    cov_value / sqrt(var_x_value var_y_value), with S = concordant - discordant pairs, n0 =
+    n(n-1)/2: tau-b = S / sqrt((n0 - x_ties)(n0 - y_ties)), tau-c = 2S / (n^2 (m-1)/m),
+    m = min(distinct_x, distinct_y). NaN when n < 2 or either side has fewer than 2 distinct values.
+    """
+    if n < 2 or distinct_x < 2 or distinct_y < 2:
+        for k in range(4):
+            out[k, t, a] = np.nan
+        return
+    pairs = n * (n - 1.0) / 2.0
+    out[0, t, a] = cov_rank / np.sqrt(var_x_rank * var_y_rank)
+    out[1, t, a] = min(1.0, max(-1.0, cov_value / np.sqrt(var_x_value * var_y_value)))
+    out[2, t, a] = min(1.0, max(-1.0, s / np.sqrt(pairs - x_ties) / np.sqrt(pairs - y_ties)))
+    classes = min(distinct_x, distinct_y)
+    out[3, t, a] = min(1.0, max(-1.0, 2.0 * s / (n * n * (classes - 1.0) / classes)))
+
+
+@numba.njit(cache=True)
+def _close_group(stats, n_grades, grade_cum, below, group_grades, group_u, group_w_rank, mean_rank):
+    """Add one tie group's terms to ``stats`` (cov_rank, var_rank, kendall_s, x_ties, distinct_x)."""
+    total = 0.0
+    for j in range(n_grades):
+        total += group_grades[j]
+    if total > 0:
+        dx = below + (total + 1.0) / 2.0 - mean_rank
+        stats[0] += dx * group_w_rank
+        stats[1] += total * dx * dx
+        for j in range(n_grades):
+            stats[2] += group_u[j] * grade_cum[j]
+        stats[3] += total * (total - 1.0) / 2.0
+        stats[4] += 1.0
+    for j in range(n_grades):
+        grade_cum[j] += group_grades[j]
+        group_grades[j] = 0.0
+        group_u[j] = 0.0
+    return below + total
+
+
+@numba.njit(cache=True)
+def _correlate_table(sorted_values, order, pearson_values, counts, grade_values, out):
+    """Kernel of :func:`.correlations.table_correlations`: out[type, t, a] for types (spearman, pearson, tau-b, tau-c).
+
+    ``sorted_values``/``order`` (A, C): cell values sorted ascending and the cell index of each,
+    which decide ranks and ties; ``pearson_values`` (A, C), by cell: the values Pearson's r is
+    computed from (the same values, or any shift of them); ``counts`` (T, C, G). One pass over
+    the sorted cells per (t, a), merging equal values.
+    """
+    n_alphas, n_cells = sorted_values.shape
+    n_tables, _, n_grades = counts.shape
+    grade_cum = np.zeros(n_grades)
+    group_grades = np.zeros(n_grades)
+    group_u = np.zeros(n_grades)
+    stats = np.zeros(5)
+    for t in range(n_tables):
+        table = counts[t]
+        rows = np.zeros(n_cells)
+        grade_totals = np.zeros(n_grades)
+        for c in range(n_cells):
+            for j in range(n_grades):
+                rows[c] += table[c, j]
+                grade_totals[j] += table[c, j]
+        n = 0.0
+        distinct_y = 0
+        for j in range(n_grades):
+            n += grade_totals[j]
+            if grade_totals[j] > 0:
+                distinct_y += 1
+        mean_rank = (n + 1.0) / 2.0
+        mean_y = 0.0
+        for j in range(n_grades):
+            mean_y += grade_totals[j] * grade_values[j]
+        mean_y = mean_y / n if n > 0 else 0.0
+        dy_rank = np.zeros(n_grades)
+        dy_value = np.zeros(n_grades)
+        var_y_rank = 0.0
+        var_y_value = 0.0
+        y_ties = 0.0
+        cum = 0.0
+        for j in range(n_grades):
+            dy_rank[j] = cum + (grade_totals[j] + 1.0) / 2.0 - mean_rank
+            dy_value[j] = grade_values[j] - mean_y
+            cum += grade_totals[j]
+            var_y_rank += grade_totals[j] * dy_rank[j] * dy_rank[j]
+            var_y_value += grade_totals[j] * dy_value[j] * dy_value[j]
+            y_ties += grade_totals[j] * (grade_totals[j] - 1.0) / 2.0
+        w_rank = np.zeros(n_cells)
+        w_value = np.zeros(n_cells)
+        u = np.zeros((n_cells, n_grades))
+        for c in range(n_cells):
+            lower = 0.0
+            for j in range(n_grades):
+                w_rank[c] += table[c, j] * dy_rank[j]
+                w_value[c] += table[c, j] * dy_value[j]
+                u[c, j] = rows[c] - lower - table[c, j] - lower
+                lower += table[c, j]
+        for a in range(n_alphas):
+            sum_x = 0.0
+            for i in range(n_cells):
+                sum_x += rows[order[a, i]] * pearson_values[a, order[a, i]]
+            mean_x = sum_x / n if n > 0 else 0.0
+            cov_value = 0.0
+            var_x_value = 0.0
+            stats[:] = 0.0
+            grade_cum[:] = 0.0
+            below = 0.0
+            group_w_rank = 0.0
+            for i in range(n_cells):
+                if i > 0 and sorted_values[a, i] != sorted_values[a, i - 1]:
+                    below = _close_group(stats, n_grades, grade_cum, below, group_grades, group_u, group_w_rank, mean_rank)
+                    group_w_rank = 0.0
+                c = order[a, i]
+                dx = pearson_values[a, c] - mean_x
+                cov_value += dx * w_value[c]
+                var_x_value += rows[c] * dx * dx
+                group_w_rank += w_rank[c]
+                for j in range(n_grades):
+                    group_grades[j] += table[c, j]
+                    group_u[j] += u[c, j]
+            _close_group(stats, n_grades, grade_cum, below, group_grades, group_u, group_w_rank, mean_rank)
+            _store_correlations(out, t, a, n, stats[4], float(distinct_y), stats[0], stats[1], var_y_rank, cov_value,
+                               var_x_value, var_y_value, stats[2], stats[3], y_ties)
+
+
+@numba.njit(cache=True)
+def _target_moments(block_start, cell, target, group, weights, rows, w_rank, w_value, moments):
+    """Per-cell and per-table target sums, all tables at once (tables are the inner axis).
+
+    Samples are sorted by target; block b is samples block_start[b]:block_start[b+1] (equal
+    targets); ``weights`` (Q, T). Fills rows, w_rank, w_value (C, T): per cell the weight, the
+    weighted target-midrank deviations and value deviations; moments (5, T): n, distinct targets,
+    target tie pairs, sum of squared rank deviations, of squared value deviations.
+    """
+    n_tables = weights.shape[1]
+    n = np.zeros(n_tables)
+    mean_y = np.zeros(n_tables)
+    for i in range(cell.shape[0]):
+        w = weights[group[i]]
+        for t in range(n_tables):
+            n[t] += w[t]
+            mean_y[t] += w[t] * target[i]
+    for t in range(n_tables):
+        mean_y[t] = mean_y[t] / n[t] if n[t] > 0 else 0.0
+    below = np.zeros(n_tables)
+    block_weight = np.zeros(n_tables)
+    dy_rank = np.zeros(n_tables)
+    for b in range(block_start.shape[0] - 1):
+        block_weight[:] = 0.0
+        for i in range(block_start[b], block_start[b + 1]):
+            w = weights[group[i]]
+            for t in range(n_tables):
+                block_weight[t] += w[t]
+        for t in range(n_tables):
+            dy_rank[t] = below[t] + (block_weight[t] + 1.0) / 2.0 - (n[t] + 1.0) / 2.0
+            moments[3, t] += block_weight[t] * dy_rank[t] * dy_rank[t]
+            moments[2, t] += block_weight[t] * (block_weight[t] - 1.0) / 2.0
+            if block_weight[t] > 0:
+                moments[1, t] += 1.0
+            below[t] += block_weight[t]
+        for i in range(block_start[b], block_start[b + 1]):
+            w = weights[group[i]]
+            c = cell[i]
+            for t in range(n_tables):
+                dy_value = target[i] - mean_y[t]
+                rows[c, t] += w[t]
+                w_rank[c, t] += w[t] * dy_rank[t]
+                w_value[c, t] += w[t] * dy_value
+                moments[4, t] += w[t] * dy_value * dy_value
+    moments[0] = n
+
+
+@numba.njit(cache=True)
+def _pair_signs(block_start, cell, group, weights, rows, matrix):
+    """matrix[c, d, t] = M[c, d] of table t: sum over samples i of cell c and j of cell d of w_i w_j sign(y_j - y_i).
+
+    Filled row by row: when a block holds samples of cell d, row d gains their pairs with every
+    cell's samples below and above them. ``weights`` (Q, T), ``rows`` (C, T); tables innermost.
+    """
+    n_cells, n_tables = rows.shape
+    below = np.zeros((n_cells, n_tables))
+    in_block = np.zeros((n_cells, n_tables))
+    done = np.zeros(n_cells, dtype=np.bool_)
+    for b in range(block_start.shape[0] - 1):
+        start, stop = block_start[b], block_start[b + 1]
+        for i in range(start, stop):
+            w = weights[group[i]]
+            for t in range(n_tables):
+                in_block[cell[i], t] += w[t]
+        for i in range(start, stop):
+            d = cell[i]
+            if done[d]:
+                continue
+            done[d] = True
+            for c in range(n_cells):
+                for t in range(n_tables):
+                    above = rows[c, t] - below[c, t] - in_block[c, t]
+                    matrix[d, c, t] += in_block[d, t] * (above - below[c, t])
+        for i in range(start, stop):
+            d = cell[i]
+            for t in range(n_tables):
+                below[d, t] += in_block[d, t]
+                in_block[d, t] = 0.0
+            done[d] = False
+
+
+@numba.njit(cache=True)
+def _walk_kendall(values, matrix, s_out):
+    """s_out[a, t] = Kendall S of table t at alpha a, walking the alphas with insertion sorts.
+
+    ``values`` (A, C); ``matrix`` (C, C, T) from :func:`_pair_signs`.
+    P = sum over the current cell order of M[c, d] for c before d; S = P minus the pairs within
+    tie groups.
+    """
+    n_alphas, n_cells = values.shape
+    n_tables = matrix.shape[2]
+    order = np.argsort(values[0], kind="mergesort")
+    ordered = np.zeros(n_tables)
+    for i in range(n_cells):
+        for j in range(i + 1, n_cells):
+            for t in range(n_tables):
+                ordered[t] += matrix[order[i], order[j], t]
+    for a in range(n_alphas):
+        v = values[a]
+        for k in range(1, n_cells):
+            j = k
+            while j > 0 and v[order[j - 1]] > v[order[j]]:
+                c, d = order[j - 1], order[j]
+                for t in range(n_tables):
+                    ordered[t] += 2.0 * matrix[d, c, t]
+                order[j - 1], order[j] = d, c
+                j -= 1
+        for t in range(n_tables):
+            s_out[a, t] = ordered[t]
+        start = 0
+        for k in range(1, n_cells + 1):
+            if k < n_cells and v[order[k]] == v[order[start]]:
+                continue
+            for i in range(start, k):
+                for j in range(i + 1, k):
+                    for t in range(n_tables):
+                        s_out[a, t] -= matrix[order[i], order[j], t]
+            start = k
+
+
+SWEEP_CHUNK = 64
+"""Tables swept together by :func:`_sweep_kendall` (their Fenwick trees stay in cache)."""
+
+
+@numba.njit(cache=True)
+def _sweep_kendall(block_start, cell, group, weights, cell_group, n_groups, s_out):
+    """Kendall S of every table at one alpha: samples in target order into a Fenwick tree of tie groups.
+
+    ``weights`` (Q, T); ``cell_group`` (C,) the rank of each cell's tie group. For each sample j,
+    S gains w_j (weight already in lower groups - weight already in higher groups); a block of equal
+    targets is queried before it is inserted, so target ties count neither way. Tables are swept
+    :data:`SWEEP_CHUNK` at a time.
+    """
+    n_tables = weights.shape[1]
+    for first in range(0, n_tables, SWEEP_CHUNK):
+        last = min(first + SWEEP_CHUNK, n_tables)
+        width = last - first
+        tree = np.zeros((n_groups + 1, width))
+        in_group = np.zeros((n_groups, width))
+        total = np.zeros(width)
+        lower = np.zeros(width)
+        s = np.zeros(width)
+        for b in range(block_start.shape[0] - 1):
+            for i in range(block_start[b], block_start[b + 1]):
+                w = weights[group[i], first:last]
+                g = cell_group[cell[i]]
+                lower[:] = 0.0
+                k = g
+                while k > 0:
+                    for t in range(width):
+                        lower[t] += tree[k, t]
+                    k -= k & -k
+                for t in range(width):
+                    s[t] += w[t] * (2.0 * lower[t] + in_group[g, t] - total[t])
+            for i in range(block_start[b], block_start[b + 1]):
+                w = weights[group[i], first:last]
+                g = cell_group[cell[i]]
+                k = g + 1
+                while k <= n_groups:
+                    for t in range(width):
+                        tree[k, t] += w[t]
+                    k += k & -k
+                for t in range(width):
+                    in_group[g, t] += w[t]
+                    total[t] += w[t]
+        s_out[first:last] = s
+
+
+@numba.njit(cache=True)
+def _correlate_samples(values, sorted_values, order, pearson_values, block_start, cell, target, group, weights, use_matrix,
+                       out):
+    """Kernel of :func:`.sample_correlations.sample_correlations`: out[type, t, a]; ``weights`` (Q, T), tables innermost.
+
+    ``values`` (A, C) by cell and ``sorted_values``/``order`` decide ranks and ties;
+    ``pearson_values`` (A, C), by cell, are what Pearson's r is computed from.
+    """
+    n_alphas, n_cells = values.shape
+    n_tables = weights.shape[1]
+    rows = np.zeros((n_cells, n_tables))
+    w_rank = np.zeros((n_cells, n_tables))
+    w_value = np.zeros((n_cells, n_tables))
+    moments = np.zeros((5, n_tables))
+    _target_moments(block_start, cell, target, group, weights, rows, w_rank, w_value, moments)
+    n = moments[0]
+    kendall = np.zeros((n_alphas, n_tables))
+    if use_matrix:
+        matrix = np.zeros((n_cells, n_cells, n_tables))
+        _pair_signs(block_start, cell, group, weights, rows, matrix)
+        _walk_kendall(values, matrix, kendall)
+    cell_group = np.zeros(n_cells, dtype=np.int64)
+    sums = np.zeros((9, n_tables))  # mean_x, cov_rank, var_x_rank, cov_value, var_x_value, x_ties, distinct_x, below, -
+    group_weight = np.zeros(n_tables)
+    group_rank = np.zeros(n_tables)
+    for a in range(n_alphas):
+        n_groups = 0
+        for i in range(n_cells):
+            if i > 0 and sorted_values[a, i] != sorted_values[a, i - 1]:
+                n_groups += 1
+            cell_group[order[a, i]] = n_groups
+        if not use_matrix:
+            _sweep_kendall(block_start, cell, group, weights, cell_group, n_groups + 1, kendall[a])
+        sums[:] = 0.0
+        for c in range(n_cells):
+            for t in range(n_tables):
+                sums[0, t] += rows[c, t] * pearson_values[a, c]
+        for t in range(n_tables):
+            sums[0, t] = sums[0, t] / n[t] if n[t] > 0 else 0.0
+        group_weight[:] = 0.0
+        group_rank[:] = 0.0
+        for i in range(n_cells + 1):
+            if i == n_cells or (i > 0 and sorted_values[a, i] != sorted_values[a, i - 1]):
+                for t in range(n_tables):
+                    if group_weight[t] > 0:
+                        dx = sums[7, t] + (group_weight[t] + 1.0) / 2.0 - (n[t] + 1.0) / 2.0
+                        sums[1, t] += dx * group_rank[t]
+                        sums[2, t] += group_weight[t] * dx * dx
+                        sums[5, t] += group_weight[t] * (group_weight[t] - 1.0) / 2.0
+                        sums[6, t] += 1.0
+                    sums[7, t] += group_weight[t]
+                    group_weight[t] = 0.0
+                    group_rank[t] = 0.0
+                if i == n_cells:
+                    break
+            c = order[a, i]
+            for t in range(n_tables):
+                dx_value = pearson_values[a, c] - sums[0, t]
+                sums[3, t] += dx_value * w_value[c, t]
+                sums[4, t] += rows[c, t] * dx_value * dx_value
+                group_weight[t] += rows[c, t]
+                group_rank[t] += w_rank[c, t]
+        for t in range(n_tables):
+            _store_correlations(out, t, a, n[t], sums[6, t], moments[1, t], sums[1, t], sums[2, t], moments[3, t],
+                               sums[3, t], sums[4, t], moments[4, t], kendall[a, t], sums[5, t], moments[2, t])
+
+
+@numba.njit(cache=True)
+def _rounding_noise(values, order, present, relative_spread, out):
+    """out[t, a] = True where the values of the cells present in table t spread by at most ``relative_spread``.
+
+    ``values`` (A, C) by cell, ``order`` (A, C) ascending, ``present`` (T, C). Spread = largest
+    minus smallest present value, relative to the larger magnitude of the two; equal values
+    (spread 0) and tables with fewer than 2 present cells are not noise.
+    """
+    n_tables, n_cells = present.shape
+    for t in range(n_tables):
+        for a in range(values.shape[0]):
+            first = -1
+            for i in range(n_cells):
+                if present[t, order[a, i]]:
+                    first = order[a, i]
+                    break
+            last = -1
+            for i in range(n_cells - 1, -1, -1):
+                if present[t, order[a, i]]:
+                    last = order[a, i]
+                    break
+            low, high = values[a, first], values[a, last]
+            out[t, a] = first >= 0 and high > low and high - low <= relative_spread * max(abs(low), abs(high))
