@@ -163,6 +163,12 @@ SHAPES = [
     ("fault_500", "server_error", True),
     ("fault_reset", "connection_error", True),
     ("fault_context_exceeded", "prompt_exceeds_context", False),
+    ("fault_openai_context_length", "prompt_exceeds_context", False),
+    ("fault_gateway_context_deadline", "timeout", True),
+    ("fault_gateway_context_deadline_json", "timeout", True),
+    ("fault_502_context_words", "server_error", True),
+    ("fault_400_context_words", "api_error:BadRequestError", False),
+    ("fault_trickle", "timeout", True),
 ]
 
 
@@ -238,3 +244,18 @@ def test_the_journal_holds_every_call_with_its_usage(tmp_path):
     assert lines["prompt_tokens"].sum() == client.stats.prompt_tokens > 0  # the empty choices' usage too
     assert lines["completion_tokens"].sum() == client.stats.completion_tokens
     assert lines.filter(outcome="server_error")["prompt_tokens"].to_list() == [None]
+
+
+@pytest.mark.parametrize("interval_s, timeout_s", [(0.5, 2.0), (0.3, 1.0), (1.0, 1.5)])
+def test_a_body_trickled_byte_by_byte_ends_as_timeout_within_the_attempt_deadline(tmp_path, interval_s, timeout_s):
+    pacing = PacingConfig(**{**FAST.__dict__, "max_retries": 0, "timeout_seconds": timeout_s})
+    with OpenAIServer(script=["fault_trickle"], trickle_interval_s=interval_s) as server:
+        journal = CallJournal(tmp_path / "journal", "answer", "job")
+        client = _client(server, tmp_path, pacing, journal=journal)
+        start = time.monotonic()
+        [result] = client.run_all([client.complete(_msgs(9))], "t")
+        elapsed = time.monotonic() - start
+    assert result.status == "retries_exhausted:timeout"
+    assert timeout_s * 0.9 <= elapsed < timeout_s + 1.5, f"one attempt took {elapsed:.1f} s"
+    assert read_journal(tmp_path / "journal")["outcome"].to_list() == ["timeout"]
+    assert len(ResponseCache(tmp_path / "cache")) == 0

@@ -2,9 +2,10 @@
 
 Every check that needs no job runs here, while the Snakefile is parsed: the JSON schema, then the
 library's ``retrieval_response.workflow_config.checks`` (wildcard values, safe path names,
-cross-key rules, input files, alpha grid, prompts, API-key variables). A failure prints one line
-``<config file>: config key <key>: <rule>`` to stderr and exits with status 1. What the config
-asks to build (designs, units, shards) comes from ``retrieval_response.workflow_config.plan`` and
+cross-key rules, input files, alpha grid, prompts, API-key variables); then the secret parts of
+every ``api_base`` leave the config for the environment (``withhold_api_base_secrets``). A failure
+prints one line ``<config file>: config key <key>: <rule>`` to stderr and exits with status 1.
+What the config asks to build (designs, units, shards) comes from ``retrieval_response.workflow_config.plan`` and
 ``retrieval_response.llm.sharding``; the target lists sit next to the rules whose paths they name.
 """
 
@@ -17,7 +18,7 @@ from snakemake.utils import validate
 from retrieval_response.analysis.segments import SEGMENTATIONS
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.paths import NAME_PATTERN
-from retrieval_response.llm.config import ModelConfig
+from retrieval_response.llm.config import ModelConfig, withhold_api_base_secrets
 from retrieval_response.llm.jobs import job_threads
 from retrieval_response.llm.sharding import SHARD_PATTERN, shard_names
 from retrieval_response.workflow_config import checks, plan
@@ -55,6 +56,9 @@ startup_check(
     PeriodicityDetector().is_periodic,
 )
 startup_check(checks.check_config, config, CONFIG_FILE)
+# Credentials and query tokens of api_base go to the jobs through the environment, not through
+# the config that Snakemake writes into every job script.
+startup_check(withhold_api_base_secrets, config["llm"], CONFIG_FILE)
 
 DATASETS = config["datasets"]
 EMBEDDERS = config["embedders"]

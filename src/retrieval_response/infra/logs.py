@@ -3,18 +3,53 @@
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from pathlib import Path
 from types import TracebackType
 
 from retrieval_response.infra.errors import InputError
 
+_URL_USERINFO = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@?#]*@")
+_URL_QUERY = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s?#'\"]*)[?#][^\s'\"]*")
+REDACTED = "REDACTED"
+# Loggers of the libraries that may log a request URL: their records are redacted too.
+URL_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx", "httpx2", "openai._base_client")
+
+
+def redact_url_secrets(text: str) -> str:
+    """``text`` with the ``user:password@`` of every URL in it replaced by ``REDACTED@`` and its
+    query string and fragment by ``?REDACTED``."""
+    return _URL_QUERY.sub(rf"\1?{REDACTED}", _URL_USERINFO.sub(rf"\1{REDACTED}@", text))
+
+
+class RedactUrlSecrets(logging.Filter):
+    """A filter that passes every record with the URL secrets of its message and traceback
+    redacted (``redact_url_secrets``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = redact_url_secrets(record.getMessage()), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact_url_secrets(record.exc_text)
+        return True
+
+
+def redact_library_loggers() -> None:
+    """Redact URL secrets in the records of ``URL_LOGGERS`` (once per process)."""
+    for name in URL_LOGGERS:
+        library = logging.getLogger(name)
+        if not any(isinstance(f, RedactUrlSecrets) for f in library.filters):
+            library.addFilter(RedactUrlSecrets())
+
 
 def log_to_file(path: str | Path | None, level: int = logging.INFO) -> logging.Logger:
     """Send the package's log records to ``path`` (and stderr when ``path`` is None).
 
     Returns the ``retrieval_response`` logger. Messages never contain API keys: the
-    library logs model names and counts only.
+    library logs model names and counts only; the URL secrets of every line (``user:password@``,
+    query strings) are redacted, those of the HTTP libraries' loggers too.
     """
     logger = logging.getLogger("retrieval_response")
     logger.setLevel(level)
@@ -25,6 +60,8 @@ def log_to_file(path: str | Path | None, level: int = logging.INFO) -> logging.L
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         handler = logging.FileHandler(path, mode="w", encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactUrlSecrets())
+    redact_library_loggers()
     logger.handlers[:] = [handler]
     return logger
 

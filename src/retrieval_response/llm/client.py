@@ -15,7 +15,8 @@ for it again.
 
 The API key is read from the environment variable the config names, at call time, and goes
 nowhere but into the litellm call; credentials in ``api_base`` go nowhere but into its
-``Authorization`` header.
+``Authorization`` header, and its query string (``?token=...``) nowhere but into the query of each
+request (see ``Endpoint``).
 """
 
 from __future__ import annotations
@@ -32,9 +33,11 @@ from pathlib import Path
 from typing import TypeVar
 
 import litellm
+import openai
 from tqdm import tqdm
 
-from retrieval_response.llm.accounting import CallJournal, CallStats
+from retrieval_response.infra.logs import redact_library_loggers
+from retrieval_response.llm.accounting import CallJournal, CallStats, possible_cost, usage_count
 from retrieval_response.llm.cache import ResponseCache, request_key
 from retrieval_response.llm.claims import Claim, KeyClaims
 from retrieval_response.llm.config import TOP_LOGPROBS, ModelConfig, PacingConfig
@@ -45,6 +48,7 @@ from retrieval_response.llm.server import LlamaServer, bypass_proxy_for_loopback
 from retrieval_response.llm.shared_server import serving
 
 litellm.suppress_debug_info = True
+redact_library_loggers()
 T = TypeVar("T")
 CLAIM_POLL_S = (0.05, 2.0)  # first and longest wait between looks for a claimed key's response
 ENGINE = "llama-server"  # part of a local model's cache key: the engine that computed a response
@@ -80,31 +84,31 @@ def _logprobs_content(choice) -> list[dict] | None:
         return None
 
 
-def _tokens(usage, name: str) -> int:
-    try:
-        return int(getattr(usage, name, 0) or 0)
-    except (TypeError, ValueError):
-        return 0
-
-
-def _cached_prompt_tokens(usage) -> int:
-    details = getattr(usage, "prompt_tokens_details", None)
-    return int(getattr(details, "cached_tokens", 0) or 0)
+def response_usage(response) -> tuple[dict[str, int], bool]:
+    """({prompt_tokens, cached_prompt_tokens, completion_tokens}, whether any was impossible): each
+    reported count that ``usage_count`` accepts (an absent or null one is 0); an impossible one
+    (negative, fractional, NaN, huge, not a number) counts 0 and makes the usage invalid."""
+    usage = getattr(response, "usage", None)
+    raw = {"prompt_tokens": getattr(usage, "prompt_tokens", None),
+           "cached_prompt_tokens": getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None),
+           "completion_tokens": getattr(usage, "completion_tokens", None)}
+    counts = {name: 0 if value is None else usage_count(value) for name, value in raw.items()}
+    return {name: count or 0 for name, count in counts.items()}, None in counts.values()
 
 
 def response_record(response, model: str) -> dict:
     """The cache record of a litellm ``ModelResponse`` of any shape: content, logprobs (token,
-    logprob, top_logprobs), usage, cost (None when litellm has no price), finish reason and
-    response id, each None (usage 0) when the response lacks it."""
+    logprob, top_logprobs), usage (``response_usage``; ``usage_invalid`` true when the server
+    reported impossible counts), cost (None when litellm has no price, or when the usage it was
+    priced from is invalid), finish reason and response id, each None (usage 0) when the
+    response lacks it."""
     choices = getattr(response, "choices", None) or []
     choice = choices[0] if choices else None
-    usage = getattr(response, "usage", None)
+    usage, usage_invalid = response_usage(response)
+    cost = possible_cost((getattr(response, "_hidden_params", None) or {}).get("response_cost"))
     return {"model": model, "content": getattr(getattr(choice, "message", None), "content", None),
-            "logprobs": _logprobs_content(choice),
-            "prompt_tokens": _tokens(usage, "prompt_tokens"),
-            "cached_prompt_tokens": _cached_prompt_tokens(usage),
-            "completion_tokens": _tokens(usage, "completion_tokens"),
-            "cost_usd": (getattr(response, "_hidden_params", None) or {}).get("response_cost"),
+            "logprobs": _logprobs_content(choice), **usage, "usage_invalid": usage_invalid,
+            "cost_usd": None if usage_invalid else cost,
             "finish_reason": getattr(choice, "finish_reason", None),
             "response_id": getattr(response, "id", None)}
 
@@ -121,17 +125,28 @@ def response_problem(response) -> str | None:
     return "null_content" if getattr(message, "content", None) is None else None
 
 
-def api_base_kwargs(api_base: str) -> dict:
-    """litellm arguments for ``api_base``: ``api_base`` without ``user:password@``, and those
-    credentials as an HTTP Basic ``Authorization`` header (which replaces the bearer key, as
-    httpx does with credentials in a URL; litellm's aiohttp transport rejects them in the URL)."""
+@dataclass(frozen=True)
+class Endpoint:
+    """Where and how to reach an ``api_base``: ``base`` = the URL without ``user:password@``,
+    query string or fragment; ``headers`` = those credentials as an HTTP Basic ``Authorization``
+    header (which replaces the bearer key, as httpx does with credentials in a URL; litellm's
+    aiohttp transport rejects them in the URL); ``query`` = the query parameters, sent with every
+    request (litellm would append ``chat/completions`` after them)."""
+
+    base: str
+    headers: dict[str, str]
+    query: dict[str, str]
+
+
+def endpoint(api_base: str) -> Endpoint:
+    """The ``Endpoint`` of ``api_base`` (see ``Endpoint``)."""
     parts = urllib.parse.urlsplit(api_base)
-    if parts.username is None and parts.password is None:
-        return {"api_base": api_base}
-    netloc = parts.netloc.rpartition("@")[2]
-    credentials = f"{urllib.parse.unquote(parts.username or '')}:{urllib.parse.unquote(parts.password or '')}"
-    return {"api_base": urllib.parse.urlunsplit(parts._replace(netloc=netloc)),
-            "extra_headers": {"Authorization": "Basic " + base64.b64encode(credentials.encode()).decode()}}
+    headers = {}
+    if parts.username is not None or parts.password is not None:
+        credentials = f"{urllib.parse.unquote(parts.username or '')}:{urllib.parse.unquote(parts.password or '')}"
+        headers["Authorization"] = "Basic " + base64.b64encode(credentials.encode()).decode()
+    base = urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2], query="", fragment=""))
+    return Endpoint(base, headers, dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True)))
 
 
 class LLMClient:
@@ -154,6 +169,7 @@ class LLMClient:
         self.stats = stats if stats is not None else CallStats()
         self._rng = random.Random(jitter_seed)
         self._pacer: Pacer | None = None
+        self._query_client: openai.AsyncOpenAI | None = None
         self._in_flight: dict[str, asyncio.Task] = {}
         self.journal = journal
         self.claims = KeyClaims(cache.root / "claims", 2 * pacing.timeout_seconds)
@@ -217,11 +233,26 @@ class LLMClient:
         if self._server:
             return kwargs | {"model": f"openai/{self._server.alias}", "api_base": self._local_base,
                              "api_key": "local"}
-        if self.model.api_base:
-            kwargs |= api_base_kwargs(self.model.api_base)
         if self.model.api_key_env:
             kwargs["api_key"] = os.environ.get(self.model.api_key_env)
+        if self.model.api_base:
+            target = endpoint(self.model.api_base)
+            kwargs["api_base"] = target.base
+            if target.headers:
+                kwargs["extra_headers"] = target.headers
+            if target.query:
+                kwargs["client"] = self._query_client
         return kwargs
+
+    def _openai_client(self) -> openai.AsyncOpenAI | None:
+        """The OpenAI client of an ``api_base`` with a query string, for one event loop: it sends
+        the query with every request (``default_query``); None for any other model."""
+        if self._server or not self.model.api_base or not (target := endpoint(self.model.api_base)).query:
+            return None
+        key = os.environ.get(self.model.api_key_env) if self.model.api_key_env else None
+        return openai.AsyncOpenAI(base_url=target.base, api_key=key or "none", default_query=target.query,
+                                  default_headers=target.headers, max_retries=0,
+                                  timeout=self.pacing.timeout_seconds)
 
     async def _call(self, key: str, messages: list[dict]) -> Completion:
         """Attempts under the pacer, with retries. The first attempt claims ``key`` inside its
@@ -293,11 +324,14 @@ class LLMClient:
 
     async def _attempt(self, messages: list[dict]) -> tuple[dict | None, ErrorKind | None]:
         """One provider call, counted and journaled: (the record of the response, or None when
-        none came back; the failure, or None when the response has an answer)."""
+        none came back; the failure, or None when the response has an answer). The whole attempt
+        (connect, headers and body) is bounded by ``pacing.timeout_seconds``: a server trickling
+        its body byte by byte ends as ``timeout`` then, not after every read has waited."""
         self.stats.calls += 1
         try:
-            response = await litellm.acompletion(**self._litellm_kwargs(messages))
-        except Exception as exc:  # classified; never re-raised with the key in it
+            response = await asyncio.wait_for(litellm.acompletion(**self._litellm_kwargs(messages)),
+                                              self.pacing.timeout_seconds)
+        except Exception as exc:  # classified (TimeoutError: ``timeout``); never re-raised with the key in it
             kind = classify(exc)
             self._journal(kind.reason, None)
             return None, kind
@@ -305,6 +339,7 @@ class LLMClient:
         problem = response_problem(response)
         kind = None if problem is None else bad_response(problem)
         self._journal("ok" if kind is None else kind.reason, record)
+        self.stats.usage_invalid += record["usage_invalid"]
         self.stats.prompt_tokens += record["prompt_tokens"]
         self.stats.cached_prompt_tokens += record["cached_prompt_tokens"]
         self.stats.completion_tokens += record["completion_tokens"]
@@ -313,8 +348,8 @@ class LLMClient:
 
     def _journal(self, outcome: str, record: dict | None) -> None:
         if self.journal is not None:
-            usage = (None, None, None) if record is None else (
-                record["prompt_tokens"], record["completion_tokens"], record["cost_usd"])
+            usage = (None, None, None, False) if record is None else (
+                record["prompt_tokens"], record["completion_tokens"], record["cost_usd"], record["usage_invalid"])
             self.journal.record(self.model.model, outcome, *usage)
 
     def _backoff(self, attempt: int, kind: ErrorKind) -> float:
@@ -362,6 +397,7 @@ class LLMClient:
 
     async def _gather(self, tasks: list[Awaitable[T]], keys: list[Hashable], desc: str) -> list[T]:
         self._pacer = Pacer(self.pacing)
+        self._query_client = self._openai_client()
         heartbeat = asyncio.ensure_future(self._refresh_claims())
         chains: dict[Hashable, list[int]] = {}
         for index, key in enumerate(keys):
@@ -379,6 +415,8 @@ class LLMClient:
                 await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(chains)))))
             finally:
                 heartbeat.cancel()
+                if self._query_client is not None:
+                    await self._query_client.close()
         return results
 
     async def _refresh_claims(self) -> None:

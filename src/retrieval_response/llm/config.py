@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import os
+import urllib.parse
+from collections.abc import Mapping, MutableMapping
 from dataclasses import asdict, dataclass
 
+from retrieval_response.infra.errors import InputError
 from retrieval_response.llm.cache import public_api_base
 
 TOP_LOGPROBS = 5  # alternatives asked per token when a model config sets logprobs
+API_BASES_ENV = "RR_API_BASES"  # JSON {public api_base: api_base as configured}, set at start-up
 
 
 @dataclass(frozen=True)
@@ -47,7 +52,7 @@ class ModelConfig:
 @dataclass(frozen=True)
 class PacingConfig:
     """Limits inside one job: concurrent calls, requests and tokens per minute (None = no limit);
-    retry bound and per-attempt timeout."""
+    retry bound and the deadline of one whole attempt (``timeout_seconds``)."""
 
     concurrency: int = 4
     requests_per_minute: float | None = None
@@ -61,3 +66,42 @@ class PacingConfig:
     def from_mapping(cls, values: Mapping) -> PacingConfig:
         """Build from a config mapping (unknown keys raise TypeError)."""
         return cls(**dict(values))
+
+
+def has_api_base_secret(api_base: str) -> bool:
+    """Whether ``api_base`` holds a user, password, query string or fragment."""
+    parts = urllib.parse.urlsplit(api_base)
+    return bool(parts.username or parts.password or parts.query or parts.fragment)
+
+
+def withhold_api_base_secrets(llm: MutableMapping, config_file: str) -> None:
+    """Keep the secret part of every ``api_base`` of the ``llm`` config section out of the config
+    that Snakemake writes into job scripts: each model section's ``api_base`` with a user,
+    password, query string or fragment becomes its public part (``public_api_base``), and the
+    whole URL goes into the environment variable ``API_BASES_ENV`` (JSON, public part -> URL),
+    which the jobs inherit and read back with ``with_api_base_secret``; two sections with the
+    same public part and different secrets are refused (InputError naming ``config_file``)."""
+    bases = json.loads(os.environ.get(API_BASES_ENV) or "{}")
+    for role, section in llm.items():
+        if not isinstance(section, MutableMapping) or not section.get("api_base"):
+            continue
+        if not has_api_base_secret(section["api_base"]):
+            continue
+        public = public_api_base(section["api_base"])
+        if bases.get(public, section["api_base"]) != section["api_base"]:
+            raise InputError(config_file, f"config key llm.{role}.api_base",
+                             f"another model section reaches {public} with other credentials or query string")
+        bases[public] = section["api_base"]
+        section["api_base"] = public
+    if bases:
+        os.environ[API_BASES_ENV] = json.dumps(bases)
+
+
+def with_api_base_secret(section: Mapping) -> dict:
+    """A model section as configured: its public ``api_base`` replaced by the whole URL that
+    ``withhold_api_base_secrets`` left in the environment (unchanged when there is none)."""
+    bases = json.loads(os.environ.get(API_BASES_ENV) or "{}")
+    section = dict(section)
+    if section.get("api_base") in bases:
+        section["api_base"] = bases[section["api_base"]]
+    return section

@@ -9,7 +9,7 @@ import polars as pl
 from retrieval_response.llm.accounting import JOURNAL_DIR, CallJournal
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
-from retrieval_response.llm.config import ModelConfig, PacingConfig
+from retrieval_response.llm.config import ModelConfig, PacingConfig, with_api_base_secret
 
 
 def client_from_config(model: Mapping, llm: Mapping, threads: int, stage: str, job: str,
@@ -17,8 +17,9 @@ def client_from_config(model: Mapping, llm: Mapping, threads: int, stage: str, j
     """A client for one model section (``llm.generator`` or ``llm.grader``) with the run's pacing
     (``llm.pacing``) and response cache folder (``llm.cache``); its calls journaled in
     ``JOURNAL_DIR`` under ``stage`` and ``job``; a local model's server runs with ``threads``
-    threads and logs to ``<job_log>.llama-server``."""
-    return LLMClient(ModelConfig.from_mapping(model), PacingConfig.from_mapping(llm.get("pacing") or {}),
+    threads and logs to ``<job_log>.llama-server``. The model's ``api_base`` is the whole URL the
+    start-up left in the environment (``with_api_base_secret``), never one from the job script."""
+    return LLMClient(ModelConfig.from_mapping(with_api_base_secret(model)), PacingConfig.from_mapping(llm.get("pacing") or {}),
                      ResponseCache(llm["cache"]), local_threads=threads, server_log=f"{job_log}.llama-server",
                      journal=CallJournal(JOURNAL_DIR, stage, job))
 
@@ -32,7 +33,9 @@ def job_threads(model: Mapping | None, cores: int | None) -> int:
 
 
 def job_summary(client: LLMClient, stage: str, job: str, seconds: float, status: pl.Series) -> dict:
-    """The client's counters for this job plus ``samples`` and ``samples_by_status`` of its output."""
+    """The client's counters for this job plus ``samples`` and ``samples_by_status`` of its output
+    and ``cache_damaged_lines`` (damaged response-cache lines it skipped)."""
     counts = dict(sorted(status.value_counts().iter_rows()))
     return {**client.stats.summary(stage, job, seconds), "model": client.model.model,
-            "samples": status.len(), "samples_by_status": counts}
+            "samples": status.len(), "samples_by_status": counts,
+            "cache_damaged_lines": client.cache.damaged_lines}

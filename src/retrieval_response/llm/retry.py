@@ -9,8 +9,12 @@ or from a response that came back without a usable answer:
   JSON, truncated JSON or an HTML page; ``invalid_object`` for JSON that is no chat completion,
   e.g. a choice without message; ``no_choices`` for an empty ``choices`` list). A damaged body is
   usually a proxy or server hiccup, so it is retried like a 5xx, within the same bound.
-- not retryable: ``prompt_exceeds_context`` (litellm's ``ContextWindowExceededError``, or a
-  server's error saying the request exceeds the context size, as llama-server's does),
+- not retryable: ``prompt_exceeds_context``: an HTTP 4xx reply (the status of the reply itself,
+  not of litellm's wrapper) that litellm maps to ``ContextWindowExceededError`` or whose error
+  object carries a context code (``CONTEXT_ERROR_CODES`` as ``code`` or ``type``: OpenAI's
+  ``context_length_exceeded``, llama-server's ``exceed_context_size_error``). Words in a message
+  decide nothing: a gateway's 504 "context deadline exceeded" is a ``timeout``, a 5xx quoting a
+  context phrase a ``server_error``, a 400 without a context code an ``api_error``;
   ``bad_response:null_content`` (a well-formed answer whose content is null: a
   refusal, a content filter, a reasoning model that used every token; asking again at the same
   seed would pay for the same), and any other error (400, 401, 404, ...) as
@@ -41,6 +45,7 @@ _TIMEOUTS = (litellm.Timeout, openai.APITimeoutError, TimeoutError, httpx.Timeou
 _RATE_LIMITS = (litellm.RateLimitError, openai.RateLimitError)
 _CONNECTION = (openai.APIConnectionError, httpx.TransportError, ConnectionError)
 PROMPT_EXCEEDS_CONTEXT = "prompt_exceeds_context"
+CONTEXT_ERROR_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
 _NOT_JSON_MARKER = "Empty or invalid response"  # litellm: a 200 body the OpenAI SDK left as text
 _INVALID_OBJECT_MARKER = "Invalid response object"  # litellm: JSON it could not convert
 
@@ -116,9 +121,32 @@ def _unreadable_body(chain: list[BaseException]) -> str | None:
     return None
 
 
+def http_status(chain: list[BaseException]) -> int | None:
+    """The HTTP status of the reply behind a failure: that of the OpenAI client's
+    ``APIStatusError`` in the chain (the server's own), else the first integer ``status_code``."""
+    for e in chain:
+        if isinstance(e, openai.APIStatusError):
+            return e.status_code
+    statuses = [s for e in chain if isinstance(s := getattr(e, "status_code", None), int)]
+    return statuses[0] if statuses else None
+
+
+def _error_codes(e: BaseException) -> set[str]:
+    """The ``code`` and ``type`` strings of an exception and of its error object (``body``, bare
+    or under ``error``)."""
+    body = getattr(e, "body", None)
+    objects = [body, body.get("error")] if isinstance(body, dict) else []
+    fields = [getattr(e, "code", None), getattr(e, "type", None)]
+    fields += [o.get(name) for o in objects if isinstance(o, dict) for name in ("code", "type")]
+    return {f for f in fields if isinstance(f, str)}
+
+
 def _exceeds_context(chain: list[BaseException]) -> bool:
-    return any(isinstance(e, litellm.ContextWindowExceededError)
-               or ("exceed" in str(e).lower() and "context" in str(e).lower()) for e in chain)
+    status = http_status(chain)
+    if status is None or not 400 <= status < 500:
+        return False
+    return any(isinstance(e, litellm.ContextWindowExceededError) or _error_codes(e) & CONTEXT_ERROR_CODES
+               for e in chain)
 
 
 def classify(exc: BaseException) -> ErrorKind:

@@ -5,8 +5,9 @@ configurable latency, under a server-side rate limit (sliding one-second window;
 HTTP 429 with ``Retry-After`` and ``retry-after-ms``), with a seeded fault schedule (injected 429,
 500, timeouts, malformed JSON bodies, unparseable grade content) and an optional ``script``: the
 faults of the first requests, in arrival order, drawn from ``FAULT_KINDS + MISBEHAVIOURS`` (None
-or ``"ok"`` = a normal answer). ``GET /stats`` returns the counters as JSON;
-``OpenAIServer.stats()`` returns them in-process.
+or ``"ok"`` = a normal answer). ``usage`` overrides fields of every answer's usage (impossible
+numbers included); with ``required_query`` a request whose query parameters differ gets HTTP 401.
+``GET /stats`` returns the counters as JSON; ``OpenAIServer.stats()`` returns them in-process.
 
 Use as a context manager (server thread in this process)::
 
@@ -32,6 +33,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import urllib.request
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
@@ -43,14 +45,36 @@ FAULT_KINDS = ("fault_429", "fault_500", "fault_timeout", "fault_malformed", "fa
 # Responses of any shape a provider or a proxy in front of it may send (scripted only):
 # HTTP 200 with no choices, a choice without message, null content, a body that is not JSON, an
 # empty body, an HTML page, a correct body labelled text/plain, an error object; a connection
-# reset before any byte; a 429 whose Retry-After is the server's ``retry_after_header``; the 400
-# llama-server sends for a prompt longer than its context.
-MISBEHAVIOURS = ("fault_empty_choices", "fault_no_message", "fault_null_content", "fault_not_json",
-                 "fault_empty_body", "fault_html", "fault_text_plain", "fault_error_object",
-                 "fault_reset", "fault_retry_after_header", "fault_context_exceeded")
+# reset before any byte; a 429 whose Retry-After is the server's ``retry_after_header``; a body
+# trickled a byte at a time (``trickle_interval_s`` apart); and the error replies of
+# ``ERROR_REPLIES``.
 CONTEXT_EXCEEDED_BODY = (b'{"error": {"code": 400, "message": "the request exceeds the available context size, '
                          b'try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 5000, '
                          b'"n_ctx": 2048}}')
+# Error replies (status, body, content type): a prompt longer than the context as llama-server and
+# OpenAI say it (a structured type or code), and replies whose words speak of a context being
+# exceeded while their status says something else: a gateway's 504 "context deadline exceeded"
+# (Go's timeout message), a 502 quoting a context phrase, a 400 about a request field.
+ERROR_REPLIES = {
+    "fault_context_exceeded": (400, CONTEXT_EXCEEDED_BODY, "application/json"),
+    "fault_openai_context_length": (
+        400, b'{"error": {"message": "This model\'s maximum context length is 8192 tokens. However, your messages '
+             b'resulted in 9000 tokens.", "type": "invalid_request_error", "param": "messages", '
+             b'"code": "context_length_exceeded"}}', "application/json"),
+    "fault_gateway_context_deadline": (504, b"context deadline exceeded", "text/plain"),
+    "fault_gateway_context_deadline_json": (
+        504, b'{"error": {"message": "upstream request failed: context deadline exceeded", "type": "gateway_timeout"}}',
+        "application/json"),
+    "fault_502_context_words": (
+        502, b'{"error": {"message": "upstream said: this model\'s maximum context length is unknown; '
+             b'prompt is too long for the proxy buffer, exceeded context"}}', "application/json"),
+    "fault_400_context_words": (
+        400, b'{"error": {"message": "field context exceeds 64 keys", "type": "invalid_request_error"}}',
+        "application/json"),
+}
+MISBEHAVIOURS = ("fault_empty_choices", "fault_no_message", "fault_null_content", "fault_not_json",
+                 "fault_empty_body", "fault_html", "fault_text_plain", "fault_error_object",
+                 "fault_reset", "fault_retry_after_header", "fault_trickle", *ERROR_REPLIES)
 UNPARSEABLE_CONTENT = "Somewhere between 3 and 4, I would say."
 
 
@@ -126,6 +150,7 @@ class _State:
     ok_times: list = field(default_factory=list)
     window: deque = field(default_factory=deque)
     authorization: Counter = field(default_factory=Counter)
+    query: Counter = field(default_factory=Counter)
     in_flight: int = 0
     max_in_flight: int = 0
 
@@ -136,7 +161,9 @@ class OpenAIServer:
     def __init__(self, latency_s: float = 0.0, rate_limit_rps: float | None = None,
                  faults: FaultSchedule = FaultSchedule(),
                  answer: Callable[[list[dict]], str] = default_answer, port: int = 0,
-                 script: Sequence[str | None] = (), retry_after_header: str = "1"):
+                 script: Sequence[str | None] = (), retry_after_header: str = "1",
+                 trickle_interval_s: float = 0.5, usage: dict | None = None,
+                 required_query: dict[str, str] | None = None):
         unknown = set(script) - {None, "ok", *FAULT_KINDS, *MISBEHAVIOURS}
         if unknown:
             raise ValueError(f"unknown scripted faults: {sorted(unknown)}")
@@ -146,6 +173,9 @@ class OpenAIServer:
         self.answer = answer
         self.script = deque(None if kind == "ok" else kind for kind in script)
         self.retry_after_header = retry_after_header
+        self.trickle_interval_s = trickle_interval_s
+        self.usage = usage or {}
+        self.required_query = required_query
         self._rng = random.Random(faults.seed)
         self._state = _State()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
@@ -176,7 +206,8 @@ class OpenAIServer:
     def stats(self) -> dict:
         """Counters: ``requests``, ``outcomes`` (ok, rate_limited, fault_*), ``by_prompt`` and
         ``ok_by_prompt`` (messages sha256 -> count), ``authorization`` (``Bearer``, or
-        ``Basic <user>``, or ``none`` -> count), ``max_in_flight``, ``ok_rps`` (200s per second
+        ``Basic <user>``, or ``none`` -> count), ``query`` (the names of the query parameters of
+        a request, comma-separated, or ``none`` -> count; never their values), ``max_in_flight``, ``ok_rps`` (200s per second
         between the first and the last one)."""
         s = self._state
         with s.lock:
@@ -188,6 +219,7 @@ class OpenAIServer:
                 "by_prompt": dict(s.by_prompt),
                 "ok_by_prompt": dict(s.ok_by_prompt),
                 "authorization": dict(s.authorization),
+                "query": dict(s.query),
                 "max_in_flight": s.max_in_flight,
                 "ok_rps": (len(times) - 1) / span if span > 0 else None,
                 "config": {"latency_s": self.latency_s, "rate_limit_rps": self.rate_limit_rps,
@@ -240,7 +272,7 @@ class OpenAIServer:
                 "created": int(time.time()), "model": request.get("model", "loopback"),
                 "choices": [choice],
                 "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                          "total_tokens": prompt_tokens + completion_tokens}}
+                          "total_tokens": prompt_tokens + completion_tokens, **self.usage}}
 
     def _handler_class(self):
         server = self
@@ -277,8 +309,15 @@ class OpenAIServer:
                 except json.JSONDecodeError:
                     self._send(400, b'{"error": {"message": "bad json"}}')
                     return
-                if self.path.rstrip("/") != "/v1/chat/completions":
+                path, _, query_string = self.path.partition("?")
+                query = dict(urllib.parse.parse_qsl(query_string, keep_blank_values=True))
+                if path.rstrip("/") != "/v1/chat/completions":
                     self._send(404, b'{"error": {"message": "not found"}}')
+                    return
+                with server._state.lock:
+                    server._state.query[",".join(sorted(query)) or "none"] += 1
+                if server.required_query is not None and query != server.required_query:
+                    self._send(401, b'{"error": {"message": "missing or wrong query token", "type": "auth_error"}}')
                     return
                 prompt_hash = messages_sha256(request.get("messages", []))
                 state = server._state
@@ -332,8 +371,12 @@ class OpenAIServer:
                                                struct.pack("ii", 1, 0))
                     self.close_connection = True
                     return
-                if fault == "fault_context_exceeded":
-                    self._send(400, CONTEXT_EXCEEDED_BODY)
+                if fault in ERROR_REPLIES:
+                    status, error_body, content_type = ERROR_REPLIES[fault]
+                    self._send(status, error_body, content_type=content_type)
+                    return
+                if fault == "fault_trickle":
+                    self._trickle(json.dumps(body).encode())
                     return
                 if fault == "fault_retry_after_header":
                     self._send(429, b'{"error": {"message": "slow down", "type": "rate_limit_error"}}',
@@ -355,6 +398,21 @@ class OpenAIServer:
                     body = {"error": {"message": "model overloaded", "type": "server_error", "code": 503}}
                 self._send(200, json.dumps(body).encode(),
                            content_type="text/plain" if fault == "fault_text_plain" else "application/json")
+
+            def _trickle(self, body: bytes) -> None:
+                """A correct 200 whose body comes one byte per ``trickle_interval_s``."""
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.flush()
+                    for index in range(len(body)):
+                        self.wfile.write(body[index:index + 1])
+                        self.wfile.flush()
+                        time.sleep(server.trickle_interval_s)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True
 
             def _rate_limited(self, wait_s: float, message: str) -> None:
                 body = json.dumps({"error": {"message": message, "type": "rate_limit_error"}})
@@ -397,11 +455,12 @@ class RemoteServer:
 @contextmanager
 def serve_in_subprocess(latency_s: float = 0.0, rate_limit_rps: float | None = None,
                         faults: FaultSchedule = FaultSchedule(),
-                        script: Sequence[str | None] = ()) -> Iterator[RemoteServer]:
+                        script: Sequence[str | None] = (),
+                        required_query: dict[str, str] | None = None) -> Iterator[RemoteServer]:
     """Run the server (default answers) in a child Python process; terminate it on exit."""
     args = [sys.executable, "-m", "retrieval_response.testing.openai_server",
             "--latency", str(latency_s), "--faults-json", json.dumps(asdict(faults)),
-            "--script-json", json.dumps(list(script))]
+            "--script-json", json.dumps(list(script)), "--required-query-json", json.dumps(required_query)]
     if rate_limit_rps is not None:
         args += ["--rps", str(rate_limit_rps)]
     process = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
@@ -422,9 +481,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--faults-json", default="{}")
     parser.add_argument("--script-json", default="[]")
+    parser.add_argument("--required-query-json", default="null")
     args = parser.parse_args(argv)
     server = OpenAIServer(args.latency, args.rps, FaultSchedule(**json.loads(args.faults_json)),
-                          port=args.port, script=json.loads(args.script_json))
+                          port=args.port, script=json.loads(args.script_json),
+                          required_query=json.loads(args.required_query_json))
     print(f"PORT {server.port}", flush=True)
     server.serve_forever()
 
