@@ -1,16 +1,19 @@
 """The one reader of JSON records: a JSON array of objects or JSON lines, detected from the content.
 
 A file whose first non-blank character is ``[`` is a JSON array; any other is JSON lines (one
-object per line, blank lines skipped). Every record carries a 1-based label for error messages:
+object per line, blank lines skipped; lines end at ``\n`` only, so raw U+2028, U+2029, U+0085 and
+other Unicode line separators inside strings are text, as JSON allows). Every record carries a 1-based label for error messages:
 ``record N`` (the N-th object of a JSON array) or ``line N`` (the line of a JSON-lines file).
 A missing or unreadable file, malformed JSON and a record that is not an object raise
 :class:`~retrieval_response.infra.errors.InputError` naming the file, the line or record, and the
-rule broken.
+rule broken. So does a string that cannot be written as UTF-8 (a lone surrogate such as
+``"\ud800"``, which JSON escapes can spell but no text column can hold).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +61,28 @@ def read_text(path: Path) -> str:
         raise InputError(path, "file", f"cannot read as UTF-8 text: {error}") from error
 
 
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A JSON escape of a UTF-16 surrogate: only texts holding one can decode to a lone surrogate."""
+
+
+def check_encodable(path: Path, record: Record) -> None:
+    """InputError naming ``record`` when one of its strings (keys included) is not encodable as UTF-8."""
+    try:
+        json.dumps(record.data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as error:
+        bad = error.object[error.start:error.end].encode("utf-8", "backslashreplace").decode("ascii")
+        raise InputError(path, record.label, f"text holds {bad}, a lone surrogate that is not valid Unicode text") from None
+
+
+def check_texts_encodable(path: Path, text: str, records: Iterable[Record]) -> list[Record]:
+    """``records`` as a list, each checked by :func:`check_encodable` when ``text`` escapes a surrogate."""
+    records = list(records)
+    if SURROGATE_ESCAPE.search(text):
+        for record in records:
+            check_encodable(path, record)
+    return records
+
+
 def parse_json_array(path: Path, text: str) -> list[Record]:
     """Records of a JSON array document, labelled ``record 1`` ...; each item must be a JSON object."""
     try:
@@ -89,10 +114,10 @@ def iter_json_lines(path: Path, lines: Iterable[str]) -> Iterator[Record]:
 
 def parse_json_records(path: Path, text: str) -> list[Record]:
     """Records of ``text``: :func:`parse_json_array` when it starts with ``[`` (after white space), else
-    JSON lines (:func:`iter_json_lines`)."""
+    JSON lines (:func:`iter_json_lines`, lines split at ``\n`` only); InputError on a lone surrogate."""
     if text.lstrip().startswith("["):
-        return parse_json_array(path, text)
-    return list(iter_json_lines(path, text.splitlines()))
+        return check_texts_encodable(path, text, parse_json_array(path, text))
+    return check_texts_encodable(path, text, iter_json_lines(path, text.split("\n")))
 
 
 def read_json_records(path: str | Path) -> list[Record]:
