@@ -198,10 +198,10 @@ class Estimate:
     answer_tokens: int
     max_answer_tokens: int
 
-    def dollars(self, answer_tokens: float | None = None) -> tuple[float, float]:
+    def dollars(self, answer_tokens: float | None = None) -> tuple[float, float] | None:
         """(prompt, completion) dollars at litellm's list prices: answers (ideal and top-K) at the
         generator's model, with ``answer_tokens`` completion tokens each if given, grades at the
-        grader's."""
+        grader's; None when litellm has no price for either model (a local or self-hosted one)."""
         import litellm
 
         stages = self.workload.stages
@@ -209,11 +209,14 @@ class Estimate:
         answer_completion = stages["ideal"].completion_tokens + stages["topk"].completion_tokens
         if answer_tokens is not None:
             answer_completion = answers * answer_tokens
-        generator = litellm.cost_per_token(model=self.model,
-                                           prompt_tokens=round(stages["ideal"].prompt_tokens + stages["topk"].prompt_tokens),
-                                           completion_tokens=round(answer_completion))
-        grader = litellm.cost_per_token(model=self.grader_model, prompt_tokens=round(stages["grade"].prompt_tokens),
-                                        completion_tokens=round(stages["grade"].completion_tokens))
+        try:
+            generator = litellm.cost_per_token(
+                model=self.model, prompt_tokens=round(stages["ideal"].prompt_tokens + stages["topk"].prompt_tokens),
+                completion_tokens=round(answer_completion))
+            grader = litellm.cost_per_token(model=self.grader_model, prompt_tokens=round(stages["grade"].prompt_tokens),
+                                            completion_tokens=round(stages["grade"].completion_tokens))
+        except Exception:  # litellm raises several classes for a model without a price
+            return None
         return generator[0] + grader[0], generator[1] + grader[1]
 
 
@@ -263,9 +266,7 @@ def estimate(config: dict, base: Path, answer_tokens: int = DEFAULT_ANSWER_TOKEN
 def report(est: Estimate, config_path: str) -> str:
     """The estimate as printed by the command line; the last line is ``calls=... dollars=...``."""
     work = est.workload
-    prompt_dollars, completion_dollars = est.dollars()
-    high = sum(est.dollars(answer_tokens=est.max_answer_tokens))
-    total = prompt_dollars + completion_dollars
+    priced = est.dollars()
     rows = [f"{config_path}: LLM workload ({est.basis})",
             f"{'stage':<22}{'calls':>12}{'prompt tokens':>18}{'completion tokens':>20}{'per call (prompt)':>20}"]
     for name, label in (("ideal", "ideal answers"), ("topk", "top-K answers"), ("grade", "grades")):
@@ -273,13 +274,22 @@ def report(est: Estimate, config_path: str) -> str:
         per_call = stage.prompt_tokens / stage.calls if stage.calls else 0.0
         rows.append(f"{label:<22}{stage.calls:>12,}{stage.prompt_tokens:>18,.0f}{stage.completion_tokens:>20,.0f}{per_call:>20,.0f}")
     rows.append(f"{'total':<22}{work.calls:>12,}{work.prompt_tokens:>18,.0f}{work.completion_tokens:>20,.0f}")
+    counts = (f"calls={work.calls} prompt_tokens={work.prompt_tokens:.0f} "
+              f"completion_tokens={work.completion_tokens:.0f}")
+    if priced is None:
+        rows.append(f"answers assumed {est.answer_tokens} tokens each, grades {GRADE_COMPLETION_TOKENS}")
+        rows.append(f"price: litellm's table has no price for {est.model} (answers) or {est.grader_model} (grades)")
+        rows.append(f"{counts} dollars=unknown")
+        return "\n".join(rows)
+    prompt_dollars, completion_dollars = priced
+    total = prompt_dollars + completion_dollars
+    high = sum(est.dollars(answer_tokens=est.max_answer_tokens))
     rows.append(f"answers assumed {est.answer_tokens} tokens each, grades {GRADE_COMPLETION_TOKENS}; "
                 f"at max_tokens={est.max_answer_tokens} per answer the total would be ${high:,.2f}")
     rows.append(f"price: litellm's table for {est.model} (answers) and {est.grader_model} (grades): "
                 f"prompt ${prompt_dollars:,.2f} + completion "
                 f"${completion_dollars:,.2f} = ${total:,.2f} (list price, no caching or batch discount)")
-    rows.append(f"calls={work.calls} prompt_tokens={work.prompt_tokens:.0f} "
-                f"completion_tokens={work.completion_tokens:.0f} dollars={total:.2f}")
+    rows.append(f"{counts} dollars={total:.2f}")
     return "\n".join(rows)
 
 
