@@ -48,6 +48,22 @@ def exact_match_score(prediction, ground_truth):
     return normalize_answer(prediction) == normalize_answer(ground_truth)
 
 
+# --- instruct-qa's Recall and RecallEM over the same normalisation, except that a gold answer that
+# normalises to the empty text scores 0 (instruct-qa gives it 1: see the module docstring) -----
+def recall_score(prediction, ground_truth):
+    prediction_tokens = normalize_answer(prediction).split()
+    ground_truth_tokens = normalize_answer(ground_truth).split()
+    common = Counter(prediction_tokens) & Counter(ground_truth_tokens)
+    if not ground_truth_tokens:
+        return 0
+    return sum(common.values()) / len(ground_truth_tokens)
+
+
+def contains_score(prediction, ground_truth):
+    gold = normalize_answer(ground_truth)
+    return gold != "" and gold in normalize_answer(prediction)
+
+
 def metric_max_over_ground_truths(metric_fn, prediction, ground_truths):
     scores_for_ground_truths = []
     for ground_truth in ground_truths:
@@ -103,13 +119,44 @@ def test_f1_and_em_equal_the_official_script_maximised_over_gold(generated):
     assert 0 < sum(expected_em) < len(answers) and 0 < sum(0 < f < 1 for f in expected_f1)
 
 
+def test_recall_and_contains_equal_the_reference_maximised_over_gold(generated):
+    answers, gold = generated
+    scores = best_scores(pl.Series(answers), pl.Series(gold))
+    expected_recall = [metric_max_over_ground_truths(recall_score, a, g) for a, g in zip(answers, gold, strict=True)]
+    expected_contains = [metric_max_over_ground_truths(contains_score, a, g) for a, g in zip(answers, gold, strict=True)]
+    assert scores["recall"].to_list() == [float(r) for r in expected_recall]
+    assert scores["contains"].to_list() == expected_contains
+    assert 0 < sum(expected_contains) < len(answers) and 0 < sum(0 < r < 1 for r in expected_recall)
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "recall", "contains"),
+    [
+        ("It is Paris, in France.", ["paris"], 1.0, True),
+        ("The capital is Paris.", ["Paris, France"], 0.5, False),
+        ("paris paris", ["Paris and Paris"], 2 / 3, False),
+        ("He played art rock.", ["art"], 1.0, True),
+        ("A start.", ["art"], 0.0, True),
+        ("London", ["Paris", "london!"], 1.0, True),
+        ("Paris", ["The."], 0.0, False),
+        ("", ["Paris"], 0.0, False),
+    ],
+)
+def test_recall_counts_gold_tokens_and_contains_is_a_substring_of_the_normalised_answer(answer, gold, recall, contains):
+    scores = best_scores(pl.Series([answer]), pl.Series([gold]))
+    assert scores["recall"][0] == pytest.approx(recall)
+    assert scores["contains"][0] is contains
+
+
 def test_missing_answer_or_gold_gives_null_and_row_order_is_kept():
     answers = pl.Series(["Paris", None, "the Paris", "Paris", "", "Paris"], dtype=pl.String)
     gold = pl.Series([["Paris"], ["Paris"], [], None, ["Paris"], ["London", "paris!"]], dtype=pl.List(pl.String))
     scores = best_scores(answers, gold)
-    assert scores.schema == pl.Schema({"f1": pl.Float64, "em": pl.Boolean})
+    assert scores.schema == pl.Schema({"f1": pl.Float64, "em": pl.Boolean, "recall": pl.Float64, "contains": pl.Boolean})
     assert scores["f1"].to_list() == [1.0, None, None, None, 0.0, 1.0]
     assert scores["em"].to_list() == [True, None, None, None, False, True]
+    assert scores["recall"].to_list() == [1.0, None, None, None, 0.0, 1.0]
+    assert scores["contains"].to_list() == [True, None, None, None, False, True]
 
 
 def test_partial_overlap_counts_repeated_tokens_once_per_gold_occurrence():

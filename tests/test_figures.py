@@ -61,15 +61,21 @@ def synthetic_graded(seed: int = 0) -> pl.DataFrame:
     return graded.with_columns(grade=pl.Series(np.clip(np.round(score), 1, 5).astype(np.int8)))
 
 
+JUDGE_FREE = ("answer_f1", "answer_recall", "answer_contains")
+
+
 def with_targets(table: pl.DataFrame) -> pl.DataFrame:
-    """``table`` for the three targets; answer_f1 is null on subset Hp, with a null_reason."""
+    """``table`` for every target; the judge-free ones (answer_*) are null on subset Hp, with a null_reason."""
     grade = table.with_columns(target=pl.lit("grade"), null_reason=pl.lit(None, pl.String))
     expected = grade.with_columns(target=pl.lit("grade_expected"), value=pl.col("value") * 0.9)
     missing = pl.col("subset") == "Hp"
-    f1 = grade.with_columns(
-        target=pl.lit("answer_f1"), value=pl.when(missing).then(None).otherwise(pl.col("value") * 0.5),
-        null_reason=pl.when(missing).then(pl.lit(NO_ANSWER)).otherwise(pl.col("null_reason")))
-    return pl.concat([grade, expected, f1])
+    judge_free = [
+        grade.with_columns(
+            target=pl.lit(target), value=pl.when(missing).then(None).otherwise(pl.col("value") * scale),
+            null_reason=pl.when(missing).then(pl.lit(NO_ANSWER)).otherwise(pl.col("null_reason")))
+        for target, scale in zip(JUDGE_FREE, (0.5, 0.6, 0.4), strict=True)
+    ]
+    return pl.concat([grade, expected, *judge_free])
 
 
 @pytest.fixture(scope="module")
@@ -219,7 +225,7 @@ def test_null_values_are_not_drawn_and_panels_say_why(drawn):
     figures_by_name, manifest = drawn
     forest = figures_by_name["forest_fit.png"]
     notes = [" ".join(t.get_text().split()) for axes in forest.axes for t in axes.texts]
-    assert sum(NO_ANSWER in note for note in notes) == 2  # Hp x {narrow, wide} for answer_f1
+    assert sum(NO_ANSWER in note for note in notes) == 2 * len(JUDGE_FREE)  # Hp x {narrow, wide}, judge-free targets
     assert sum(f"n < {MINIMUM}" in note for note in notes) == len(TARGETS)  # M narrow, every target
     assert any(e["scope"] == "heatmap_ratio_answer_f1.png" and e.get("subset") == "Hp"
                and e["reason"].startswith("panel not drawn") for e in manifest.left_out)

@@ -1,4 +1,4 @@
-"""Correlation targets: grade, grade_expected and answer_f1, end to end against scipy."""
+"""Correlation targets: grade, grade_expected and the judge-free answer scores, end to end against scipy."""
 
 from __future__ import annotations
 
@@ -20,8 +20,10 @@ KEYS = ["E", "subset", "segment"]
 
 
 def with_targets(graded: pl.DataFrame, seed: int) -> pl.DataFrame:
-    """Add grade_expected (continuous, null where the grade is or at random) and answer_f1
-    (many ties at 0 and 1, continuous otherwise, some null; constant 1.0 for embedder E2 on subset M)."""
+    """Add grade_expected (continuous, null where the grade is or at random), answer_f1
+    (many ties at 0 and 1, continuous otherwise, some null; constant 1.0 for embedder E2 on subset M),
+    answer_recall (at least answer_f1 where F1 <= recall holds, some null) and answer_contains
+    (boolean, true mostly where the recall is 1)."""
     rng = np.random.default_rng(seed)
     n = len(graded)
     grade = graded["grade"].cast(pl.Float64).to_numpy()
@@ -29,8 +31,13 @@ def with_targets(graded: pl.DataFrame, seed: int) -> pl.DataFrame:
     expected[rng.random(n) < 0.1] = np.nan
     f1 = np.where(rng.random(n) < 0.3, np.round(rng.random(n)), rng.random(n))
     f1[rng.random(n) < 0.05] = np.nan
+    recall = np.where(np.isnan(f1), np.nan, np.maximum(f1, np.round(rng.random(n) * 3) / 3))
+    contains = np.where(recall == 1, rng.random(n) < 0.9, rng.random(n) < 0.05)
     out = graded.with_columns(
-        grade_expected=pl.Series(expected).fill_nan(None), answer_f1=pl.Series(f1).fill_nan(None)
+        grade_expected=pl.Series(expected).fill_nan(None),
+        answer_f1=pl.Series(f1).fill_nan(None),
+        answer_recall=pl.Series(recall).fill_nan(None),
+        answer_contains=pl.when(pl.Series(np.isnan(recall))).then(None).otherwise(pl.Series(contains)),
     )
     constant = (pl.col("E") == "E2") & pl.col("id").str.starts_with("M-")
     return out.with_columns(answer_f1=pl.when(constant).then(pl.lit(1.0)).otherwise(pl.col("answer_f1")))
@@ -56,7 +63,7 @@ def test_continuous_targets_equal_scipy_reference(graded):
     rows = reference_rows(graded, "fit")
     checked = 0
     for (E, subset, segment), segment_rows in rows.group_by(KEYS):
-        for target in ("grade_expected", "answer_f1"):
+        for target in ("grade_expected", "answer_f1", "answer_recall", "answer_contains"):
             for name in measures:
                 measure = MEASURES[name]
                 measured = segment_rows.drop_nulls(list(measure.features))
@@ -71,7 +78,7 @@ def test_continuous_targets_equal_scipy_reference(graded):
                 curves = {}
                 for part, frame in (("full", used), ("a", used.filter("half_a")), ("b", used.filter(~pl.col("half_a")))):
                     features = {c: frame[c].to_numpy() for c in measure.features}
-                    y = anchor_reference(frame[target].to_numpy())[0]
+                    y = anchor_reference(frame[target].cast(pl.Float64).to_numpy())[0]
                     if measure.has_alpha:  # ties in exact arithmetic: near 0.7 and 0.3 cells cross within 4 ulps
                         curves[part] = exact_sample_curves(name, features, grid, y, CORR)
                     else:
@@ -136,9 +143,10 @@ def test_bootstrap_of_continuous_and_count_targets_equals_scipy_on_resamples(gra
 
 
 def test_default_targets_are_the_columns_with_values(graded):
-    assert default_targets(graded) == ["grade", "grade_expected", "answer_f1"]
-    assert default_targets(graded.drop("answer_f1")) == ["grade", "grade_expected"]
-    all_null = graded.with_columns(answer_f1=pl.lit(None, pl.Float64), grade_expected=pl.lit(float("nan")))
+    assert default_targets(graded) == list(TARGETS)
+    assert default_targets(graded.drop("answer_f1")) == ["grade", "grade_expected", "answer_recall", "answer_contains"]
+    all_null = graded.with_columns(answer_f1=pl.lit(None, pl.Float64), grade_expected=pl.lit(float("nan")),
+                                   answer_recall=pl.lit(None, pl.Float64), answer_contains=pl.lit(None, pl.Boolean))
     assert default_targets(all_null) == ["grade"]
     correlations, differences = run_analysis(
         all_null.drop("grade").with_columns(answer_f1=pl.lit(0.5)), segmentation="fit", alpha_grid="linear:3",
@@ -152,7 +160,7 @@ def test_default_targets_are_the_columns_with_values(graded):
         run_analysis(graded.drop("answer_f1"), segmentation="fit", alpha_grid="linear:3", targets=["answer_f1"])
     with pytest.raises(ValueError, match="targets"):
         run_analysis(graded, segmentation="fit", alpha_grid="linear:3", targets=["bleu"])
-    with pytest.raises(InputError, match="column answer_f1: a target must be numeric"):
+    with pytest.raises(InputError, match="column answer_f1: a target must be numeric or boolean"):
         run_analysis(graded.with_columns(answer_f1=pl.lit("high")), segmentation="fit", alpha_grid="linear:3")
 
 

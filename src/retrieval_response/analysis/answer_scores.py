@@ -1,4 +1,4 @@
-"""Answers scored against gold answers: SQuAD v1.1 / HotpotQA normalisation, token F1 and exact match.
+"""Answers scored against gold answers: SQuAD v1.1 / HotpotQA normalisation; token F1, exact match, recall, containment.
 
 Normalisation (the official ``normalize_answer``): lower-case, delete ASCII punctuation
 (Python's ``string.punctuation``), replace the words ``a``, ``an``, ``the`` by a space (regex
@@ -9,10 +9,20 @@ For an answer a and one gold answer g with token multisets A and G:
 
 - exact match EM(a, g) = [normalise(a) == normalise(g)];
 - common = |A ∩ G| (multiset intersection); F1(a, g) = 0 when common = 0, else
-  2 P R / (P + R) with P = common / |A|, R = common / |G| (so an empty answer or gold scores 0).
+  2 P R / (P + R) with P = common / |A|, R = common / |G| (so an empty answer or gold scores 0);
+- token recall Recall(a, g) = common / |G| (the share of the gold's tokens, counted with
+  multiplicity, found in the answer: McGill-NLP instruct-qa's ``Recall``), 0 when |G| = 0;
+- containment Contains(a, g) = [normalise(g) is a substring of normalise(a)] (instruct-qa's
+  ``RecallEM``, Self-RAG's ``match``), false when normalise(g) is empty.
+
+A gold answer that normalises to the empty text (say "The.") says nothing about an answer, so it
+scores 0 / false under every score here; instruct-qa gives such a gold a recall of 1 and a
+containment of 1. Containment is a character substring test, as there: the gold "art" is
+contained in the answer "start".
 
 An answer's score is the maximum over the gold answers of its query: F1 = max_g F1(a, g),
-EM = max_g EM(a, g). It is null when the answer is null or the query has no gold answer.
+EM = max_g EM(a, g), recall = max_g Recall(a, g), contains = max_g Contains(a, g). Each is null
+when the answer is null or the query has no gold answer.
 HotpotQA's extra rule (a yes/no/noanswer prediction scores 0 unless it equals the gold) is
 not applied: it is meant for extracted short answers, not for generated sentences.
 
@@ -29,6 +39,8 @@ PUNCTUATION = r"""[!-/:-@\[-`{-~]"""
 """Python's ``string.punctuation`` (the ASCII punctuation characters) as a regex class."""
 ARTICLES = r"\b(?:a|an|the)\b"
 WHITESPACE = r"[\s\x1c-\x1f]+"
+SCORES = {"f1": pl.Float64, "em": pl.Boolean, "recall": pl.Float64, "contains": pl.Boolean}
+"""The scores :func:`best_scores` gives each answer, with their dtypes."""
 F1_LEVEL_EDGES = (0.25, 0.5, 0.75)
 """Upper edges of F1 levels 2, 3, 4: level 1 is F1 = 0, 2 is (0, .25], 3 (.25, .5], 4 (.5, .75], 5 (.75, 1]."""
 
@@ -45,7 +57,10 @@ def tokens(normalized_text: pl.Expr) -> pl.Expr:
 
 
 def pair_scores(pairs: pl.DataFrame) -> pl.DataFrame:
-    """``pairs`` (distinct ``answer``, ``gold`` strings) with ``f1`` (Float64) and ``em`` (Boolean) of each pair."""
+    """``pairs`` (distinct ``answer``, ``gold`` strings) with ``f1``, ``recall`` (Float64), ``em``, ``contains`` (Boolean).
+
+    The four scores of each pair as the module docstring defines them.
+    """
     texts = pairs.with_row_index("pair").with_columns(
         normalized(pl.col("answer")).alias("answer_norm"), normalized(pl.col("gold")).alias("gold_norm")
     )
@@ -63,16 +78,25 @@ def pair_scores(pairs: pl.DataFrame) -> pl.DataFrame:
     precision = pl.col("common") / pl.col("a").list.len()
     recall = pl.col("common") / pl.col("g").list.len()
     f1 = pl.when(pl.col("common") > 0).then(2 * precision * recall / (precision + recall)).otherwise(0.0)
+    token_recall = pl.when(pl.col("common") > 0).then(recall).otherwise(0.0)
     em = pl.col("answer_norm") == pl.col("gold_norm")
-    return scored.select("answer", "gold", f1.cast(pl.Float64).alias("f1"), em.alias("em"))
+    contains = (pl.col("gold_norm") != "") & pl.col("answer_norm").str.contains(pl.col("gold_norm"), literal=True)
+    return scored.select(
+        "answer",
+        "gold",
+        f1.cast(pl.Float64).alias("f1"),
+        em.alias("em"),
+        token_recall.cast(pl.Float64).alias("recall"),
+        contains.alias("contains"),
+    )
 
 
 def best_scores(answers: pl.Series, gold: pl.Series) -> pl.DataFrame:
-    """Per row, ``f1`` and ``em`` of ``answers[i]`` (str) against its gold answers ``gold[i]`` (list[str]).
+    """Per row, ``f1, em, recall, contains`` of ``answers[i]`` (str) against its gold answers ``gold[i]`` (list[str]).
 
-    f1 = max over the row's gold answers of token F1, em = max of exact match (module
-    docstring); both null when the answer is null or the gold list is null or empty. Each
-    distinct (answer, gold answer) pair is scored once.
+    Each is the maximum over the row's gold answers of token F1, exact match, token recall and
+    containment (module docstring); all null when the answer is null or the gold list is null or
+    empty. Each distinct (answer, gold answer) pair is scored once.
     """
     rows = pl.DataFrame({"answer": answers, "gold": gold}, schema={"answer": pl.String, "gold": pl.List(pl.String)})
     exploded = rows.with_row_index("row").explode("gold").drop_nulls(["answer", "gold"])
@@ -80,12 +104,12 @@ def best_scores(answers: pl.Series, gold: pl.Series) -> pl.DataFrame:
     best = (
         exploded.join(scores, on=["answer", "gold"], how="left")
         .group_by("row")
-        .agg(pl.col("f1").max(), pl.col("em").max())
+        .agg(pl.col(list(SCORES)).max())
     )
     return (
         rows.with_row_index("row")
         .join(best, on="row", how="left", maintain_order="left")
-        .select(pl.col("f1").cast(pl.Float64), pl.col("em").cast(pl.Boolean))
+        .select(pl.col(name).cast(dtype) for name, dtype in SCORES.items())
     )
 
 

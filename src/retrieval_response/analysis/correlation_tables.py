@@ -5,8 +5,10 @@ Input: a graded table with at least ``id, E, Nc, Np, K, inK`` and one target col
 table to count it.
 
 Targets (:data:`TARGETS`): ``grade`` (the paper's 1-5 LLM grade), ``grade_expected`` (the
-probability-weighted grade from the grader's log-probabilities) and ``answer_f1`` (token F1 of the
-top-K answer against the gold answers). A sample whose target is null (ungraded, no
+probability-weighted grade from the grader's log-probabilities), and three judge-free scores of
+the top-K answer against the gold answers: ``answer_f1`` (token F1), ``answer_recall`` (the share
+of a gold answer's tokens in the answer) and ``answer_contains`` (a gold answer occurs in the
+answer; boolean, read as 0/1). A sample whose target is null (ungraded, no
 log-probabilities, no gold answer) is left out of that target's correlations and counted in
 ``n_missing_target``. A target with at most :data:`COUNT_PATH_MAX_VALUES` distinct values goes
 through the cell x value count tables of :mod:`.correlations`; any other through the per-sample
@@ -86,7 +88,7 @@ from retrieval_response.infra.errors import InputError
 alpha_grid = measures_module.alpha_grid
 
 REQUIRED_COLUMNS = ("id", "E", "Nc", "Np", "K", "inK")
-TARGETS = ("grade", "grade_expected", "answer_f1")
+TARGETS = ("grade", "grade_expected", "answer_f1", "answer_recall", "answer_contains")
 """Targets the measures are correlated with, in table order."""
 COUNT_PATH_MAX_VALUES = 16
 """Targets with at most this many distinct values use count tables; others the per-sample kernel."""
@@ -126,8 +128,8 @@ def default_targets(graded: pl.DataFrame) -> list[str]:
 def _resolve_targets(graded: pl.DataFrame, targets) -> list[str]:
     for name in TARGETS:
         dtype = graded.schema.get(name)
-        if dtype is not None and not (dtype.is_numeric() or dtype == pl.Null):
-            raise InputError("graded table", f"column {name}", f"a target must be numeric, not {dtype}")
+        if dtype is not None and not (dtype.is_numeric() or dtype in (pl.Null, pl.Boolean)):
+            raise InputError("graded table", f"column {name}", f"a target must be numeric or boolean, not {dtype}")
     if targets is None:
         found = default_targets(graded)
         if not found:

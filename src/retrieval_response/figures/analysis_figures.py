@@ -62,8 +62,16 @@ TARGET_LABELS = {
     "grade": "the LLM grade",
     "grade_expected": "the expected grade (grade log-probabilities)",
     "answer_f1": "the answer token F1",
+    "answer_recall": "the answer's recall of gold tokens",
+    "answer_contains": "the answer contains a gold answer",
 }
-TARGET_SHORT = {"grade": "grade", "grade_expected": "expected grade", "answer_f1": "answer F1"}
+TARGET_SHORT = {
+    "grade": "grade",
+    "grade_expected": "expected grade",
+    "answer_f1": "answer F1",
+    "answer_recall": "answer recall",
+    "answer_contains": "contains gold",
+}
 CORR_LABELS = {"spearman": "Spearman", "pearson": "Pearson", "kendall_b": "Kendall tau-b",
                "kendall_c": "Kendall tau-c"}
 MEASURE_ORDER: tuple[str, ...] = ("F", "F_e", "F_e_partner", "T", "T_u", "nDCG", "nDCG@K", "P", "R")

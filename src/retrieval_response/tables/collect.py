@@ -1,8 +1,9 @@
 """Gather graded samples into the one table the analysis reads (workflow or published files).
 
 The table gains the answers' scores against the gold answers of the texts tables
-(:mod:`retrieval_response.analysis.answer_scores`): ``answer_f1, answer_em`` (top-K answer) and
-``ideal_f1, ideal_em`` (ideal answer), null when the query has no gold answer, the answer is
+(:mod:`retrieval_response.analysis.answer_scores`): ``answer_f1, answer_em, answer_recall,
+answer_contains`` (top-K answer) and ``ideal_f1, ideal_em, ideal_recall, ideal_contains`` (ideal
+answer), null when the query has no gold answer, the answer is
 missing, or (published files) no texts table is given.
 """
 
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from retrieval_response.analysis.answer_scores import best_scores
+from retrieval_response.analysis.answer_scores import SCORES, best_scores
 from retrieval_response.analysis.measures import positives_in_top_2k
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.published import read_graded, read_ranked
@@ -43,12 +44,13 @@ def column_or_nulls(frame: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Se
 def with_answer_scores(graded: pl.DataFrame) -> pl.DataFrame:
     """``graded`` (with a gold ``answers: list[str]`` column, or without: no gold) with the answer scores instead.
 
-    ``answer_f1, answer_em`` score ``answer_topK``, ``ideal_f1, ideal_em`` score ``answer_ideal``
-    against the row's gold answers (token F1 and exact match, maxima over the gold answers).
+    ``answer_f1, answer_em, answer_recall, answer_contains`` score ``answer_topK``, and
+    ``ideal_f1, ideal_em, ideal_recall, ideal_contains`` score ``answer_ideal``, against the row's
+    gold answers (token F1, exact match, token recall, containment; maxima over the gold answers).
     """
     gold = column_or_nulls(graded, "answers", pl.List(pl.String))
     scored = [
-        best_scores(column_or_nulls(graded, column, pl.String), gold).rename({"f1": f"{prefix}_f1", "em": f"{prefix}_em"})
+        best_scores(column_or_nulls(graded, column, pl.String), gold).rename({score: f"{prefix}_{score}" for score in SCORES})
         for column, prefix in SCORED_ANSWERS
     ]
     return pl.concat([graded.drop("answers", strict=False), *scored], how="horizontal")
