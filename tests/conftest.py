@@ -1,4 +1,4 @@
-"""Shared test set-up: no network, the repository root, and a Snakemake runner."""
+"""Shared test set-up: no network, the repository root, test tiers, and a Snakemake runner."""
 
 from __future__ import annotations
 
@@ -20,13 +20,31 @@ TEST_CONFIGS = REPO / ".test"  # the small offline configs users run too (config
 SHIPPED_GGUF = REPO / "resources/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 
 
-def skip_module_without_local_server() -> None:
-    """Skip the calling test module unless llama-server is built and the shipped GGUF is
-    assembled (both by bash install.sh)."""
+def local_server_missing() -> str | None:
+    """Why a local llama-server cannot start here (llama-server not built, or the shipped GGUF not
+    assembled; both by bash install.sh), or None when it can."""
     if not Path(sys.executable).with_name("llama-server").exists() and shutil.which("llama-server") is None:
-        pytest.skip("llama-server is not built (bash install.sh)", allow_module_level=True)
+        return "llama-server is not built (bash install.sh)"
     if not SHIPPED_GGUF.exists():
-        pytest.skip("the local GGUF is not assembled (bash install.sh)", allow_module_level=True)
+        return "the local GGUF is not assembled (bash install.sh)"
+    return None
+
+
+needs_local_server = pytest.mark.skipif(local_server_missing() is not None, reason=str(local_server_missing()))
+
+TIERS = ("unit", "workflow", "live")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    """Refuse the collection when a test has no tier marker or more than one: every test is
+    ``unit``, ``workflow`` (runs Snakemake subprocesses) or ``live`` (llama-server, Slurm), so
+    ``pytest -m <tier>`` runs a tier whole."""
+    wrong = [f"{item.nodeid}: tiers {sorted(tiers) or 'none'}" for item in items
+             if len(tiers := {mark.name for mark in item.iter_markers() if mark.name in TIERS}) != 1]
+    if wrong:
+        raise pytest.UsageError("each test needs exactly one tier marker (pytest.mark.unit, .workflow or .live):\n  "
+                                + "\n  ".join(wrong))
 
 
 @pytest.fixture

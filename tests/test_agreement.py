@@ -18,6 +18,8 @@ from retrieval_response.analysis.agreement import (
 )
 from retrieval_response.infra.errors import InputError
 
+pytestmark = pytest.mark.unit
+
 krippendorff = pytest.importorskip("krippendorff")
 
 

@@ -12,6 +12,8 @@ import pytest
 from retrieval_response.analysis.correlation_tables import alpha_grid, run_analysis, write_analysis
 from retrieval_response.infra.errors import InputError
 
+pytestmark = pytest.mark.unit
+
 _spec = importlib.util.spec_from_file_location("bench_analysis", Path(__file__).parents[1] / "benchmarks" / "analysis.py")
 bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)

@@ -12,6 +12,8 @@ import pytest
 
 from retrieval_response.analysis.answer_scores import best_scores, f1_level, normalized
 
+pytestmark = pytest.mark.unit
+
 
 # --- a direct transcription of the official SQuAD v1.1 evaluate-v1.1.py -----------------------
 def normalize_answer(s):

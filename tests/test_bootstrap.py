@@ -17,6 +17,8 @@ from retrieval_response.analysis.bootstrap import (
 )
 from retrieval_response.analysis.correlation_tables import run_analysis
 
+pytestmark = pytest.mark.unit
+
 _spec = importlib.util.spec_from_file_location("bench_analysis", Path(__file__).parents[1] / "benchmarks" / "analysis.py")
 bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)

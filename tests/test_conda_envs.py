@@ -20,7 +20,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
+pytestmark = pytest.mark.unit
+
 SRC = REPO / "src"
 SCRIPTS = REPO / "workflow" / "scripts"
 RULE_FILES = sorted((REPO / "workflow" / "rules").glob("*.smk"))

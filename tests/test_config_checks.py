@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import pytest
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
+from conftest import REPO
 from retrieval_response.infra.errors import InputError
 from retrieval_response.workflow_config.checks import check_config, check_wildcard_values, schema_input_error
 from test_paths import HOSTILE_NAMES
 
-REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.unit
+
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
 GENERIC = REPO / "tests" / "fixtures" / "datasets" / "generic.jsonl"
 CONFIG_FILE = "run.yaml"

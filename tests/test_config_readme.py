@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
 import yaml
 
 from conftest import REPO
+
+pytestmark = pytest.mark.unit
 
 SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
 README = REPO / "config/README.md"

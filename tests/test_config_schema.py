@@ -15,6 +15,8 @@ from retrieval_response.datasets.hotpotqa import GRANULARITIES
 from retrieval_response.datasets.layouts import LAYOUTS
 from retrieval_response.embedding.registry import BACKENDS
 
+pytestmark = pytest.mark.unit
+
 SCHEMA = yaml.safe_load((Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml").read_text())
 DATASET = SCHEMA["properties"]["datasets"]["additionalProperties"]["properties"]
 EMBEDDER = SCHEMA["properties"]["embedders"]["additionalProperties"]["properties"]

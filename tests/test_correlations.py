@@ -22,6 +22,8 @@ from retrieval_response.analysis.crossfit import crossfit, query_halves
 from retrieval_response.analysis.measures import MEASURES, add_features, alpha_grid
 from retrieval_response.analysis.segments import assign_segments
 
+pytestmark = pytest.mark.unit
+
 _spec = importlib.util.spec_from_file_location("bench_analysis", Path(__file__).parents[1] / "benchmarks" / "analysis.py")
 bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)

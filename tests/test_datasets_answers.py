@@ -10,6 +10,8 @@ import pytest
 
 from retrieval_response.datasets import read_texts
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "resources" / "data"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "datasets"

@@ -11,6 +11,8 @@ from retrieval_response.datasets import prepare
 from retrieval_response.infra.atomic import atomic_path, write_json, write_parquet
 from retrieval_response.infra.errors import InputError
 
+pytestmark = pytest.mark.unit
+
 CORPUS = Path(__file__).resolve().parent / "bad_inputs" / "datasets"
 EXPECTED = list(csv.DictReader((CORPUS / "expected.tsv").open(encoding="utf-8"), delimiter="\t"))
 

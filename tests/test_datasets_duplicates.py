@@ -17,6 +17,8 @@ import pytest
 from retrieval_response.datasets import prepare, sample_queries
 from retrieval_response.infra.errors import InputError
 
+pytestmark = pytest.mark.unit
+
 QUERIES = [
     (["a0", "b0"], ["c0", "d0", "e0"]),  # clean
     (["a1", "a1"], ["c1", "d1", "e1"]),  # the same positive twice

@@ -12,6 +12,8 @@ from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.published import read_graded, read_ranked
 from test_paths import HOSTILE_NAMES
 
+pytestmark = pytest.mark.unit
+
 GOOD = {"q": "a question", "p": ["first positive", "second positive"], "n": ["neg one", "neg two", "neg three"]}
 
 

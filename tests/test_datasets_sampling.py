@@ -8,6 +8,8 @@ import pytest
 from retrieval_response.datasets import sample_queries
 from retrieval_response.datasets.sampling import sample_key
 
+pytestmark = pytest.mark.unit
+
 
 def table(shapes: list[tuple[int, int]], prefix: str = "X") -> pl.DataFrame:
     """A texts table whose query i has shapes[i] = (positives, negatives)."""

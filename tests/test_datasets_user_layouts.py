@@ -11,6 +11,8 @@ import pytest
 from retrieval_response.datasets import LAYOUTS, read_texts
 from retrieval_response.datasets.layouts import read_with_notes
 
+pytestmark = pytest.mark.unit
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "datasets"
 
 

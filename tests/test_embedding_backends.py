@@ -8,6 +8,8 @@ import pytest
 from retrieval_response.embedding import make_embedder
 from retrieval_response.infra.errors import InputError
 
+pytestmark = pytest.mark.unit
+
 QUERY = "how many legs does a spider have"
 RELEVANT = "Spiders are arachnids with eight legs and two main body segments."
 UNRELATED = ["The stock exchange closed higher on Friday after strong earnings.",

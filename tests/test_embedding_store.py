@@ -8,9 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
+import pytest
 
 from retrieval_response.embedding.backends import Embedder
 from retrieval_response.embedding.store import EmbeddingStore, text_key
+
+pytestmark = pytest.mark.unit
 
 DIM = 8
 

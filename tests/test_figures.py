@@ -34,6 +34,8 @@ from retrieval_response.figures.analysis_figures import (
 from retrieval_response.figures.plotting import DPI, FONT, MAX_WIDTH_INCHES
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
 
+pytestmark = pytest.mark.unit
+
 SUBSETS = {"A": 40, "Hp": 15, "M": 9}  # subset -> queries; M has no K/Np segment >= MINIMUM
 EMBEDDERS = ("E5Sv2", "ME5S")
 MINIMUM = 30

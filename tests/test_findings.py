@@ -3,14 +3,14 @@ docs/FINDINGS.md is exactly its template rendered on the committed tables (no ha
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import polars as pl
 import pytest
 
+from conftest import REPO
 from retrieval_response.reports.findings import FindingsError, read_tables, render
 
-REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.unit
+
 TABLES = {"corr": pl.DataFrame({"subset": ["A", "A", "B"], "measure": ["T", "F", "T"],
                                 "value": [0.123456, -0.5, None], "n": [10, 10, 3]})}
 

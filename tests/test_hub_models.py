@@ -26,17 +26,20 @@ def rule_for(cache: Path) -> str:
     )
 
 
+@pytest.mark.unit
 def test_model_neither_shipped_nor_cached_gives_the_rule(tmp_path):
     environ = {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path)}
     assert hub_models.missing_model_rule(HUB_ID, environ) == rule_for(tmp_path)
 
 
+@pytest.mark.unit
 def test_user_offline_flag_with_downloads_allowed_says_to_unset_it(tmp_path):
     environ = {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path)}
     rule = hub_models.missing_model_rule(HUB_ID, environ, allow_downloads=True)
     assert rule.endswith("your environment sets HF_HUB_OFFLINE=1: unset it to let it download")
 
 
+@pytest.mark.unit
 def test_cached_model_local_folder_or_downloads_allowed_need_nothing(tmp_path):
     offline = {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "hub")}
     snapshot = tmp_path / "hub" / "models--sentence-transformers--multi-qa-MiniLM-L6-cos-v1" / "snapshots" / "abc"
@@ -50,12 +53,14 @@ def test_cached_model_local_folder_or_downloads_allowed_need_nothing(tmp_path):
     assert hub_models.missing_model_rule("org/other", {"HF_HUB_CACHE": str(tmp_path)}) is None
 
 
+@pytest.mark.unit
 def test_cache_folder_is_found_as_huggingface_hub_finds_it(tmp_path):
     assert hub_models.hub_cache_dir({"HF_HUB_CACHE": "/c"}) == Path("/c")
     assert hub_models.hub_cache_dir({"HF_HOME": "/h"}) == Path("/h/hub")
     assert hub_models.hub_cache_dir({"XDG_CACHE_HOME": "/x"}) == Path("/x/huggingface/hub")
 
 
+@pytest.mark.unit
 def test_download_policy_sets_the_offline_flag_only_when_downloads_are_not_allowed():
     environ: dict[str, str] = {}
     hub_models.apply_download_policy(True, environ)
@@ -67,6 +72,7 @@ def test_download_policy_sets_the_offline_flag_only_when_downloads_are_not_allow
     assert user == {"HF_HUB_OFFLINE": "0"}  # the user's own value wins
 
 
+@pytest.mark.unit
 def test_embedding_job_refuses_the_missing_model_with_the_rule(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
@@ -105,6 +111,7 @@ def snakemake(workdir: Path, cache: Path, *args: str) -> subprocess.CompletedPro
     return subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=workdir, env=env)
 
 
+@pytest.mark.workflow
 def test_start_up_refuses_an_uncached_hub_model_in_one_line(tmp_path):
     workdir = write_workdir(tmp_path, {"MQ": {"backend": "sentence_transformers", "model": HUB_ID}}, None)
     proc = snakemake(workdir, tmp_path / "hub", "-n")
@@ -113,12 +120,14 @@ def test_start_up_refuses_an_uncached_hub_model_in_one_line(tmp_path):
     assert lines == [f"{workdir / 'config.yaml'}: config key embedders.MQ.model: {rule_for(tmp_path / 'hub')}"]
 
 
+@pytest.mark.workflow
 def test_start_up_lets_a_hub_model_through_when_downloads_are_allowed(tmp_path):
     workdir = write_workdir(tmp_path, {"MQ": {"backend": "sentence_transformers", "model": HUB_ID}}, True)
     proc = snakemake(workdir, tmp_path / "hub", "-n")
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize(("allow", "expected"), [
     (True, "Hugging Face hub downloads allowed (HF_HUB_OFFLINE unset)"),
     (False, "Hugging Face hub downloads off (HF_HUB_OFFLINE=1)"),

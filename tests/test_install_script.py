@@ -18,6 +18,8 @@ import pytest
 
 from conftest import REPO
 
+pytestmark = pytest.mark.unit
+
 INSTALL = REPO / "install.sh"
 
 

@@ -15,6 +15,8 @@ from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.collect import collect_workflow
 
+pytestmark = pytest.mark.unit
+
 LEVEL_EDGES = np.array([0.0, 0.25, 0.5, 0.75])
 
 

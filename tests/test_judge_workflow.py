@@ -65,6 +65,7 @@ def planned(workdir: Path, *args: str) -> set[str]:
             for part in block.split(",")}
 
 
+@pytest.mark.workflow
 def test_collected_table_scores_answers_against_the_gold_of_the_texts_table(built):
     graded = pl.read_parquet(built / "results/analysis/graded.parquet")
     gold = graded.select("id").join(pl.read_parquet(built / "results/texts/tiny.parquet").select("id", "answers"), on="id",
@@ -78,6 +79,7 @@ def test_collected_table_scores_answers_against_the_gold_of_the_texts_table(buil
     assert set(with_gold["answer_f1"].round(6)) == {0.0, round(2 / 3, 6)}
 
 
+@pytest.mark.workflow
 def test_judge_table_and_figure(built):
     table = pl.read_parquet(built / JUDGE[0])
     assert table.schema == pl.Schema(SCHEMA)
@@ -88,6 +90,7 @@ def test_judge_table_and_figure(built):
     assert planned(built, *RULES, "--", *JUDGE) == set()
 
 
+@pytest.mark.workflow
 def test_default_target_has_the_judge_outputs_only_when_a_layout_can_carry_gold(model, tmp_path):
     for layout, expected in (("generic", True), ("arxiv_parquet", False)):
         workdir = tmp_path / layout
@@ -100,6 +103,7 @@ def test_default_target_has_the_judge_outputs_only_when_a_layout_can_carry_gold(
         assert set(JUDGE) <= outputs if expected else not set(JUDGE) & outputs
 
 
+@pytest.mark.unit
 def test_two_datasets_with_the_same_ids_are_refused_when_collected(tmp_path):
     import polars as pl
 

@@ -11,6 +11,8 @@ from retrieval_response.llm.accounting import (
     read_journal,
 )
 
+pytestmark = pytest.mark.unit
+
 
 def _job(stage, calls, cost=None, failures=None, seconds=1.0):
     stats = CallStats(requests=calls + 1, cache_hits=1, calls=calls, prompt_tokens=10 * calls)

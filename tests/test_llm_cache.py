@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 import multiprocessing
 
+import pytest
+
 from retrieval_response.llm.cache import ResponseCache, public_api_base, request_key
+
+pytestmark = pytest.mark.unit
 
 MSGS = [{"role": "user", "content": "hello"}]
 PARAMS = {"temperature": 0, "max_tokens": 10, "seed": 0}

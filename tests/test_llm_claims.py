@@ -21,6 +21,8 @@ from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.testing.openai_server import OpenAIServer
 
+pytestmark = pytest.mark.unit
+
 KEY = "ab" * 32
 PACING = PacingConfig(concurrency=2, max_retries=1, timeout_seconds=2.0, backoff_base_seconds=0.01,
                       backoff_max_seconds=0.05)

@@ -22,6 +22,8 @@ from retrieval_response.testing.openai_server import (
     messages_sha256,
 )
 
+pytestmark = pytest.mark.unit
+
 FAST = PacingConfig(concurrency=4, max_retries=3, timeout_seconds=2.0, backoff_base_seconds=0.01,
                     backoff_max_seconds=0.05)
 

@@ -11,6 +11,8 @@ from retrieval_response.llm.client import LLMClient, prompt_tokens_at_least
 from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.testing.openai_server import OpenAIServer
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.fixture(autouse=True)
 def _key(monkeypatch):

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 
+from conftest import REPO
 from retrieval_response.infra.errors import InputError
 from retrieval_response.llm.grading import expected_grade, parse_grade
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, format_references, load_prompt
 
-REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.unit
+
 
 
 @pytest.mark.parametrize("text, grade", [

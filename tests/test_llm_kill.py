@@ -12,10 +12,13 @@ import time
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from retrieval_response.llm.accounting import merge_summaries, read_journal
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.testing.openai_server import OpenAIServer
+
+pytestmark = pytest.mark.unit
 
 N_QUERIES = 6  # 6 ideal + 18 top-K answers + 18 grades = 42 prompts
 

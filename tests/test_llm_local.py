@@ -11,6 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from conftest import REPO
 from retrieval_response.llm import pipeline
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
@@ -18,7 +19,8 @@ from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
 from retrieval_response.tables.graded import validate_graded
 
-REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.live
+
 GGUF = REPO / "resources/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 
 if not Path(sys.executable).with_name("llama-server").exists() and shutil.which("llama-server") is None:

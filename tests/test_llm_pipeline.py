@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import polars as pl
 import pytest
 
+from conftest import REPO
 from retrieval_response.infra.errors import InputError
 from retrieval_response.llm import pipeline
 from retrieval_response.llm.cache import ResponseCache
@@ -19,7 +19,8 @@ from retrieval_response.testing.deterministic_provider import register_determini
 from retrieval_response.testing.openai_server import default_answer
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
 
-REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.unit
+
 ANSWER = load_prompt(REPO / "resources/prompts/answer.txt", ANSWER_FIELDS)
 GRADE = load_prompt(REPO / "resources/prompts/grade.txt", GRADE_FIELDS, needs_reask=True)
 

@@ -12,6 +12,8 @@ from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
 
+pytestmark = pytest.mark.unit
+
 
 def _client(tmp_path, concurrency: int) -> LLMClient:
     return LLMClient(ModelConfig("openai/none", api_base="http://127.0.0.1:9/v1"),

@@ -50,6 +50,7 @@ def _files_holding(root, *secrets: str) -> list[str]:
                   if p.is_file() and any(x.encode() in p.read_bytes() for x in secrets))
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("api_base", [
     "https://alice:pw-SECRET-4711@api.example.com/v1",
     "https://alice:pw-SECRET-4711@api.example.com:8443/v1/?key=pw-SECRET-4711#pw-SECRET-4711",
@@ -66,6 +67,7 @@ def test_the_param_form_has_no_credentials_and_ignores_them(api_base):
     assert moved.param_form()["api_base"] != model.param_form()["api_base"]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("api_base, base, user, query", [
     ("https://alice:pw@api.example.com/v1", "https://api.example.com/v1", "alice:pw", {}),
     ("https://api.example.com/v1?token=t1", "https://api.example.com/v1", None, {"token": "t1"}),
@@ -84,6 +86,7 @@ def test_an_api_base_splits_into_a_plain_url_a_basic_header_and_query_parameters
     assert (header is None) if user is None else base64.b64decode(header.removeprefix("Basic ")).decode() == user
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("text", [
     f"POST http://{USER}:{PASSWORD}@127.0.0.1:80/v1/chat/completions?token={TOKEN} 200",
     f"error connecting to 'https://{USER}:{PASSWORD}@h.example/v1?token={TOKEN}&x=1'",
@@ -105,6 +108,7 @@ def test_every_log_line_has_the_url_secrets_redacted(tmp_path, text):
     assert "REDACTED" in logged and PASSWORD not in logged and TOKEN not in logged
 
 
+@pytest.mark.unit
 def test_the_secret_parts_of_api_base_leave_the_config_for_the_environment(monkeypatch):
     monkeypatch.delenv(API_BASES_ENV, raising=False)
     full = f"http://{USER}:{PASSWORD}@h.example/v1?token={TOKEN}"
@@ -121,6 +125,7 @@ def test_the_secret_parts_of_api_base_leave_the_config_for_the_environment(monke
         withhold_api_base_secrets(clash, "config.yaml")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("with_token", [False, True])
 def test_credentials_go_to_the_server_as_basic_auth_and_query_and_nowhere_else(tmp_path, monkeypatch, capfd, caplog, with_token):
     monkeypatch.setenv("RR_TEST_KEY", "x")

@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import REPO, SHIPPED_GGUF, skip_module_without_local_server
+from conftest import REPO, SHIPPED_GGUF, needs_local_server
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LOCAL_KEY_FIELDS, LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
@@ -24,7 +24,6 @@ from retrieval_response.llm.server import LlamaServer, available_cores, server_t
 
 GGUF = SHIPPED_GGUF
 
-skip_module_without_local_server()
 
 MESSAGES = [{"role": "user", "content": "Say yes."}]
 SERVER = LlamaServer(model_path=str(GGUF), alias="test", slots=1, ctx_per_slot=512, threads=1)
@@ -42,6 +41,7 @@ def _gone(process: psutil.Process, seconds: float = 15.0) -> bool:
     return True
 
 
+@pytest.mark.unit
 def test_threads_follow_the_job_and_never_exceed_the_cores():
     cores = available_cores()
     assert server_threads(None) == cores
@@ -49,6 +49,7 @@ def test_threads_follow_the_job_and_never_exceed_the_cores():
     assert server_threads(cores + 64) == cores
 
 
+@pytest.mark.unit
 def test_weights_are_repacked_only_when_asked_and_the_choice_is_part_of_the_cache_key(tmp_path):
     assert "--no-repack" in SERVER.command(1) and "--repack" not in SERVER.command(1)
     repacked = dataclasses.replace(SERVER, repack_weights=True)
@@ -63,6 +64,8 @@ def test_weights_are_repacked_only_when_asked_and_the_choice_is_part_of_the_cach
         assert not set(client._litellm_kwargs(MESSAGES)) & set(LOCAL_KEY_FIELDS)
 
 
+@pytest.mark.live
+@needs_local_server
 def test_server_is_healthy_inside_the_block_and_gone_after_it_ends_or_raises():
     with SERVER.running() as base:
         assert base.startswith("http://127.0.0.1:") and base.endswith("/v1")
@@ -77,6 +80,8 @@ def test_server_is_healthy_inside_the_block_and_gone_after_it_ends_or_raises():
     assert _gone(server)
 
 
+@pytest.mark.live
+@needs_local_server
 def test_a_server_that_cannot_start_is_a_clear_error(tmp_path):
     broken = tmp_path / "broken.gguf"
     broken.write_bytes(b"not a gguf")
@@ -111,6 +116,8 @@ def _wait_ready(proc: subprocess.Popen, job_pid: int) -> psutil.Process:
     return server
 
 
+@pytest.mark.live
+@needs_local_server
 def test_server_dies_with_its_job_on_sigkill(tmp_path):
     job = _start_job(tmp_path, [sys.executable])
     server = _wait_ready(job, job.pid)
@@ -119,6 +126,8 @@ def test_server_dies_with_its_job_on_sigkill(tmp_path):
     assert _gone(server)
 
 
+@pytest.mark.live
+@needs_local_server
 def test_job_and_server_end_when_snakemake_is_killed(tmp_path):
     # a stand-in for Snakemake: a program named snakemake that runs the job through a shell
     launcher = tmp_path / "snakemake"

@@ -10,6 +10,8 @@ import pytest
 from retrieval_response.llm.jobs import job_threads
 from retrieval_response.llm.sharding import SHARD_PATTERN, parse_shard, select_shard, shard_names
 
+pytestmark = pytest.mark.unit
+
 
 def test_shard_names_parse_back_and_match_the_pattern():
     names = shard_names(3)

@@ -15,13 +15,12 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import REPO, SHIPPED_GGUF, skip_module_without_local_server
+from conftest import REPO, SHIPPED_GGUF, needs_local_server
 from retrieval_response.llm.server import LlamaServer
 from retrieval_response.llm.shared_server import keep, live_base_url, private_folder, process_identity, state_folder
 
 GGUF = SHIPPED_GGUF
 
-skip_module_without_local_server()
 
 JOB = textwrap.dedent(f"""
     import sys
@@ -78,6 +77,8 @@ def _all_gone(processes: list[psutil.Process], seconds: float = 15.0) -> bool:
     return not alive
 
 
+@pytest.mark.live
+@needs_local_server
 def test_jobs_of_a_run_share_one_server_per_settings_which_ends_with_the_run(tmp_path):
     run, bases = _run(tmp_path, [1, 1, 2])
     folder = _state_folder_of(run)
@@ -91,6 +92,8 @@ def test_jobs_of_a_run_share_one_server_per_settings_which_ends_with_the_run(tmp
     assert not folder.exists(), "the run's state folder was left behind"
 
 
+@pytest.mark.live
+@needs_local_server
 def test_jobs_starting_together_wait_for_one_server(tmp_path):
     run, bases = _run(tmp_path, [1, 1, 1], mode="together")
     assert len(set(bases)) == 1
@@ -100,6 +103,8 @@ def test_jobs_starting_together_wait_for_one_server(tmp_path):
     assert _all_gone(servers)
 
 
+@pytest.mark.live
+@needs_local_server
 def test_servers_end_when_snakemake_is_killed(tmp_path):
     run, bases = _run(tmp_path, [1])
     servers = _servers_on(set(bases))
@@ -109,6 +114,8 @@ def test_servers_end_when_snakemake_is_killed(tmp_path):
     assert _all_gone(servers), "the server outlived a killed Snakemake"
 
 
+@pytest.mark.live
+@needs_local_server
 def test_a_keeper_for_a_run_already_gone_starts_nothing(tmp_path):
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     identity = process_identity(psutil.Process(gone.pid))
@@ -118,6 +125,7 @@ def test_a_keeper_for_a_run_already_gone_starts_nothing(tmp_path):
     assert not (tmp_path / "state.json").exists()
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("content", ["", "not json", "[]", '{"port": "80", "keeper": "1-2"}', '{"port": 1}',
                                      '{"port": 1, "keeper": "1-0.000"}'])
 def test_a_malformed_or_stale_state_file_is_no_server(tmp_path, content):
@@ -125,6 +133,7 @@ def test_a_malformed_or_stale_state_file_is_no_server(tmp_path, content):
     assert live_base_url(tmp_path / "state.json", "test") is None
 
 
+@pytest.mark.unit
 def test_state_folders_must_be_this_users_own(tmp_path):
     open_folder = tmp_path / "root" / "run"
     open_folder.parent.mkdir(mode=0o777)

@@ -20,6 +20,8 @@ from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.testing.openai_server import serve_in_subprocess
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
 
+pytestmark = pytest.mark.workflow
+
 LLM_RULES = ("--allowed-rules", "answer_ideal", "answer_topk", "grade", "merge_graded", "llm_summary")
 GRADED = "results/graded/tiny/ML6/Nc5_Np2"
 SHARD = f"{GRADED}/1-of-1"

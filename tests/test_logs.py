@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
+pytestmark = pytest.mark.unit
+
 # the rule scripts (helpers such as _workflow_package.py are not jobs)
 SCRIPTS = sorted(p for p in (REPO / "workflow" / "scripts").glob("*.py") if not p.name.startswith("_"))
 

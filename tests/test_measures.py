@@ -22,6 +22,8 @@ from retrieval_response.analysis.measures import (
     t_unnormalised,
 )
 
+pytestmark = pytest.mark.unit
+
 
 def test_paper_alpha_grid_has_702_sorted_values_crowded_at_the_ends():
     grid = alpha_grid("l350^0.95")

@@ -16,6 +16,8 @@ from retrieval_response.ranking.evaluator import (
     ranked_metrics,
 )
 
+pytestmark = pytest.mark.unit
+
 ir_measures = pytest.importorskip("ir_measures")
 
 

@@ -41,6 +41,7 @@ def write_stand_in(folder: Path) -> Path:
     return path
 
 
+@pytest.mark.unit
 def test_paper_config_has_the_papers_embedders_llm_and_analysis():
     config = yaml.safe_load(PAPER.read_text())
     models = {code: entry["model"] for code, entry in config["embedders"].items()}
@@ -60,6 +61,7 @@ def test_paper_config_has_the_papers_embedders_llm_and_analysis():
     assert config["analysis"]["min_segment_samples"] == 300
 
 
+@pytest.mark.workflow
 def test_paper_config_dry_runs_on_stand_in_data(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "not-used-by-a-dry-run")
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)  # the config allows downloads; a dry run makes none
@@ -73,6 +75,7 @@ def test_paper_config_dry_runs_on_stand_in_data(tmp_path, monkeypatch):
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.unit
 def test_cost_is_counted_on_the_configs_data(tmp_path):
     write_stand_in(tmp_path)
     config = yaml.safe_load(PAPER.read_text())
@@ -93,6 +96,7 @@ def test_cost_is_counted_on_the_configs_data(tmp_path):
     assert re.fullmatch(r"calls=2652 prompt_tokens=\d+ completion_tokens=108512 dollars=\d+\.\d\d", last)
 
 
+@pytest.mark.unit
 def test_cost_without_the_data_uses_the_published_counts(tmp_path):
     est = llm_cost.estimate(yaml.safe_load(PAPER.read_text()), tmp_path)
     stages = est.workload.stages

@@ -21,6 +21,8 @@ from retrieval_response.analysis.measures import (
 )
 from retrieval_response.analysis.segments import assign_segments
 
+pytestmark = pytest.mark.unit
+
 CORR = ["spearman", "pearson", "kendall_b", "kendall_c"]
 
 

@@ -11,6 +11,8 @@ import pytest
 
 from retrieval_response.infra.paths import MAX_NAME_LENGTH, NAME_PATTERN, UnsafeNameError, is_safe_name, safe_name
 
+pytestmark = pytest.mark.unit
+
 HOSTILE_NAMES = [
     "",
     ".",

@@ -14,6 +14,8 @@ from retrieval_response.analysis.measures import add_features
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.published import read_graded, read_ranked
 
+pytestmark = pytest.mark.unit
+
 FIXTURES = Path(__file__).parent / "fixtures" / "published"
 
 

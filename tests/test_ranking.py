@@ -15,6 +15,8 @@ from retrieval_response.ranking.cosine_ranking import (
     write_ranked,
 )
 
+pytestmark = pytest.mark.unit
+
 VECTORS = {
     "q-east": [1.0, 0.0], "q-north": [0.0, 1.0], "q-diag": [1.0, 1.0],
     "east": [2.0, 0.0], "east2": [1.0, 0.0], "north": [0.0, 3.0], "diag": [1.0, 1.0],

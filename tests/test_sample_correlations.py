@@ -15,6 +15,8 @@ from retrieval_response.analysis.correlations import (
 )
 from retrieval_response.analysis.sample_correlations import sample_correlations
 
+pytestmark = pytest.mark.unit
+
 
 def random_case(seed: int):
     """Cell values with ties across cells, targets mixing tied and continuous values, weighted tables."""

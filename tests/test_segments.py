@@ -9,6 +9,8 @@ import pytest
 from retrieval_response.analysis.correlation_tables import run_analysis
 from retrieval_response.analysis.segments import assign_segments, ratio_label, segment_keys
 
+pytestmark = pytest.mark.unit
+
 
 def frame(K, Np, ids=None, grade=None):
     n = len(K)

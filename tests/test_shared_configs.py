@@ -14,6 +14,7 @@ from conftest import REPO, SNAKEMAKE, TEST_CONFIGS, shared_config
 CONFIGS = sorted(TEST_CONFIGS.glob("*.yaml"))
 
 
+@pytest.mark.unit
 def test_there_are_shared_configs_and_config_readme_names_each():
     readme = (REPO / "config/README.md").read_text()
     assert CONFIGS
@@ -21,6 +22,7 @@ def test_there_are_shared_configs_and_config_readme_names_each():
         assert f".test/{config.name}" in readme, f"config/README.md does not mention .test/{config.name}"
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.name)
 def test_a_shared_config_dry_runs_from_another_folder(config, tmp_path):
     shared_config(config.stem, tmp_path)  # a copy of .test/data as tmp_path/data

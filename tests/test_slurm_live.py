@@ -27,7 +27,8 @@ import yaml
 from conftest import REPO, SNAKEMAKE, shared_config
 from retrieval_response.testing.openai_server import serve_in_subprocess
 
-pytestmark = pytest.mark.slurm
+pytestmark = pytest.mark.live
+
 
 CLUSTER_SCRIPTS = REPO / "tests/slurm"
 SLURM_PROFILE = REPO / "profiles/slurm"

@@ -1,6 +1,10 @@
 """Time per stage from Snakemake benchmark files."""
 
+import pytest
+
 from retrieval_response.reports.stage_times import stage_times
+
+pytestmark = pytest.mark.unit
 
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
 

@@ -14,6 +14,8 @@ from retrieval_response.analysis.measures import MEASURES, add_features, alpha_g
 from retrieval_response.analysis.segments import assign_segments
 from retrieval_response.infra.errors import InputError
 
+pytestmark = pytest.mark.unit
+
 GRID = alpha_grid("l12^0.7")
 CORR = ["spearman", "pearson", "kendall_b", "kendall_c"]
 KEYS = ["E", "subset", "segment"]

@@ -34,10 +34,12 @@ def error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.strip() and not line.startswith("Using workflow specific profile")]
 
 
+@pytest.mark.unit
 def test_every_corpus_config_has_an_expectation():
     assert {p.name for p in BAD_CONFIGS.glob("*.yaml")} == {name for name, _ in expectations()}
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize(("name", "fragment"), expectations())
 def test_broken_config_is_one_line_at_start_up_and_nothing_is_written(tmp_path, name, fragment):
     workdir = workdir_with(tmp_path, BAD_CONFIGS / name)
@@ -50,12 +52,14 @@ def test_broken_config_is_one_line_at_start_up_and_nothing_is_written(tmp_path, 
     assert sorted(p.name for p in workdir.iterdir() if p.name != ".snakemake") == before
 
 
+@pytest.mark.workflow
 def test_default_config_is_valid_and_defaults_are_filled(tmp_path):
     workdir = workdir_with(tmp_path, REPO / "config.yaml")
     proc = run_snakemake(workdir, "-n", check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
+@pytest.mark.unit
 def test_schema_fills_defaults():
     from snakemake.utils import validate
 
@@ -68,6 +72,7 @@ def test_schema_fills_defaults():
     assert config["llm"]["pacing"]["max_retries"] == 5
 
 
+@pytest.mark.unit
 def test_schema_analysis_targets_and_compat():
     from snakemake.exceptions import WorkflowError
     from snakemake.utils import validate

@@ -17,6 +17,8 @@ import yaml
 
 from conftest import run_snakemake, shared_config
 
+pytestmark = pytest.mark.workflow
+
 
 def write_source(path: Path, prefix: str, n_queries: int) -> None:
     """A generic JSON-lines dataset: 3 positives, 5 negatives per query."""

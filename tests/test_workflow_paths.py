@@ -9,9 +9,12 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from conftest import REPO, run_snakemake
+
+pytestmark = pytest.mark.workflow
 
 GENERIC = REPO / "tests" / "fixtures" / "datasets" / "generic.jsonl"
 LONGEST = (hashlib.sha256(b"longest").hexdigest() * 2)[:100]

@@ -23,6 +23,8 @@ from retrieval_response.workflow_config.plan import (
 )
 from retrieval_response.workflow_config.shipped_paths import resolve_shipped_paths, shipped_or_local
 
+pytestmark = pytest.mark.unit
+
 
 def config() -> dict:
     """Two datasets: ``b`` with its own designs (one with its own K) and embedders, ``a`` with the top-level ones."""

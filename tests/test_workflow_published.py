@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pytest
 import yaml
 
 from conftest import REPO, run_snakemake, shared_config
@@ -42,6 +43,7 @@ def write_published(folder: Path, seed: int = 0) -> tuple[Path, Path]:
     return graded_path, ranked_path
 
 
+@pytest.mark.unit
 def test_the_shipped_published_test_data_is_what_write_published_makes(tmp_path):
     write_published(tmp_path)
     shipped = REPO / ".test/data/published"
@@ -51,6 +53,7 @@ def test_the_shipped_published_test_data_is_what_write_published_makes(tmp_path)
     assert (shipped / "samples_human.json").read_bytes() == human
 
 
+@pytest.mark.workflow
 def test_published_files_alone_produce_tables_and_figures(tmp_path):
     config = shared_config("config_published", tmp_path)  # .test/config_published.yaml
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
