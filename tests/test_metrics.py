@@ -24,15 +24,15 @@ ir_measures = pytest.importorskip("ir_measures")
 def test_hand_example_graded():
     qrels = {"a": 2, "b": 0, "c": 1, "d": 3, "e": 0}
     m = ranked_metrics(["a", "x", "b", "c", "y"], qrels, 3)
-    assert m["precision"] == pytest.approx(1 / 3)
-    assert m["precision_upper_bound"] == pytest.approx(2 / 3)  # "x" unjudged
-    assert m["recall"] == pytest.approx(1 / 3)  # R = {a, c, d}
-    assert m["reciprocal_rank"] == 1.0
-    assert m["average_precision"] == pytest.approx(1 / 3)
+    assert m["P@K"] == pytest.approx(1 / 3)
+    assert m["P_upper@K"] == pytest.approx(2 / 3)  # "x" unjudged
+    assert m["R@K"] == pytest.approx(1 / 3)  # R = {a, c, d}
+    assert m["RR@K"] == 1.0
+    assert m["AP@K"] == pytest.approx(1 / 3)
     ideal = 7 + 3 / math.log2(3) + 1 / 2
-    assert m["ndcg"] == pytest.approx(3 / ideal)
-    assert m["bpref"] == pytest.approx(1 / 3)  # only "a" retrieved within k, above any non-relevant
-    assert m["judged_fraction"] == pytest.approx(2 / 3)
+    assert m["nDCG@K"] == pytest.approx(3 / ideal)
+    assert m["bpref@K"] == pytest.approx(1 / 3)  # only "a" retrieved within k, above any non-relevant
+    assert m["judged@K"] == pytest.approx(2 / 3)
     assert (m["k"], m["n_retrieved"], m["n_relevant"]) == (3, 3, 3)
 
 
@@ -40,54 +40,53 @@ def test_hand_example_bpref_and_ap_full_prefix():
     qrels = {"a": 2, "b": 0, "c": 1, "d": 3, "e": 0}
     m = ranked_metrics(["a", "x", "b", "c", "y"], qrels, 5)
     # a: no non-relevant above -> 1; c: 1 non-relevant above -> 1 - 1/min(2, 3)
-    assert m["bpref"] == pytest.approx((1 + 0.5) / 3)
-    assert m["average_precision"] == pytest.approx((1 / 1 + 2 / 4) / 3)
-    assert m["reciprocal_rank"] == 1.0
+    assert m["bpref@K"] == pytest.approx((1 + 0.5) / 3)
+    assert m["AP@K"] == pytest.approx((1 / 1 + 2 / 4) / 3)
+    assert m["RR@K"] == 1.0
 
 
 def test_precision_denominator_is_k_even_for_short_lists():
     m = ranked_metrics(["a"], {"a": 1, "b": 1}, 10)
-    assert m["precision"] == pytest.approx(0.1)
-    assert m["recall"] == pytest.approx(0.5)
+    assert m["P@K"] == pytest.approx(0.1)
+    assert m["R@K"] == pytest.approx(0.5)
     assert m["n_retrieved"] == 1
 
 
 def test_ties_are_not_broken_in_favour_of_relevant_documents():
     first_wrong = ranked_metrics(["n", "r"], {"n": 0, "r": 1}, 2)
-    assert first_wrong["reciprocal_rank"] == 0.5
+    assert first_wrong["RR@K"] == 0.5
 
 
 def test_unjudged_counts_as_not_relevant_with_bounds():
     m = ranked_metrics(["u1", "r", "u2", "n"], {"r": 1, "n": 0}, 4)
-    assert m["precision"] == pytest.approx(1 / 4)
-    assert m["precision_upper_bound"] == pytest.approx(3 / 4)
-    assert m["judged_fraction"] == pytest.approx(2 / 4)
-    assert m["reciprocal_rank"] == pytest.approx(1 / 2)
+    assert m["P@K"] == pytest.approx(1 / 4)
+    assert m["P_upper@K"] == pytest.approx(3 / 4)
+    assert m["judged@K"] == pytest.approx(2 / 4)
+    assert m["RR@K"] == pytest.approx(1 / 2)
 
 
 def test_query_without_known_positive_is_undefined_not_zero():
     m = ranked_metrics(["a", "b"], {"a": 0}, 2)
-    for name in ("recall", "reciprocal_rank", "average_precision", "ndcg", "bpref"):
+    for name in ("R@K", "RR@K", "AP@K", "nDCG@K", "bpref@K"):
         assert m[name] is None
-    assert m["precision"] == 0.0
-    assert m["judged_fraction"] == pytest.approx(0.5)
+    assert m["P@K"] == 0.0
+    assert m["judged@K"] == pytest.approx(0.5)
 
 
 def test_empty_result_list_with_positives_scores_zero():
     m = ranked_metrics([], {"a": 1, "b": 0}, 5)
-    for name in ("precision", "precision_upper_bound", "recall", "reciprocal_rank",
-                 "average_precision", "ndcg", "bpref"):
+    for name in ("P@K", "P_upper@K", "R@K", "RR@K", "AP@K", "nDCG@K", "bpref@K"):
         assert m[name] == 0.0
-    assert m["judged_fraction"] is None
+    assert m["judged@K"] is None
 
 
 def test_relevance_level_changes_binary_metrics_not_gain():
     qrels = {"a": 1, "b": 2}
     low = ranked_metrics(["a", "b"], qrels, 2)
     high = ranked_metrics(["a", "b"], qrels, 2, relevance_level=2)
-    assert low["precision"] == 1.0 and high["precision"] == 0.5
-    assert high["reciprocal_rank"] == 0.5
-    assert low["ndcg"] == pytest.approx(high["ndcg"])
+    assert low["P@K"] == 1.0 and high["P@K"] == 0.5
+    assert high["RR@K"] == 0.5
+    assert low["nDCG@K"] == pytest.approx(high["nDCG@K"])
 
 
 def test_conventions_in_every_output():
@@ -138,17 +137,17 @@ def test_aggregate_counts_contributing_queries():
     ]
     agg = aggregate(per_query)
     assert agg["n_queries"] == 3
-    assert agg["n_reciprocal_rank"] == 2
-    assert agg["reciprocal_rank"] == pytest.approx(0.75)
-    assert agg["n_precision"] == 3
-    assert agg["precision"] == pytest.approx((0.5 + 0.5 + 0) / 3)
+    assert agg["n_RR@K"] == 2
+    assert agg["RR@K"] == pytest.approx(0.75)
+    assert agg["n_P@K"] == 3
+    assert agg["P@K"] == pytest.approx((0.5 + 0.5 + 0) / 3)
     assert agg["k"] == 2
     assert set(METRIC_NAMES) <= agg.keys()
 
 
 def test_aggregate_empty_and_mixed_settings():
     empty = aggregate([])
-    assert empty["n_queries"] == 0 and empty["ndcg"] is None and empty["n_ndcg"] == 0
+    assert empty["n_queries"] == 0 and empty["nDCG@K"] is None and empty["n_nDCG@K"] == 0
     with pytest.raises(ValueError, match="different"):
         aggregate([ranked_metrics(["a"], {"a": 1}, 1), ranked_metrics(["a"], {"a": 1}, 2)])
 
@@ -156,8 +155,8 @@ def test_aggregate_empty_and_mixed_settings():
 def test_evaluate_run_scores_missing_queries_and_rejects_unknown_ones():
     qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
     scores = evaluate_run({"q1": ["a"]}, qrels, 3)
-    assert scores["q1"]["recall"] == 1.0
-    assert scores["q2"]["recall"] == 0.0 and scores["q2"]["n_retrieved"] == 0
+    assert scores["q1"]["R@K"] == 1.0
+    assert scores["q2"]["R@K"] == 0.0 and scores["q2"]["n_retrieved"] == 0
     with pytest.raises(ValueError, match="query 'q9': in the run but not in the qrels"):
         evaluate_run({"q9": ["a"]}, qrels, 3)
     with pytest.raises(ValueError, match="query 'q1': ranking\\[1\\]"):
@@ -190,12 +189,12 @@ def test_matches_trec_eval_via_ir_measures_on_random_cases(relevance_level):
         ours = ranked_metrics(ranking, qrels, k, relevance_level=relevance_level)
         run = {"q": {doc_id: float(1000 - i) for i, doc_id in enumerate(ranking[:k])}}
         measures = {
-            "precision": P(rel=relevance_level) @ k,
-            "recall": R(rel=relevance_level) @ k,
-            "reciprocal_rank": RR(rel=relevance_level) @ k,
-            "average_precision": AP(rel=relevance_level) @ k,
-            "ndcg": nDCG(gains={g: 2**g - 1 for g in range(4)}) @ k,
-            "bpref": Bpref(rel=relevance_level),
+            "P@K": P(rel=relevance_level) @ k,
+            "R@K": R(rel=relevance_level) @ k,
+            "RR@K": RR(rel=relevance_level) @ k,
+            "AP@K": AP(rel=relevance_level) @ k,
+            "nDCG@K": nDCG(gains={g: 2**g - 1 for g in range(4)}) @ k,
+            "bpref@K": Bpref(rel=relevance_level),
         }
         theirs = ir_measures.calc_aggregate(list(measures.values()), {"q": qrels}, run)
         for name, measure in measures.items():
@@ -217,8 +216,8 @@ def test_binary_ndcg_matches_trec_eval_linear_gain():
             continue
         run = {"q": {doc_id: float(1000 - i) for i, doc_id in enumerate(ranking[:k])}}
         theirs = ir_measures.calc_aggregate([nDCG @ k], {"q": binary}, run)[nDCG @ k]
-        assert ranked_metrics(ranking, binary, k)["ndcg"] == pytest.approx(theirs, abs=1e-12)
+        assert ranked_metrics(ranking, binary, k)["nDCG@K"] == pytest.approx(theirs, abs=1e-12)
     graded = {"a": 1, "b": 3}
     run = {"q": {"a": 2.0, "b": 1.0}}
     linear = ir_measures.calc_aggregate([nDCG @ 2], {"q": graded}, run)[nDCG @ 2]
-    assert ranked_metrics(["a", "b"], graded, 2)["ndcg"] != pytest.approx(linear)
+    assert ranked_metrics(["a", "b"], graded, 2)["nDCG@K"] != pytest.approx(linear)

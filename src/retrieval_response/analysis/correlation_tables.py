@@ -392,9 +392,9 @@ def run_analysis(
     grid = measures_module.alpha_grid(alpha_grid) if isinstance(alpha_grid, str) else np.asarray(alpha_grid, np.float64)
     corr_types = list(corr_types)
     measure_names = measures or default_measures(graded, ranked)
-    unknown = [m for m in measure_names if m not in MEASURES]
+    unknown = [m for m in measure_names if m not in MEASURES or not MEASURES[m].correlatable]
     if unknown:
-        raise ValueError(f"measures {unknown}: expected names from {sorted(MEASURES)}")
+        raise ValueError(f"measures {unknown}: expected names from {sorted(n for n, m in MEASURES.items() if m.correlatable)}")
     target_names = _resolve_targets(graded, targets)
     tie_ulps = TIE_ULPS if compat == "exact" else 0
     prepared = _prepare(graded, ranked, segmentation, finer_keys, target_names, tie_ulps, seed)

@@ -174,6 +174,35 @@ def ndcg_at_k(inK: pl.Series, Np: np.ndarray) -> np.ndarray:
     return dcg(inK) / ideal
 
 
+def _hits(inK: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Flattened 0/1 relevance, its sample index and its 1-based rank, of a list column."""
+    lengths = inK.list.len().to_numpy().astype(np.int64)
+    flat = inK.explode().to_numpy().astype(np.float64)
+    owner = np.repeat(np.arange(len(lengths)), lengths)
+    rank = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths) + 1
+    return flat, owner, rank
+
+
+def reciprocal_rank_at_k(inK: pl.Series, Np: np.ndarray) -> np.ndarray:
+    """RR@K = 1 / rank of the first positive in the top K, 0 if none; NaN (undefined) when Np = 0."""
+    flat, owner, rank = _hits(inK)
+    first = np.full(len(inK), np.inf)
+    np.minimum.at(first, owner[flat > 0], rank[flat > 0].astype(np.float64))
+    return np.where(np.asarray(Np, np.int64) > 0, 1.0 / first, np.nan)
+
+
+def average_precision_at_k(inK: pl.Series, Np: np.ndarray) -> np.ndarray:
+    """AP@K = sum_{i<=K} inK_i * P@i / Np (truncated AP with |R| = Np); NaN (undefined) when Np = 0."""
+    flat, owner, rank = _hits(inK)
+    lengths = inK.list.len().to_numpy().astype(np.int64)
+    running = np.cumsum(flat)
+    before = np.concatenate([[0.0], running])[np.cumsum(lengths) - lengths]
+    hits_so_far = running - np.repeat(before, lengths)
+    total = np.bincount(owner, weights=flat * hits_so_far / rank, minlength=len(inK))
+    positives = np.asarray(Np, np.float64)
+    return np.divide(total, positives, out=np.full(len(inK), np.nan), where=positives > 0)
+
+
 def positives_in_top_2k(graded: pl.DataFrame, ranked: pl.DataFrame) -> pl.Series:
     """np_2K per graded row: the count of rank indexes < Np among ranked.rank[:min(2K, Nc)].
 
@@ -213,18 +242,33 @@ def partner_positives(graded: pl.DataFrame) -> pl.Series:
 
 @dataclass(frozen=True)
 class Measure:
-    """A measure: its name, the feature columns its value depends on, and its evaluation.
+    """A named measure of the one vocabulary (names in the style of ir_measures: ``P@K``, ``AP@K``, ``T``).
 
-    ``evaluate(features, alpha, compat)`` takes a dict of 1-d feature arrays (one entry per
-    column in ``features``), the alpha grid and a mode of :data:`COMPAT_MODES`, and returns shape
-    (len(alpha), n) for measures with alpha and (1, n) for the others.
+    ``parameters`` names what the measure takes besides its features (``("alpha",)`` for the
+    alpha-family F, F_e, T ...; empty otherwise). ``features`` names the per-sample columns of
+    :func:`add_features` its value depends on. ``evaluate(features, alpha, compat)`` takes a dict
+    of 1-d feature arrays, the alpha grid and a mode of :data:`COMPAT_MODES`, and returns shape
+    (len(alpha), n) for measures with alpha and (1, n) for the others; it is None for a measure
+    only the ranked-list evaluator computes (its value needs judgments a graded sample lacks).
+    ``evaluator_computes``: the ranked-list evaluator reports it under this name.
     """
 
     name: str
-    features: tuple[str, ...]
-    has_alpha: bool
-    evaluate: Callable[[dict[str, np.ndarray], np.ndarray], np.ndarray]
     description: str
+    features: tuple[str, ...] = ()
+    parameters: tuple[str, ...] = ()
+    evaluate: Callable[[dict[str, np.ndarray], np.ndarray], np.ndarray] | None = None
+    evaluator_computes: bool = False
+
+    @property
+    def has_alpha(self) -> bool:
+        """True when the measure is a family over the alpha grid."""
+        return "alpha" in self.parameters
+
+    @property
+    def correlatable(self) -> bool:
+        """True when the analysis can evaluate it per graded sample."""
+        return self.evaluate is not None
 
 
 def _without_alpha(function: Callable[..., np.ndarray], *columns: str):
@@ -243,40 +287,63 @@ def _identity(column: str):
     return lambda f, alpha, compat="exact": np.asarray(f[column], np.float64)[None, :]
 
 
+def _alpha_measure(name: str, function: Callable[..., np.ndarray], *columns: str, compat: bool = False) -> Measure:
+    wrap = _with_alpha_and_compat if compat else _with_alpha
+    return Measure(name, function.__doc__, features=columns, parameters=("alpha",), evaluate=wrap(function, *columns))
+
+
+def _feature_measure(name: str, function: Callable[..., np.ndarray], evaluator_computes: bool = False) -> Measure:
+    return Measure(name, function.__doc__, features=(name,), evaluate=_identity(name),
+                   evaluator_computes=evaluator_computes)
+
+
 MEASURES: dict[str, Measure] = {
     m.name: m
     for m in [
-        Measure("F", ("n_p", "K", "Np"), True, _with_alpha(f_measure, "n_p", "K", "Np"), f_measure.__doc__),
-        Measure("F_e", ("n_p", "K", "np_2K"), True, _with_alpha(f_estimated, "n_p", "K", "np_2K"), f_estimated.__doc__),
-        Measure(
-            "F_e_partner",
-            ("n_p", "K", "np_partner"),
-            True,
-            _with_alpha_and_compat(f_estimated_partner, "n_p", "K", "np_partner"),
-            f_estimated_partner.__doc__,
-        ),
-        Measure("T", ("n_p", "K"), True, _with_alpha_and_compat(t_measure, "n_p", "K"), t_measure.__doc__),
-        Measure("T_u", ("n_p", "K"), True, _with_alpha(t_unnormalised, "n_p", "K"), t_unnormalised.__doc__),
-        Measure("nDCG", ("nDCG",), False, _identity("nDCG"), ndcg_paper.__doc__),
-        Measure("nDCG@K", ("nDCG@K",), False, _identity("nDCG@K"), ndcg_at_k.__doc__),
-        Measure("P", ("n_p", "K"), False, _without_alpha(precision, "n_p", "K"), precision.__doc__),
-        Measure("R", ("n_p", "Np"), False, _without_alpha(recall, "n_p", "Np"), recall.__doc__),
+        _alpha_measure("F", f_measure, "n_p", "K", "Np"),
+        _alpha_measure("F_e", f_estimated, "n_p", "K", "np_2K"),
+        _alpha_measure("F_e_partner", f_estimated_partner, "n_p", "K", "np_partner", compat=True),
+        _alpha_measure("T", t_measure, "n_p", "K", compat=True),
+        _alpha_measure("T_u", t_unnormalised, "n_p", "K"),
+        _feature_measure("nDCG", ndcg_paper),
+        _feature_measure("nDCG@K", ndcg_at_k, evaluator_computes=True),
+        _feature_measure("RR@K", reciprocal_rank_at_k, evaluator_computes=True),
+        _feature_measure("AP@K", average_precision_at_k, evaluator_computes=True),
+        Measure("P", precision.__doc__, features=("n_p", "K"), evaluate=_without_alpha(precision, "n_p", "K")),
+        Measure("R", recall.__doc__, features=("n_p", "Np"), evaluate=_without_alpha(recall, "n_p", "Np")),
+        Measure("P@K", "P@K = relevant ids in the first K / K (K even when fewer came back)", evaluator_computes=True),
+        Measure("P_upper@K", "P@K counting every unjudged id in the first K as relevant", evaluator_computes=True),
+        Measure("R@K", "R@K = relevant ids in the first K / |R|; undefined when |R| = 0", evaluator_computes=True),
+        Measure("bpref@K", "bpref over the first K as in trec_eval; undefined when |R| = 0", evaluator_computes=True),
+        Measure("judged@K", "judged ids in the first K / ids in the first K; undefined for none",
+                evaluator_computes=True),
     ]
 }
-"""All measures by name. ``F_e`` counts np_2K in the ranking; ``F_e_partner`` is the paper's lookup."""
+"""The one vocabulary of measures, by name: the analysis correlates the ``correlatable`` ones, the
+ranked-list evaluator reports the ``evaluator_computes`` ones (``P`` and ``P@K`` differ only in that
+the graded sample always holds K ids). ``F_e`` counts np_2K in the ranking; ``F_e_partner`` is the
+paper's lookup."""
+
+RANKED_LIST_MEASURES: tuple[str, ...] = tuple(m.name for m in MEASURES.values() if m.evaluator_computes)
+"""Names the ranked-list evaluator reports, in registry order."""
 
 
 def add_features(graded: pl.DataFrame, ranked: pl.DataFrame | None = None) -> pl.DataFrame:
     """``graded`` with the feature columns every measure needs.
 
-    Adds n_p (i64), nDCG, nDCG@K (f64), np_partner (nullable i64) and, when ``ranked`` is given
+    Adds n_p (i64), nDCG, nDCG@K, RR@K, AP@K (f64; null where undefined: Np = 0),
+    np_partner (nullable i64) and, when ``ranked`` is given
     or a column ``np_2K`` already exists, np_2K (nullable i64; counted from ``ranked`` wins).
     """
     inK = graded["inK"]
     out = graded.with_columns(
         n_p=inK.list.sum().cast(pl.Int64),
         nDCG=pl.Series(ndcg_paper(inK), dtype=pl.Float64),
-        **{"nDCG@K": pl.Series(ndcg_at_k(inK, graded["Np"].to_numpy()), dtype=pl.Float64)},
+        **{
+            name: pl.Series(function(inK, graded["Np"].to_numpy()), dtype=pl.Float64).fill_nan(None)
+            for name, function in (("nDCG@K", ndcg_at_k), ("RR@K", reciprocal_rank_at_k),
+                                   ("AP@K", average_precision_at_k))
+        },
         np_partner=partner_positives(graded),
     )
     if ranked is not None:

@@ -26,16 +26,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-METRIC_NAMES: tuple[str, ...] = (
-    "precision",
-    "precision_upper_bound",
-    "recall",
-    "reciprocal_rank",
-    "average_precision",
-    "ndcg",
-    "bpref",
-    "judged_fraction",
-)
+from retrieval_response.analysis.measures import RANKED_LIST_MEASURES
+
+METRIC_NAMES: tuple[str, ...] = RANKED_LIST_MEASURES
+"""The registry's ranked-list measures (analysis.measures.MEASURES), the keys of every result."""
 
 _CONVENTIONS: dict[str, str] = {
     "truncation": "the first k ids of the ranking in the order given; ties are never reordered; "
@@ -164,22 +158,22 @@ def ranked_metrics(
     ideal_dcg = _dcg(np.exp2(np.sort(known_grades)[::-1][:k]) - 1.0)
     defined = n_relevant > 0
     result = {
-        "precision": n_hits / k,
-        "precision_upper_bound": (n_hits + int(np.count_nonzero(~is_judged))) / k,
-        "recall": n_hits / n_relevant if defined else None,
-        "reciprocal_rank": (1.0 / int(ranks[is_relevant][0]) if n_hits else 0.0) if defined else None,
-        "average_precision": (
+        "P@K": n_hits / k,
+        "P_upper@K": (n_hits + int(np.count_nonzero(~is_judged))) / k,
+        "R@K": n_hits / n_relevant if defined else None,
+        "RR@K": (1.0 / int(ranks[is_relevant][0]) if n_hits else 0.0) if defined else None,
+        "AP@K": (
             float(np.sum(np.cumsum(is_relevant)[is_relevant] / ranks[is_relevant])) / n_relevant
             if defined else None
         ),
-        "ndcg": (
+        "nDCG@K": (
             _dcg(np.exp2(np.maximum(grades, 0)) - 1.0) / ideal_dcg if ideal_dcg > 0 else None
         ),
-        "bpref": (
+        "bpref@K": (
             _bpref(is_relevant, is_judged & ~is_relevant, n_relevant, n_nonrelevant)
             if defined else None
         ),
-        "judged_fraction": float(np.mean(is_judged)) if len(prefix) else None,
+        "judged@K": float(np.mean(is_judged)) if len(prefix) else None,
     }
     return result | {
         "k": k,
