@@ -26,6 +26,8 @@ def test_layout_names():
         "natural_questions",
         "published_texts",
         "generic",
+        "beir",
+        "trec",
     )
 
 

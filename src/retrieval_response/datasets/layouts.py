@@ -18,6 +18,7 @@ from retrieval_response.datasets import (
     generic,
     hotpotqa_hf,
     hotpotqa_ircot,
+    judged_corpus,
     msmarco,
     natural_questions,
     published_texts,
@@ -37,9 +38,11 @@ READERS: dict[str, Reader] = {
     "natural_questions": natural_questions.read,
     "published_texts": published_texts.read,
     "generic": generic.read,
+    "beir": judged_corpus.read_beir,
+    "trec": judged_corpus.read_trec,
 }
 LAYOUTS = tuple(READERS)
-LAYOUTS_WITHOUT_GOLD = ("arxiv_parquet", "arxiv_snapshot")
+LAYOUTS_WITHOUT_GOLD = ("arxiv_parquet", "arxiv_snapshot", "beir", "trec")
 """Layouts whose texts tables never carry gold answers (the others may)."""
 
 

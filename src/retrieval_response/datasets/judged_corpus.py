@@ -1,0 +1,201 @@
+"""BEIR folders and TREC qrels: a corpus, queries and graded judgements -> the texts table.
+
+Both layouts are named by their qrels file (the dataset's ``path``):
+
+- ``beir``: ``<folder>/qrels/<split>.tsv`` with the header ``query-id corpus-id score``
+  (tab-separated); the corpus is ``<folder>/corpus.jsonl`` (``_id``, ``text``, optional
+  ``title``) and the queries ``<folder>/queries.jsonl`` (``_id``, ``text``).
+- ``trec``: a qrels file of ``qid iter docno rel`` lines (white space separated, no header);
+  the documents and queries lie beside it as ``documents.jsonl`` / ``queries.jsonl``
+  (records ``id``, ``text``) or ``documents.tsv`` / ``queries.tsv`` (``id<TAB>text``, no header).
+
+Ids are strings throughout (an integer ``_id`` is converted). A judged document's text is its
+title and text joined by a newline (the text alone without a title). Per query, the positives
+``p`` are the documents judged > 0, highest grade first (qrels order within a grade), with their
+grades in ``p_grade``; the negatives ``n`` are the documents judged <= 0, in qrels order.
+A query without judgements is left out (counted as ``queries_without_judgements``). Rows get
+the id ``<subset>-<n>`` (subset ``B`` or ``T``, n the query's 0-based position in the queries
+file) and ``source_id`` = the query's id. Every bad record is one InputError naming the file,
+the line and the rule: a malformed line, a missing or non-integer score, a repeated id, a
+repeated (query, document) judgement, or a judged id absent from the corpus or the queries.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from retrieval_response.datasets.validation import TEXTS_COLUMNS, TEXTS_SCHEMA, check_unique, required_id, required_string
+from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.json_records import existing_file, iter_json_lines, read_text
+
+COLUMNS = (*TEXTS_COLUMNS, "p_grade", "source_id")
+SCHEMA = {**TEXTS_SCHEMA, "p_grade": pl.List(pl.Int64), "source_id": pl.String}
+BEIR_HEADER = ("query-id", "corpus-id", "score")
+Judgement = tuple[str, str, int, str]
+"""(query id, document id, grade, line label) of one qrels line."""
+
+
+def lines_of(path: Path) -> list[tuple[str, str]]:
+    """(``line N`` label, line) of every non-blank line of ``path`` (1-based numbers, blanks counted)."""
+    text = read_text(existing_file(path))
+    return [(f"line {number}", line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
+
+
+def grade(path: Path, label: str, value: str) -> int:
+    """A relevance grade: an integer, written in decimal; InputError otherwise."""
+    try:
+        return int(value)
+    except ValueError:
+        raise InputError(path, label, f"relevance {value!r} must be an integer") from None
+
+
+def jsonl_texts(path: Path, id_key: str, with_title: bool) -> dict[str, str]:
+    """{id: text} of a JSON-lines file of records ``id_key`` + ``text`` (+ optional ``title``)."""
+    source = existing_file(path)
+    ids, labels, texts = [], [], []
+    for record in iter_json_lines(source, read_text(source).splitlines()):
+        ids.append(required_id(source, record, id_key))
+        labels.append(record.label)
+        text = required_string(source, record, "text")
+        title = record.data.get("title") if with_title else None
+        if title is not None and not isinstance(title, str):
+            raise InputError(source, record.label, "'title' must be a string")
+        texts.append(f"{title.strip()}\n{text}" if title and title.strip() else text)
+    return unique_texts(source, ids, labels, texts)
+
+
+def tsv_texts(path: Path) -> dict[str, str]:
+    """{id: text} of a headerless ``id<TAB>text`` file; InputError for a line without both fields."""
+    ids, labels, texts = [], [], []
+    for label, line in lines_of(path):
+        record_id, tab, text = line.partition("\t")
+        if not tab or not record_id.strip() or not text.strip():
+            raise InputError(path, label, "expected 'id<TAB>text' with a non-blank id and text")
+        ids.append(record_id.strip())
+        labels.append(label)
+        texts.append(text)
+    return unique_texts(path, ids, labels, texts)
+
+
+def unique_texts(path: Path, ids: list[str], labels: list[str], texts: list[str]) -> dict[str, str]:
+    """{id: text}; InputError at the first repeated id, or when the file holds no record."""
+    if not ids:
+        raise InputError(path, "file", "no records (expected at least one)")
+    check_unique(path, ids, labels, "id")
+    return dict(zip(ids, texts, strict=True))
+
+
+def beir_judgements(path: Path) -> list[Judgement]:
+    """Judgements of a BEIR qrels file: header ``query-id corpus-id score``, then three tab-separated fields."""
+    lines = lines_of(path)
+    if not lines or tuple(field.strip() for field in lines[0][1].split("\t")) != BEIR_HEADER:
+        raise InputError(path, "line 1", "expected the header 'query-id<TAB>corpus-id<TAB>score'")
+    judgements = []
+    for label, line in lines[1:]:
+        fields = [field.strip() for field in line.split("\t")]
+        if len(fields) != 3 or not all(fields):
+            raise InputError(path, label, "expected 3 tab-separated fields: query-id, corpus-id, score")
+        judgements.append((fields[0], fields[1], grade(path, label, fields[2]), label))
+    return judgements
+
+
+def trec_judgements(path: Path) -> list[Judgement]:
+    """Judgements of a TREC qrels file: ``qid iter docno rel`` lines, white space separated."""
+    judgements = []
+    for label, line in lines_of(path):
+        fields = line.split()
+        if len(fields) != 4:
+            raise InputError(path, label, "expected 4 fields: qid iter docno rel")
+        judgements.append((fields[0], fields[2], grade(path, label, fields[3]), label))
+    return judgements
+
+
+def check_judgements(path: Path, judgements: list[Judgement], queries: dict, documents: dict) -> None:
+    """InputError for a qrels file without judgements, a repeated (query, document) pair, or an id
+    absent from the queries or the documents (naming the qrels line)."""
+    if not judgements:
+        raise InputError(path, "file", "no judgements")
+    check_unique(path, [f"{q} {d}" for q, d, _, _ in judgements], [label for *_, label in judgements], "judgement")
+    for query_id, document_id, _, label in judgements:
+        if query_id not in queries:
+            raise InputError(path, label, f"query id {query_id!r} is not in the queries")
+        if document_id not in documents:
+            raise InputError(path, label, f"document id {document_id!r} is not in the corpus")
+
+
+def texts_table(
+    path: Path, subset: str, judgements: list[Judgement], queries: dict[str, str], documents: dict[str, str]
+) -> tuple[pl.DataFrame, dict]:
+    """The texts table (COLUMNS) of checked judgements, and the notes (queries without judgements)."""
+    check_judgements(path, judgements, queries, documents)
+    frame = pl.DataFrame(
+        {
+            "source_id": [q for q, _, _, _ in judgements],
+            "doc": [documents[d] for _, d, _, _ in judgements],
+            "grade": [g for _, _, g, _ in judgements],
+        },
+        schema={"source_id": pl.String, "doc": pl.String, "grade": pl.Int64},
+    ).with_row_index("order")
+    positives = (
+        frame.filter(pl.col("grade") > 0)
+        .sort(["grade", "order"], descending=[True, False])
+        .group_by("source_id", maintain_order=True)
+        .agg(p=pl.col("doc"), p_grade=pl.col("grade"))
+    )
+    negatives = frame.filter(pl.col("grade") <= 0).group_by("source_id", maintain_order=True).agg(n=pl.col("doc"))
+    order = pl.DataFrame(
+        {"source_id": list(queries), "q": list(queries.values())}, schema={"source_id": pl.String, "q": pl.String}
+    ).with_row_index("position")
+    judged = order.join(frame.select("source_id").unique(), on="source_id", how="semi")
+    table = (
+        judged.join(positives, on="source_id", how="left")
+        .join(negatives, on="source_id", how="left")
+        .sort("position")
+        .with_columns(
+            id=pl.lit(f"{subset}-") + pl.col("position").cast(pl.String),
+            subset=pl.lit(subset),
+            p=pl.col("p").fill_null([]),
+            n=pl.col("n").fill_null([]),
+            p_grade=pl.col("p_grade").fill_null([]),
+            answers=pl.lit([], dtype=pl.List(pl.String)),
+        )
+        .select(COLUMNS)
+        .cast(SCHEMA)
+    )
+    return table, {"queries_without_judgements": order.height - judged.height}
+
+
+def read_beir(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
+    """Texts table (subset B) of the BEIR folder whose qrels file is ``path``; ``level`` is unused."""
+    qrels = existing_file(path)
+    folder = qrels.parent.parent
+    documents = jsonl_texts(folder / "corpus.jsonl", "_id", with_title=True)
+    queries = jsonl_texts(folder / "queries.jsonl", "_id", with_title=False)
+    return texts_table(qrels, "B", beir_judgements(qrels), queries, documents)
+
+
+def companion(qrels: Path, stem: str) -> tuple[Path, str]:
+    """(path, format) of ``<stem>.jsonl`` or ``<stem>.tsv`` beside ``qrels``; InputError unless exactly one exists."""
+    candidates = [(qrels.parent / f"{stem}.{suffix}", suffix) for suffix in ("jsonl", "tsv")]
+    found = [(path, suffix) for path, suffix in candidates if path.is_file()]
+    if len(found) != 1:
+        rule = f"expected exactly one of {stem}.jsonl or {stem}.tsv beside the qrels file, found {len(found)}"
+        raise InputError(qrels, "file", rule)
+    return found[0]
+
+
+def companion_texts(qrels: Path, stem: str) -> dict[str, str]:
+    """{id: text} of the ``stem`` documents or queries beside a TREC qrels file."""
+    path, suffix = companion(qrels, stem)
+    return jsonl_texts(path, "id", with_title=False) if suffix == "jsonl" else tsv_texts(path)
+
+
+def read_trec(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
+    """Texts table (subset T) of a TREC qrels file ``path`` and its documents and queries; ``level`` is unused."""
+    qrels = existing_file(path)
+    documents = companion_texts(qrels, "documents")
+    queries = companion_texts(qrels, "queries")
+    return texts_table(qrels, "T", trec_judgements(qrels), queries, documents)
+
