@@ -22,7 +22,7 @@
 #
 # llama-server: built for this machine's CPU unless RETRIEVAL_RESPONSE_LLAMA_CPU says otherwise:
 #   native (default) every instruction set of the CPU that builds it (AVX-512, VNNI where present:
-#                    prompt evaluation 1.35x the portable build on the 2-core machine of the README);
+#                    prompt evaluation 1.35x the portable build on a 2-core AVX-512 machine, docs/LLM.md);
 #   portable         AVX2 only, for a .venv shared by machines with older CPUs (a cluster whose
 #                    nodes differ from the one that installs): a native build could stop there
 #                    with "illegal instruction".

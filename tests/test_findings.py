@@ -39,9 +39,10 @@ def test_a_placeholder_that_does_not_select_one_value_is_an_error(template, mess
         render(template, TABLES)
 
 
-def test_committed_findings_are_the_template_rendered_on_the_committed_tables():
-    template = REPO / "docs/findings/FINDINGS.template.md"
-    document = REPO / "docs/FINDINGS.md"
+@pytest.mark.parametrize("template, document", [("docs/findings/FINDINGS.template.md", "docs/FINDINGS.md"),
+                                                ("docs/findings/README.template.md", "README.md")])
+def test_committed_documents_are_their_templates_rendered_on_the_committed_tables(template, document):
+    template, document = REPO / template, REPO / document
     assert template.exists() and document.exists()
     assert "{{" in template.read_text(encoding="utf-8")
     rendered = render(template.read_text(encoding="utf-8"), read_tables(REPO / "docs/findings"))

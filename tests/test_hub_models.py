@@ -16,7 +16,7 @@ from conftest import REPO, SNAKEMAKE
 from retrieval_response.embedding import hub_models, make_embedder
 from retrieval_response.infra.errors import InputError
 
-HUB_ID = "sentence-transformers/multi-qa-MiniLM-L6-cos-v1"  # the README's example; not cached in tests
+HUB_ID = "sentence-transformers/multi-qa-MiniLM-L6-cos-v1"  # the example of docs/DATA.md; not cached in tests
 
 
 def rule_for(cache: Path) -> str:

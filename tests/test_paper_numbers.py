@@ -26,7 +26,7 @@ pytestmark = pytest.mark.unit
 CORR = ["spearman", "pearson", "kendall_b", "kendall_c"]
 
 
-# item 9: the paper adds 1e-10 to n_p', not to the whole denominator
+# the paper adds 1e-10 to n_p', not to the whole denominator
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -45,7 +45,7 @@ def test_partner_epsilon_is_added_to_the_partner_positives(seed):
     assert not np.array_equal(got, whole_denominator)  # the two placements differ in float64
 
 
-# item 10: compat "paper" reproduces the paper's floating-point order
+# compat "paper" reproduces the paper's floating-point order
 
 
 def paper_measure(name: str, row: dict, partner: int | None, a: float) -> float:
@@ -179,7 +179,7 @@ def test_compat_modes_rank_n_p_zero_samples_differently_where_the_paper_splits_t
     assert tables["exact"].filter(corr_type="spearman")["value"][0] != tables["paper"].filter(corr_type="spearman")["value"][0]
 
 
-# item 11: the minimum segment size applies to the measure's own n
+# the minimum segment size applies to the measure's own n
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -203,7 +203,7 @@ def test_minimum_applies_to_each_measures_own_n(seed):
     assert sorted(diff_segments.rows()) == sorted(partner_segments.join(f_segments, on=keys).rows())
 
 
-# item 12: a measure constant in exact arithmetic but spread by rounding is constant
+# a measure constant in exact arithmetic but spread by rounding is constant
 
 
 def proportional_segment(rng) -> tuple[pl.DataFrame, np.ndarray]:

@@ -1,4 +1,4 @@
-"""Live Slurm test (issue 5): the smoke config through ``snakemake --executor slurm`` on a real
+"""Live Slurm test: the smoke config through ``snakemake --executor slurm`` on a real
 single-node cluster equals a local run.
 
 tests/slurm/start_cluster.sh installs Debian's slurm-wlm, munge, slurmdbd and mariadb-server

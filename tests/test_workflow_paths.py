@@ -77,7 +77,7 @@ def test_hostile_id_in_a_dataset_fails_its_job_with_one_line_in_log_and_stderr(t
 
 
 def test_hostile_id_in_published_files_fails_with_one_line_and_writes_no_figure(tmp_path):
-    """The issue's case: ids like x/../../../../../escaped-1 in samples_graded.json wrote PNGs outside and exited 0."""
+    """Ids like x/../../../../../escaped-1 in samples_graded.json wrote PNGs outside and exited 0."""
     workdir = tmp_path / "a" / "b" / "c" / "d" / "e" / "work"
     workdir.mkdir(parents=True)
     graded = tmp_path / "samples_graded.json"

@@ -3,14 +3,14 @@
 Files written into the figure folder; names come from fixed vocabularies only (kind,
 segmentation, target), never from the data:
 
-- ``grades_ratio.png``: share of each grade per K/Np segment (item 1); a panel per subset,
+- ``grades_ratio.png``: share of each grade per K/Np segment (the paper's Figs 2-4); a panel per subset,
   rows = embedder x grade 1..5, each embedder's 5 cells in a column sum to 1.
 - ``heatmap_fit_<target>.png``: correlation of T, nDCG, F with the target on narrow (K < Np)
-  and wide (K >= Np) segments (item 2); a panel per measure, columns = subset x {narrow, wide},
+  and wide (K >= Np) segments (the paper's Fig 5); a panel per measure, columns = subset x {narrow, wide},
   rows = correlation type x embedder.
-- ``heatmap_ratio_<target>.png``: correlation per K/Np segment (item 3); a panel per subset,
+- ``heatmap_ratio_<target>.png``: correlation per K/Np segment (the paper's Fig 6); a panel per subset,
   rows = measure x embedder, first correlation type.
-- ``diff_ratio_<target>.png``: paired differences of correlations per K/Np segment (item 4),
+- ``diff_ratio_<target>.png``: paired differences of correlations per K/Np segment (the paper's Fig 7),
   '*' where the bootstrap interval excludes 0.
 - ``forest_fit.png``: each measure's correlation with its bootstrap interval, a dot per
   embedder; panel rows = subsets, columns = target x {narrow, wide}.
@@ -340,7 +340,7 @@ def _all_values(panels: list[HeatmapPanel]) -> np.ndarray:
     return np.concatenate([p.values.ravel() for p in panels])
 
 
-# --------------------------------------------------------------------------- item 1: grades
+# --------------------------------------------------------------------------- grades per K/Np segment
 
 
 @dataclass(frozen=True)
@@ -428,7 +428,7 @@ def grades_figure(graded: pl.DataFrame, manifest: Manifest, name: str = "grades_
         cmap="YlGnBu", norm=Normalize(0.0, 1.0), colorbar_label="share of samples")
 
 
-# --------------------------------------------------------------------------- item 2: fit heatmap
+# --------------------------------------------------------------------------- fit heatmap
 
 
 def fit_heatmap_figure(table: pl.DataFrame, small: pl.DataFrame, target: str, corr_types: list[str],
@@ -479,7 +479,7 @@ def _nothing(manifest: Manifest, name: str, rows: pl.DataFrame) -> None:
     return None
 
 
-# --------------------------------------------------------------------------- items 3, 4: per K/Np segment
+# --------------------------------------------------------------------------- heatmap and differences per K/Np segment
 
 
 def _ratio_panels(rows: pl.DataFrame, small: pl.DataFrame, item: str, items: list[str], name: str,

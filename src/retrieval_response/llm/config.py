@@ -32,7 +32,7 @@ class ModelConfig:
     logprobs: bool = False
     model_path: str | None = None
     n_ctx: int = 4096
-    parallel: int = 4
+    parallel: int = 1
     repack_weights: bool = False
 
     @classmethod
