@@ -40,3 +40,34 @@ def test_every_schema_key_and_allowed_value_is_in_config_readme():
     assert keys and values
     assert not sorted(keys - segments), f"config keys missing from config/README.md: {sorted(keys - segments)}"
     assert not sorted(values - quoted), f"allowed values missing from config/README.md: {sorted(values - quoted)}"
+
+
+DOCUMENTS = [REPO / "README.md", REPO / "config/README.md", *sorted((REPO / "docs").glob("*.md"))]
+ROOTS = ("datasets", "embedders", "llm", "analysis", "models", "published", "pacing")
+DOTTED_KEY = re.compile(r"`((?:%s)(?:\.[A-Za-z0-9_<>]+)+)`" % "|".join(ROOTS))
+
+
+def schema_node(schema: dict, node: dict, segment: str) -> dict | None:
+    """The schema of ``segment`` below ``node``: a named property, or for a ``<placeholder>`` the
+    schema every additional property (or every LLM role) follows; None when there is none."""
+    node = schema["$defs"][node["$ref"].rsplit("/", 1)[1]] if "$ref" in node else node
+    if segment.startswith("<"):
+        if isinstance(node.get("additionalProperties"), dict):
+            return node["additionalProperties"]
+        roles = [sub for sub in (node.get("properties") or {}).values() if "$ref" in sub]
+        return roles[0] if roles and all(role == roles[0] for role in roles) else None
+    return (node.get("properties") or {}).get(segment)
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_config_key_a_document_names_is_in_the_schema(document):
+    schema = yaml.safe_load(SCHEMA.read_text())
+    unknown = []
+    for key in sorted(set(DOTTED_KEY.findall(document.read_text(encoding="utf-8")))):
+        segments = key.split(".")
+        node = schema if segments[0] != "pacing" else schema["properties"]["llm"]
+        for segment in segments:
+            node = schema_node(schema, node, segment) if node is not None else None
+        if node is None:
+            unknown.append(key)
+    assert not unknown, f"{document.name} names config keys the schema does not have: {unknown}"
