@@ -68,6 +68,15 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.C
     return proc
 
 
+def planned_files(workdir: Path, *args: str, keys: tuple[str, ...] = ("output",)) -> set[str]:
+    """The files (of ``keys``: ``output``, ``log``, ``benchmark``) of every job that a dry run of
+    ``args`` in ``workdir`` plans, parsed from Snakemake's job listing."""
+    proc = run_snakemake(workdir, "-n", *args)
+    return {part.strip() for line in (proc.stdout + proc.stderr).splitlines()
+            for key, _, value in [line.strip().partition(": ")] if key in keys
+            for part in value.split(",")}
+
+
 def shared_config(name: str, workdir: Path) -> dict:
     """The config ``.test/<name>.yaml``, with ``.test/data`` copied to ``workdir/data``: its paths
     are relative to the working directory, ``.test`` for a user (``--directory .test``), ``workdir``

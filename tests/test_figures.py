@@ -319,8 +319,12 @@ def random_graded() -> pl.DataFrame:
 
 
 def test_ratio_segment_uses_python_round():
-    table = pl.DataFrame({"K": [5, 3, 1, 7, 2], "Np": [4, 4, 4, 4, 2]})
-    assert segment_labels(table, "ratio").to_list() == ["1.2", "0.8", "0.2", "1.8", "1.0"]
+    # 3/20, 7/20 and 9/20 are where Python's round (on the exact binary value) and numpy's
+    # (scale by 10, round half to even) disagree; 5/4 is an exact half, rounded to even by both
+    table = pl.DataFrame({"K": [3, 7, 9, 5, 1, 2], "Np": [20, 20, 20, 4, 4, 2]})
+    ratios = (table["K"] / table["Np"]).to_numpy()
+    assert [f"{v:.1f}" for v in np.round(ratios, 1)][:3] == ["0.2", "0.4", "0.4"]
+    assert segment_labels(table, "ratio").to_list() == ["0.1", "0.3", "0.5", "1.2", "0.2", "1.0"]
 
 
 def test_grade_distribution_columns_sum_to_one(random_graded):

@@ -6,7 +6,6 @@ The upstream stages are replaced by a synthetic texts table with gold answers an
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import polars as pl
 import pytest
 import yaml
 
-from conftest import REPO, run_snakemake
+from conftest import REPO, planned_files, run_snakemake
 from retrieval_response.analysis.answer_scores import best_scores
 from retrieval_response.analysis.judge_agreement import SCHEMA
 from retrieval_response.infra.atomic import write_parquet
@@ -59,12 +58,6 @@ def built(model, tmp_path_factory) -> Path:
     return workdir
 
 
-def planned(workdir: Path, *args: str) -> set[str]:
-    proc = run_snakemake(workdir, "-n", *args)
-    return {part.strip() for block in re.findall(r"^\s*output: (.+)$", proc.stdout + proc.stderr, re.MULTILINE)
-            for part in block.split(",")}
-
-
 @pytest.mark.workflow
 def test_collected_table_scores_answers_against_the_gold_of_the_texts_table(built):
     graded = pl.read_parquet(built / "results/analysis/graded.parquet")
@@ -87,7 +80,7 @@ def test_judge_table_and_figure(built):
     assert table["n"].to_list() == [6, 6] and table["n_queries"].to_list() == [2, 2]
     assert table["ideal_f1"].to_list() == pytest.approx([1 / 3, 1 / 3])
     assert (built / JUDGE[1]).read_bytes()[:4] == b"\x89PNG"
-    assert planned(built, *RULES, "--", *JUDGE) == set()
+    assert planned_files(built, *RULES, "--", *JUDGE) == set()
 
 
 @pytest.mark.workflow
@@ -98,7 +91,7 @@ def test_default_target_has_the_judge_outputs_only_when_a_layout_can_carry_gold(
         (workdir / "tiny.jsonl").write_text("")
         shutil.copytree(REPO / "resources/prompts", workdir / "prompts")
         (workdir / "config.yaml").write_text(yaml.safe_dump(config(model, layout)))
-        outputs = planned(workdir)
+        outputs = planned_files(workdir)
         assert "results/analysis/graded.parquet" in outputs
         assert set(JUDGE) <= outputs if expected else not set(JUDGE) & outputs
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import polars as pl
 import pytest
 import yaml
 
-from conftest import REPO, run_snakemake
+from conftest import REPO, planned_files, run_snakemake
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.testing.openai_server import serve_in_subprocess
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
@@ -30,11 +29,7 @@ TARGETS = ("--", "results/llm_summary.json", f"{GRADED}.parquet")
 
 
 def _planned(workdir: Path) -> set[str]:
-    proc = run_snakemake(workdir, "-n", *LLM_RULES, *TARGETS)
-    outputs = set()
-    for block in re.findall(r"^\s*output: (.+)$", proc.stdout + proc.stderr, re.MULTILINE):
-        outputs.update(part.strip() for part in block.split(","))
-    return outputs
+    return planned_files(workdir, *LLM_RULES, *TARGETS)
 
 
 @pytest.fixture(scope="module")

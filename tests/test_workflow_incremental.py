@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import run_snakemake, shared_config
+from conftest import planned_files, run_snakemake, shared_config
 
 pytestmark = pytest.mark.workflow
 
@@ -32,15 +31,6 @@ def write_source(path: Path, prefix: str, n_queries: int) -> None:
             }) + "\n")
 
 
-def planned_outputs(workdir: Path, target: str = "ranked") -> set[str]:
-    """Output files of the jobs a dry run plans (parsed from Snakemake's job listing)."""
-    proc = run_snakemake(workdir, "-n", target)
-    outputs = set()
-    for block in re.findall(r"^\s*output: (.+)$", proc.stdout + proc.stderr, re.MULTILINE):
-        outputs.update(part.strip() for part in block.split(","))
-    return outputs
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     """A workdir where the two datasets of the smoke config (.test/config_smoke.yaml) have been
@@ -52,7 +42,7 @@ def built(tmp_path_factory) -> Path:
     os.environ.setdefault("RR_LOOPBACK_KEY", "loopback-key")  # named by its models, which `ranked` never calls
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     run_snakemake(workdir, "--cores", "2", "ranked")
-    assert planned_outputs(workdir) == set(), "a finished workflow must plan nothing"
+    assert planned_files(workdir, "ranked") == set(), "a finished workflow must plan nothing"
     return workdir
 
 
@@ -68,7 +58,7 @@ def with_config(workdir: Path, tmp_path: Path, edit) -> Path:
 
 def test_adding_an_embedder_plans_only_its_targets(built, tmp_path):
     copy = with_config(built, tmp_path, lambda c: c["embedders"].update({"PML3": {"backend": "paraphrase_minilm_l3_onnx"}}))
-    assert planned_outputs(copy) == {
+    assert planned_files(copy, "ranked") == {
         "results/embeddings/PML3/alpha.parquet",
         "results/embeddings/PML3/beta.parquet",
         "results/ranked/alpha/PML3/Nc5_Np2.parquet",
@@ -80,7 +70,7 @@ def test_adding_an_embedder_plans_only_its_targets(built, tmp_path):
 
 def test_adding_a_dataset_plans_only_its_chain(built, tmp_path):
     copy = with_config(built, tmp_path, lambda c: c["datasets"].update({"gamma": {"layout": "generic", "path": "gamma.jsonl"}}))
-    assert planned_outputs(copy) == {
+    assert planned_files(copy, "ranked") == {
         "results/texts/gamma.parquet",
         "results/texts/gamma.report.json",
         "results/embeddings/ML6/gamma.parquet",
@@ -92,7 +82,7 @@ def test_adding_a_dataset_plans_only_its_chain(built, tmp_path):
 def test_changing_one_source_replans_only_that_chain(built, tmp_path):
     copy = with_config(built, tmp_path, lambda c: None)
     write_source(copy / "data/beta.jsonl", "beta", 5)
-    assert planned_outputs(copy) == {
+    assert planned_files(copy, "ranked") == {
         "results/texts/beta.parquet",
         "results/texts/beta.report.json",
         "results/embeddings/ML6/beta.parquet",

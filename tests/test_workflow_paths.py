@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, run_snakemake
+from conftest import REPO, planned_files, run_snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -28,16 +28,6 @@ def write_config(workdir: Path, config: dict) -> None:
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
 
 
-def planned_paths(dry_run_output: str) -> list[str]:
-    """Every output, log and benchmark path of the jobs a dry run lists."""
-    paths = []
-    for line in dry_run_output.splitlines():
-        key, _, value = line.strip().partition(": ")
-        if key in ("output", "log", "benchmark"):
-            paths += value.split(", ")
-    return paths
-
-
 def test_every_planned_file_of_accepted_names_stays_in_results_or_logs(tmp_path):
     workdir = tmp_path / "work"
     workdir.mkdir()
@@ -47,8 +37,7 @@ def test_every_planned_file_of_accepted_names_stays_in_results_or_logs(tmp_path)
         "designs": [{"Nc": 4, "Np": 2}], "K": [1, 2], "llm": {**LLM, "shards": 2},
         "analysis": {"alpha_grid": "linear:3"},
     })
-    proc = run_snakemake(workdir, "-n")
-    paths = planned_paths(proc.stdout)
+    paths = planned_files(workdir, keys=("output", "log", "benchmark"))
     assert len(paths) > 100
     allowed = [(workdir / "results").resolve(), (workdir / "logs").resolve()]
     for path in paths:
