@@ -47,3 +47,21 @@ def test_committed_documents_are_their_templates_rendered_on_the_committed_table
     assert "{{" in template.read_text(encoding="utf-8")
     rendered = render(template.read_text(encoding="utf-8"), read_tables(REPO / "docs/findings"))
     assert rendered == document.read_text(encoding="utf-8")
+
+
+def test_a_rows_placeholder_prints_the_matching_rows_as_a_table():
+    template = "{{rows corr: subset=A | measure, value:+.2f, n:d}}\n\n{{rows corr: | subset, value:.1f}}"
+    assert render(template, TABLES) == (
+        "| measure | value | n |\n|---|---|---|\n| T | +0.12 | 10 |\n| F | -0.50 | 10 |\n\n"
+        "| subset | value |\n|---|---|\n| A | 0.1 |\n| A | -0.5 |\n| B | n/a |"
+    )
+
+
+@pytest.mark.parametrize("template, message", [
+    ("{{rows corr: subset=C | value}}", "0 rows match"),
+    ("{{rows corr: subset=A | missing}}", "no column 'missing'"),
+    ("{{rows other: | value}}", "unknown table 'other'"),
+])
+def test_a_rows_placeholder_that_selects_nothing_is_an_error(template, message):
+    with pytest.raises(FindingsError, match=message):
+        render(template, TABLES)

@@ -1,6 +1,9 @@
-"""Judge agreement (grade vs binned answer F1) against direct computations, and the collected answer scores."""
+"""Judge agreement (grade vs binned answer F1, AUC for containing the gold answer, Spearman with recall,
+the ideal answers' scores) against direct computations, and the collected answer scores."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -9,13 +12,15 @@ from scipy import stats
 
 from retrieval_response.analysis.agreement import krippendorff_alpha_ordinal, paired_alpha_ordinal
 from retrieval_response.analysis.bootstrap import resample_weights
-from retrieval_response.analysis.judge_agreement import SCHEMA, judge_agreement
+from retrieval_response.analysis.judge_agreement import SCHEMA, STATISTICS, judge_agreement
 from retrieval_response.figures.judge_figure import plot_judge_agreement
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.collect import collect_workflow
 
 pytestmark = pytest.mark.unit
+
+STUDY_PART1 = Path(__file__).parent / "fixtures" / "study_part1" / "judged.parquet"
 
 LEVEL_EDGES = np.array([0.0, 0.25, 0.5, 0.75])
 
@@ -38,11 +43,16 @@ def synthetic_graded(seed: int, n_queries: int = 30, subsets=("Hp", "M", "N")) -
                 for K in (1, 2, 3):
                     f1 = float(rng.choice([0.0, 0.25, 0.5, 0.75, 1.0, rng.random()]))
                     grade = int(np.clip(round(1 + 4 * f1 + rng.normal(0, 1)), 1, 5))
+                    recall = min(1.0, f1 + float(rng.choice([0.0, 0.3])))
                     rows.append({
                         "id": query_id, "E": E, "Nc": 5, "Np": np_, "K": K,
                         "grade": None if rng.random() < 0.1 else grade,
+                        "grade_expected": None if rng.random() < 0.1 else grade + rng.normal(0, 0.3),
                         "answer_f1": f1 if has_gold else None,
+                        "answer_recall": recall if has_gold else None,
+                        "answer_contains": (recall == 1.0) if has_gold else None,
                         "ideal_f1": ideal if has_gold else None,
+                        "ideal_contains": (ideal > 0.5) if has_gold else None,
                     })
     return pl.DataFrame(rows, schema_overrides={"grade": pl.Int8})
 
@@ -53,8 +63,28 @@ def counted(graded: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def direct_auc(score: np.ndarray, positive: np.ndarray) -> float:
+    """Mann-Whitney U of the containing answers' scores over n1 n0: P(higher) + P(tie) / 2."""
+    if positive.all() or not positive.any():
+        return float("nan")
+    return stats.mannwhitneyu(score[positive], score[~positive]).statistic / (positive.sum() * (~positive).sum())
+
+
+def direct_judge_free(part: pl.DataFrame, ideal: pl.DataFrame) -> dict:
+    """The judge-free statistics of one subset's samples and ideal answers, computed directly."""
+    out = {}
+    for score in ("grade", "grade_expected"):
+        rows = part.drop_nulls([score, "answer_contains"])
+        out[f"auc_{score}"] = direct_auc(rows[score].to_numpy().astype(float), rows["answer_contains"].to_numpy())
+        rows = part.drop_nulls([score, "answer_recall"])
+        out[f"spearman_recall_{score}"] = stats.spearmanr(rows[score].to_numpy().astype(float),
+                                                          rows["answer_recall"].to_numpy()).statistic
+    out["ideal_contains"] = ideal["ideal_contains"].drop_nulls().cast(pl.Float64).mean()
+    return out
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_point_values_equal_scipy_spearman_and_krippendorff_alpha_on_the_samples(seed):
+def test_point_values_equal_scipy_on_the_samples(seed):
     graded = synthetic_graded(seed)
     table = judge_agreement(graded, resamples=0)
     samples = counted(graded)
@@ -65,11 +95,16 @@ def test_point_values_equal_scipy_spearman_and_krippendorff_alpha_on_the_samples
         level = direct_level(part["answer_f1"].to_numpy())
         assert row["n"] == part.height and row["n_queries"] == part["id"].n_unique()
         assert row["spearman"] == pytest.approx(stats.spearmanr(grade, level).statistic, abs=1e-12)
-        assert row["krippendorff_alpha"] == pytest.approx(krippendorff_alpha_ordinal(np.vstack([grade, level])), abs=1e-12)
         ideal = graded.filter(pl.col("ideal_f1").is_not_null()).unique(["id", "Np"])
         ideal = ideal if row["subset"] == "all" else ideal.filter(pl.col("id").str.starts_with(row["subset"] + "-"))
         assert row["ideal_f1"] == pytest.approx(ideal["ideal_f1"].mean(), abs=1e-12)
-        assert row["spearman_ci_low"] is None and row["ci_high"] is None and row["ideal_f1_ci_low"] is None
+        gold = graded.with_columns(subset=pl.col("id").str.split("-").list.first()).filter(
+            pl.col("answer_contains").is_not_null())
+        gold = gold if row["subset"] == "all" else gold.filter(pl.col("subset") == row["subset"])
+        for name, expected in direct_judge_free(gold, ideal).items():
+            assert row[name] == pytest.approx(expected, abs=1e-12), name
+        assert row["n_contains"] == gold.drop_nulls("grade").height
+        assert all(row[f"{name}_ci_low"] is None for name in STATISTICS)
 
 
 def test_intervals_are_percentiles_of_direct_query_resamples():
@@ -87,13 +122,19 @@ def test_intervals_are_percentiles_of_direct_query_resamples():
     multiplicity = weights[:, [position[i] for i in samples["id"]]].astype(int)
     ideal_multiplicity = weights[:, [position[i] for i in ideal["id"]]]
     spearman = [stats.spearmanr(np.repeat(grade, m), np.repeat(level, m)).statistic for m in multiplicity]
-    alpha = [krippendorff_alpha_ordinal(np.vstack([np.repeat(grade, m), np.repeat(level, m)])) for m in multiplicity]
     ideal_f1 = ideal_multiplicity @ ideal["ideal_f1"].to_numpy() / ideal_multiplicity.sum(axis=1)
+    expected_grade = graded.drop_nulls(["grade_expected", "answer_contains"])
+    expected_multiplicity = weights[:, [position[i] for i in expected_grade["id"]]].astype(int)
+    score, contains = expected_grade["grade_expected"].to_numpy(), expected_grade["answer_contains"].to_numpy()
+    recall = expected_grade["answer_recall"].to_numpy()
+    auc = [direct_auc(np.repeat(score, m), np.repeat(contains, m)) for m in expected_multiplicity]
+    rho = [stats.spearmanr(np.repeat(score, m), np.repeat(recall, m)).statistic for m in expected_multiplicity]
     row = table.filter(pl.col("subset") == "all").row(0, named=True)
     for name, low, high, values in (
         ("spearman", "spearman_ci_low", "spearman_ci_high", spearman),
-        ("alpha", "ci_low", "ci_high", alpha),
         ("ideal", "ideal_f1_ci_low", "ideal_f1_ci_high", ideal_f1),
+        ("auc", "auc_grade_expected_ci_low", "auc_grade_expected_ci_high", auc),
+        ("rho", "spearman_recall_grade_expected_ci_low", "spearman_recall_grade_expected_ci_high", rho),
     ):
         expected = np.nanquantile(np.asarray(values, float), [0.025, 0.975])
         assert (row[low], row[high]) == pytest.approx(tuple(expected), abs=1e-12), name
@@ -107,16 +148,30 @@ def test_perfect_judge_scores_one_and_a_reversed_judge_is_negative():
     reversed_ = graded.with_columns(grade=pl.Series(6 - direct_level(f1), dtype=pl.Int8))
     best = judge_agreement(perfect, resamples=30)
     worst = judge_agreement(reversed_, resamples=30)
-    for column in ("spearman", "krippendorff_alpha", "spearman_ci_low", "ci_low"):
+    for column in ("spearman", "spearman_ci_low"):
         assert best[column].to_list() == pytest.approx([1.0] * best.height)
-    assert (worst["spearman"] == -1.0).all() and (worst["krippendorff_alpha"] < 0).all()
+    assert (worst["spearman"] == -1.0).all()
+
+
+def test_a_judge_that_grades_containment_separates_perfectly():
+    graded = synthetic_graded(4)
+    contains = graded["answer_contains"].fill_null(False)
+    for sign, auc in ((1, 1.0), (-1, 0.0)):
+        judged = graded.with_columns(grade=pl.Series(np.where(contains == (sign > 0), 5, 1), dtype=pl.Int8),
+                                     grade_expected=pl.Series(np.where(contains == (sign > 0), 4.5, 1.5)))
+        table = judge_agreement(judged, resamples=20)
+        for column in ("auc_grade", "auc_grade_expected", "auc_grade_ci_low", "auc_grade_expected_ci_high"):
+            assert table[column].to_list() == pytest.approx([auc] * table.height), column
 
 
 def test_samples_without_grade_or_gold_do_not_count():
     graded = synthetic_graded(5)
     no_ideal = pl.lit(None, pl.Float64).alias("ideal_f1")
-    noise = graded.head(20).with_columns(no_ideal, grade=pl.lit(None, dtype=pl.Int8), answer_f1=pl.lit(0.3))
-    more = graded.head(20).with_columns(no_ideal, id=pl.lit("Hp-999"), answer_f1=pl.lit(None, pl.Float64))
+    no_gold = [pl.lit(None, pl.Float64).alias(c) for c in ("answer_f1", "answer_recall")]
+    noise = graded.head(20).with_columns(no_ideal, grade=pl.lit(None, dtype=pl.Int8),
+                                         grade_expected=pl.lit(None, pl.Float64), answer_f1=pl.lit(0.3))
+    more = graded.head(20).with_columns(no_ideal, *no_gold, id=pl.lit("Hp-999"),
+                                        answer_contains=pl.lit(None, pl.Boolean), ideal_contains=pl.lit(None, pl.Boolean))
     assert judge_agreement(pl.concat([graded, noise, more]), resamples=0).equals(judge_agreement(graded, resamples=0))
 
 
@@ -124,12 +179,15 @@ def test_constant_grade_gives_null_spearman_not_an_error():
     graded = synthetic_graded(6).with_columns(grade=pl.lit(3, dtype=pl.Int8))
     table = judge_agreement(graded, resamples=10)
     assert table["spearman"].null_count() == table.height
+    assert table["spearman_recall_grade"].null_count() == table.height
+    assert table["auc_grade"].to_list() == pytest.approx([0.5] * table.height)
     assert table["ideal_f1"].null_count() == 0
 
 
 def test_no_gold_answer_gives_an_empty_typed_table_and_a_message_figure(tmp_path):
-    graded = synthetic_graded(7).with_columns(answer_f1=pl.lit(None, pl.Float64), ideal_f1=pl.lit(None, pl.Float64))
-    for table in (judge_agreement(graded), judge_agreement(graded.drop("answer_f1", "ideal_f1"))):
+    scores = ("answer_f1", "answer_recall", "answer_contains", "ideal_f1", "ideal_contains")
+    graded = synthetic_graded(7).with_columns(pl.lit(None, pl.Float64).alias(c) for c in scores)
+    for table in (judge_agreement(graded), judge_agreement(graded.drop(*scores))):
         assert table.height == 0 and table.schema == pl.Schema(SCHEMA)
     plot_judge_agreement(table, tmp_path / "empty.png", reason="no gold")
     assert (tmp_path / "empty.png").read_bytes()[:4] == b"\x89PNG"
@@ -181,3 +239,19 @@ def test_collect_scores_answers_against_the_gold_of_each_graded_files_dataset(tm
     assert table["ideal_em"].to_list() == [True, None, False, None]
     unscored = collect_workflow(graded_paths, ranked_paths)
     assert unscored.select(pl.col("answer_f1", "ideal_f1").null_count()).row(0) == (4, 4)
+
+
+def test_the_first_study_part():
+    """HotpotQA sentences, 602 graded samples: both grades separate answers containing the gold
+    answer better than chance, and about half of the ideal answers contain it."""
+    graded = pl.read_parquet(STUDY_PART1)
+    table = judge_agreement(graded, resamples=200, seed=1)
+    row = table.filter(pl.col("subset") == "all").row(0, named=True)
+    assert (row["n"], row["n_queries"], row["n_contains"]) == (602, 100, 602)
+    part = graded.with_columns(subset=pl.col("id").str.split("-").list.first())
+    ideal = graded.unique(["id", "Np"]).drop_nulls("ideal_contains")
+    for name, expected in direct_judge_free(part, ideal).items():
+        assert row[name] == pytest.approx(expected, abs=1e-12), name
+    assert row["auc_grade_expected_ci_low"] > 0.5 and row["auc_grade_ci_low"] > 0.5
+    assert row["auc_grade_expected"] > row["auc_grade"]
+    assert 0.4 < row["ideal_contains_ci_low"] < row["ideal_contains"] < row["ideal_contains_ci_high"] < 0.7

@@ -74,6 +74,13 @@ def test_published_files_alone_produce_tables_and_figures(tmp_path):
     assert {"T-F", "T_u-T", "nDCG-F", "F_e-F", "T-nDCG"} <= set(differences["difference"])
     assert differences["share_positive"].is_between(0, 1).all()
 
+    replication = pl.read_parquet(tmp_path / "results/analysis/replication.parquet")
+    assert replication.columns == ["conclusion", "subset", "segment", "target", "E", "difference", "value", "ci_low",
+                                   "ci_high", "verdict", "detectable"]
+    assert set(replication["verdict"]) <= {"supported", "contradicted", "inconclusive"}
+    spread = replication.filter(pl.col("conclusion").str.starts_with("C4"))
+    assert spread.height > 0 and spread["ci_low"].null_count() == 0 and set(spread["E"]) == {"ML6,PML3"}
+
     figures = {p.name for p in (tmp_path / "results/figures").iterdir()} - {".snakemake_timestamp"}
     assert figures == {"grades_ratio.png", "heatmap_fit_grade.png", "forest_fit.png", "heatmap_ratio_grade.png",
                        "forest_ratio_grade.png", "diff_ratio_grade.png", "figures.json", "figures.html"}

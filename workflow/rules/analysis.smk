@@ -9,7 +9,7 @@ ANALYSIS_TARGETS = (
         for segmentation in ANALYSIS["segmentations"]
         for table in ("correlations", "differences")
     ]
-    + ["results/figures"]
+    + ["results/analysis/replication.parquet", "results/figures"]
     + (["results/analysis/agreement.parquet"] if HUMAN_GRADES else [])
     + (
         [
@@ -66,6 +66,7 @@ rule correlations:
     output:
         correlations="results/analysis/correlations_{segmentation}.parquet",
         differences="results/analysis/differences_{segmentation}.parquet",
+        resamples="results/analysis/resamples_{segmentation}.parquet",
     log:
         "logs/correlations/{segmentation}.log",
     benchmark:
@@ -86,6 +87,36 @@ rule correlations:
         compat=ANALYSIS["compat"],
     script:
         "../scripts/correlations.py"
+
+
+rule replication:
+    input:
+        differences=expand(
+            "results/analysis/differences_{segmentation}.parquet",
+            segmentation=ANALYSIS["segmentations"],
+        ),
+        correlations_ratio=(
+            ["results/analysis/correlations_ratio.parquet"]
+            if "ratio" in ANALYSIS["segmentations"]
+            else []
+        ),
+        resamples_ratio=(
+            ["results/analysis/resamples_ratio.parquet"]
+            if "ratio" in ANALYSIS["segmentations"]
+            else []
+        ),
+    output:
+        table="results/analysis/replication.parquet",
+    log:
+        "logs/replication.log",
+    localrule: True
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        segmentations=ANALYSIS["segmentations"],
+        corr_types=ANALYSIS["corr_types"],
+    script:
+        "../scripts/replication.py"
 
 
 rule figures:

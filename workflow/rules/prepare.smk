@@ -23,6 +23,7 @@ rule prepare_dataset:
         subset=lambda wc: DATASETS[wc.dataset]["subset"],
         queries=lambda wc: DATASETS[wc.dataset]["queries"],
         seed=lambda wc: DATASETS[wc.dataset]["seed"],
+        text_words=lambda wc: DATASETS[wc.dataset].get("text_words"),
         designs=design_pairs,
     script:
         "../scripts/prepare_dataset.py"

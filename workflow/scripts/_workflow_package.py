@@ -8,5 +8,7 @@ import sys
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-if SRC.is_dir() and str(SRC) not in sys.path:
-    sys.path.insert(0, str(SRC))
+if SRC.is_dir() and sys.path[:1] != [str(SRC)]:
+    # Snakemake's script preamble appends the Snakefile's sys.path, this src among it, after the
+    # venv's editable install of another checkout: only the front of the path wins.
+    sys.path[:] = [str(SRC), *(entry for entry in sys.path if entry != str(SRC))]

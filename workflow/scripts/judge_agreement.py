@@ -1,4 +1,4 @@
-"""Snakemake script: analysis table -> agreement of the LLM grade with the answers' F1 against gold, and its figure."""
+"""Snakemake script: analysis table -> the LLM judge checked against gold answers (rank, AUC, ideal answers), and its figure."""
 
 import _workflow_package  # noqa: F401
 import polars as pl

@@ -15,6 +15,7 @@ texts, report = prepare(
     n_queries=snakemake.params.queries,
     seed=snakemake.params.seed,
     designs=[tuple(d) for d in snakemake.params.designs],
+    text_words=snakemake.params.text_words,
 )
 write_parquet(texts, snakemake.output.texts)
 write_json(report, snakemake.output.report)

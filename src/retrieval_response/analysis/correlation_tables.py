@@ -39,6 +39,12 @@ ci_low, ci_high, share_positive``; ``difference`` "X-Y" = corr(X) - corr(Y) (sam
 both: paired), ``n`` = the smaller of the two measures' n, ``share_positive`` = share of
 resamples where the difference is > 0.
 
+**resamples** (:func:`analysis_tables` only, ``results/analysis/resamples_<segmentation>.parquet``),
+one row per correlations row of the chosen corr types: ``segmentation, E, subset, [finer keys],
+segment, target, measure, corr_type, resamples``, the correlation on every bootstrap draw (the
+draws behind ``ci_low, ci_high``), for statistics of several correlations on the same draws
+(:mod:`.replication`).
+
 Ties and ``compat`` (:data:`~.measures.COMPAT_MODES`): ``"exact"`` (default) evaluates the
 measures with their exact ties (:mod:`.measures`) and treats values within
 :data:`~.correlations.TIE_ULPS` units in the last place as equal, on the measure's and on the
@@ -362,7 +368,13 @@ def _bootstrap_measure(measure, cells: _MeasureCells, grid, corr_types, compat, 
     return out
 
 
-def run_analysis(
+def run_analysis(graded: pl.DataFrame, **options) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Correlations and paired differences tables: :func:`analysis_tables` without the resamples."""
+    correlations, differences, _ = analysis_tables(graded, **options)
+    return correlations, differences
+
+
+def analysis_tables(
     graded: pl.DataFrame,
     *,
     segmentation: str,
@@ -377,14 +389,17 @@ def run_analysis(
     targets: list[str] | None = None,
     compat: str = "exact",
     ci_level: float = 0.95,
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Correlations and paired differences tables (see the module docstring for the columns).
+    resample_corr_types=(),
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Correlations, paired differences and resampled correlations (see the module docstring for the columns).
 
     ``alpha_grid``: a spec for :func:`alpha_grid` or the sorted grid itself; ``segmentation``
     "fit" or "ratio"; a (segment, measure, target) enters when at least ``min_segment_samples``
     samples have the measure and the target; ``measures`` defaults to :func:`default_measures`,
     ``targets`` to :func:`default_targets`; ``compat`` "exact" or "paper" (module docstring).
-    Halves and resamples depend only on ``seed`` and the query ids.
+    Halves and resamples depend only on ``seed`` and the query ids. The third table holds, for
+    the corr types of ``resample_corr_types`` only, every correlation's bootstrap draws
+    (:data:`RESAMPLE_COLUMNS`; empty by default).
     """
     if compat not in COMPAT_MODES:
         raise ValueError(f"compat {compat!r}: expected one of {COMPAT_MODES}")
@@ -437,7 +452,9 @@ def run_analysis(
     segments = prepared.segments.with_columns(segmentation=pl.lit(segmentation))
     correlations = _finish(pl.concat(correlation_parts), segments, keys, CORRELATION_COLUMNS)
     differences = _finish(_differences(boots, target_names, corr_types, ci_level), segments, keys, DIFFERENCE_COLUMNS)
-    return correlations, differences
+    resampled = _resample_table(boots, corr_types, [c for c in resample_corr_types if c in corr_types])
+    resampled = _finish(resampled, segments, keys, RESAMPLE_COLUMNS)
+    return correlations, differences, resampled
 
 
 CORRELATION_COLUMNS = (
@@ -447,6 +464,9 @@ CORRELATION_COLUMNS = (
 """Columns of the correlations table after the segmentation and segment keys."""
 DIFFERENCE_COLUMNS = ("target", "n", "difference", "corr_type", "value", "ci_low", "ci_high", "share_positive")
 """Columns of the differences table after the segmentation and segment keys."""
+RESAMPLE_COLUMNS = ("target", "measure", "corr_type", "resamples")
+"""Columns of the resamples table after the segmentation and segment keys: ``resamples`` is the
+list of the correlation's values on the bootstrap draws, in draw order (NaN where undefined)."""
 _STRING_COLUMNS = ("target", "measure", "difference", "corr_type", "null_reason", "alpha_rule")
 _INTEGER_COLUMNS = ("seg", "n", "n_missing_target")
 
@@ -493,6 +513,21 @@ def _differences(boots: dict, target_names: list[str], corr_types: list[str], ci
             parts.append(_long_table(seg, columns, corr_types))
     if not parts:
         return pl.DataFrame(schema={c: _dtype(c) for c in ("seg", *DIFFERENCE_COLUMNS)})
+    return pl.concat(parts)
+
+
+def _resample_table(boots: dict, corr_types: list[str], kept: list[str]) -> pl.DataFrame:
+    """Rows (segment, target, measure, corr type in ``kept``) with the list of resampled correlations."""
+    schema = {"seg": pl.Int64, "target": pl.String, "measure": pl.String, "corr_type": pl.String,
+              "resamples": pl.List(pl.Float64)}
+    parts = [pl.DataFrame(schema=schema)]
+    for (target, measure), (seg, _, _, boot) in boots.items():
+        for corr_type in kept:
+            draws = boot[:, corr_types.index(corr_type), :]
+            parts.append(pl.DataFrame({
+                "seg": np.asarray(seg, np.int64), "target": [target] * len(seg), "measure": [measure] * len(seg),
+                "corr_type": [corr_type] * len(seg), "resamples": draws.tolist(),
+            }, schema=schema))
     return pl.concat(parts)
 
 

@@ -24,6 +24,7 @@ from retrieval_response.datasets import (
     published_texts,
 )
 from retrieval_response.datasets.sampling import no_usable_query, sample_queries
+from retrieval_response.datasets.text_budget import apply_text_budget
 from retrieval_response.datasets.validation import drop_repeated_negatives
 from retrieval_response.infra.errors import InputError
 
@@ -101,15 +102,20 @@ def prepare(
     n_queries: int | None,
     seed: int,
     designs: list[tuple[int, int]],
+    text_words: int | None = None,
 ) -> tuple[pl.DataFrame, dict]:
-    """``read_texts`` then ``sample_queries``: the sampled texts table and its report.
+    """``read_texts``, ``sample_queries``, then the text budget: the sampled texts table and its report.
 
-    The report is sample_queries' report plus ``source`` (path), ``layout``, ``level``
-    and ``source_notes`` (what the adapter dropped or left out, by reason). Skipped queries
-    are only counted, but a file none of whose queries is usable raises InputError.
+    The report is sample_queries' report plus ``source`` (path), ``layout``, ``level``,
+    ``source_notes`` (what the adapter dropped or left out, by reason) and ``text_budget``
+    (:func:`~.text_budget.apply_text_budget`: the sampled queries' candidate texts cut to their
+    first sentences within ``text_words`` words; None keeps them whole). Skipped queries are only
+    counted, but a file none of whose queries is usable raises InputError.
     """
     texts, notes = read_with_notes(layout, path, level=level, subset=subset)
     sampled, report = sample_queries(texts, n_queries=n_queries, seed=seed, designs=designs)
     if report["usable"] == 0:
         raise no_usable_query(path, texts, report)
-    return sampled, {"source": str(path), "layout": layout, "level": level, **report, "source_notes": notes}
+    sampled, budget = apply_text_budget(sampled, text_words)
+    return sampled, {"source": str(path), "layout": layout, "level": level, **report, "source_notes": notes,
+                     "text_budget": budget}

@@ -12,10 +12,17 @@ from matplotlib.figure import Figure
 from retrieval_response.infra.atomic import atomic_path
 
 DPI = 150
-PANELS = (
-    ("spearman", "spearman_ci_low", "spearman_ci_high", "Spearman ρ\n(grade vs F1 level)", (-1.0, 1.0)),
-    ("krippendorff_alpha", "ci_low", "ci_high", "Krippendorff's α, ordinal\n(grade vs F1 level)", (-1.0, 1.0)),
-    ("ideal_f1", "ideal_f1_ci_low", "ideal_f1_ci_high", "Ideal answers' token F1\n(mean vs gold)", (0.0, 1.0)),
+PANELS = tuple(
+    (name, f"{name}_ci_low", f"{name}_ci_high", label, limits)
+    for name, label, limits in (
+        ("spearman", "Spearman ρ\n(grade vs F1 level)", (-1.0, 1.0)),
+        ("auc_grade", "AUC of the grade\n(contains gold or not)", (0.0, 1.0)),
+        ("auc_grade_expected", "AUC of the expected grade\n(contains gold or not)", (0.0, 1.0)),
+        ("spearman_recall_grade", "Spearman ρ\n(grade vs answer recall)", (-1.0, 1.0)),
+        ("spearman_recall_grade_expected", "Spearman ρ\n(expected grade vs recall)", (-1.0, 1.0)),
+        ("ideal_f1", "Ideal answers' token F1\n(mean vs gold)", (0.0, 1.0)),
+        ("ideal_contains", "Ideal answers containing\na gold answer (share)", (0.0, 1.0)),
+    )
 )
 TITLE = "LLM judge vs gold answers (points: estimate, bars: 95% bootstrap interval over query ids)"
 
@@ -44,7 +51,7 @@ def plot_judge_agreement(table: pl.DataFrame, path: str | os.PathLike, *, reason
         return
     rows = table.to_dicts()
     positions = np.arange(len(rows))[::-1]
-    figure = Figure(figsize=(12, 1.6 + 0.45 * len(rows)), dpi=DPI, layout="constrained")
+    figure = Figure(figsize=(2.3 * len(PANELS), 1.6 + 0.45 * len(rows)), dpi=DPI, layout="constrained")
     axes = figure.subplots(1, len(PANELS), sharey=True)
     for ax, (value, low, high, label, limits) in zip(axes, PANELS, strict=False):
         centre, lower, upper = (as_floats(table[column]) for column in (value, low, high))

@@ -5,7 +5,10 @@ A template is Markdown with placeholders ``{{table: key=value, key=value | colum
 ``correlations_fit.parquet``), the filters select exactly one row (each ``key=value`` compares the
 column as text), and ``column:format`` is printed with Python's ``format`` (``value:.2f``,
 ``n:d``). Selecting no row or several rows is an error naming the placeholder, and so is a null.
-``render`` fills a template; ``python -m retrieval_response.reports.findings TEMPLATE FOLDER OUTPUT``
+A table placeholder ``{{rows table: key=value, ... | column:format, column, ...}}`` prints every
+row that matches the filters (none: every row) as a Markdown table, one column per listed column
+(header = the column name, a null printed as ``n/a``), rows in the table's order; selecting no row
+is an error. ``render`` fills a template; ``python -m retrieval_response.reports.findings TEMPLATE FOLDER OUTPUT``
 writes the document.
 """
 
@@ -20,6 +23,8 @@ import polars as pl
 from retrieval_response.infra.atomic import write_text
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*:(.*?)\|\s*([A-Za-z0-9_]+)\s*:?([^}]*)\}\}")
+ROWS_PLACEHOLDER = re.compile(r"\{\{\s*rows\s+([A-Za-z0-9_]+)\s*:(.*?)\|([^}]*)\}\}")
+NULL_CELL = "n/a"
 
 
 class FindingsError(ValueError):
@@ -51,13 +56,38 @@ def lookup(tables: dict[str, pl.DataFrame], table: str, filters: dict[str, str],
     return value
 
 
+def markdown_rows(tables: dict[str, pl.DataFrame], table: str, filters: dict[str, str], columns: str) -> str:
+    """The rows of ``tables[table]`` matching ``filters`` as a Markdown table of ``columns``
+    ("name:format, name, ..."; nulls as :data:`NULL_CELL`); FindingsError when no row matches."""
+    if table not in tables:
+        raise FindingsError(f"unknown table {table!r}; known: {', '.join(sorted(tables))}")
+    specs = [part.strip().split(":", 1) for part in columns.split(",") if part.strip()]
+    specs = [(spec[0].strip(), spec[1].strip() if len(spec) > 1 else "") for spec in specs]
+    frame = tables[table]
+    for key in [*filters, *(name for name, _ in specs)]:
+        if key not in frame.columns:
+            raise FindingsError(f"table {table}: no column {key!r}")
+    rows = frame.filter(*[pl.col(k).cast(pl.String) == v for k, v in filters.items()]) if filters else frame
+    if rows.height == 0:
+        raise FindingsError(f"table {table} {filters}: 0 rows match, expected at least 1")
+    lines = ["| " + " | ".join(name for name, _ in specs) + " |", "|" + "---|" * len(specs)]
+    for row in rows.select([name for name, _ in specs]).iter_rows():
+        cells = [NULL_CELL if v is None else format(v, spec) for v, (_, spec) in zip(row, specs, strict=True)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def render(template: str, tables: dict[str, pl.DataFrame]) -> str:
-    """``template`` with every placeholder replaced by its formatted value (module docstring)."""
+    """``template`` with every placeholder replaced by its formatted value or table (module docstring)."""
     def value(match: re.Match) -> str:
         table, filters, column, spec = match.groups()
         return format(lookup(tables, table, _filters(filters), column), spec.strip())
 
-    return PLACEHOLDER.sub(value, template)
+    def rows(match: re.Match) -> str:
+        table, filters, columns = match.groups()
+        return markdown_rows(tables, table, _filters(filters), columns)
+
+    return PLACEHOLDER.sub(value, ROWS_PLACEHOLDER.sub(rows, template))
 
 
 def read_tables(folder: str | Path) -> dict[str, pl.DataFrame]:

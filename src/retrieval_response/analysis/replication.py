@@ -1,0 +1,224 @@
+"""The paper's four conclusions tested on the analysis tables, each cell with a verdict (docs/METHODS.md#replication).
+
+Conclusions, in our words, and the cells that test them (:data:`CLAIMS`):
+
+1. ``C1`` nDCG predicts answer quality better than F and than T at high K/Np: differences
+   ``nDCG-F`` and ``nDCG-T`` in the ``ratio`` segments with K/Np >= :data:`HIGH_RATIO`.
+2. ``C2`` at K/Np around 1 or lower T predicts better than nDCG (``T-nDCG`` in the ``ratio``
+   segments with K/Np <= :data:`AROUND_ONE` and in the ``fit`` segment ``narrow``), and below 1
+   T matches or beats F (``T-F`` in the ``ratio`` segments with K/Np < 1 and in ``narrow``).
+3. ``C3`` F_e predicts better than F at high K/Np: ``F_e-F`` and ``F_e_partner-F`` in the
+   ``ratio`` segments with K/Np >= :data:`HIGH_RATIO`.
+4. ``C4`` the document type and K/Np matter more than the embedder: the spread of correlations
+   across subsets and K/Np segments minus their spread across embedders (:func:`spread_rows`).
+
+A ``ratio`` segment's label is K/Np rounded to one decimal, so "K/Np >= 2" is the labels 2.0 and
+up, "around 1 or lower" the labels up to 1.0 (K/Np < 1.05) and "below 1" the labels below 1.0
+(K/Np < 0.95). ``narrow`` (K < Np) is "below 1" exactly.
+
+Rows of C1-C3 are rows of the differences tables (:mod:`.correlation_tables`): the paired
+difference of two correlations (each the maximum over alpha for a measure with alpha, at the
+alpha chosen on the full data in every resample) and its percentile interval over query-id
+resamples; a pair the table stores the other way round (``nDCG-T`` is ``T-nDCG``) is negated,
+value and interval (the percentile interval of -d is minus the interval of d, bounds swapped).
+The max over alpha favours the measure with alpha: F and T against nDCG (against C1, for C2),
+nobody between F_e and F.
+
+Columns (:data:`COLUMNS`): ``conclusion, subset, [finer keys], segment, target, E, difference,
+value, ci_low, ci_high, verdict, detectable``: ``difference`` is written in the paper's direction
+(positive = as the paper says), ``verdict`` = ``supported`` when ci_low > 0, ``contradicted`` when
+ci_high < 0, else ``inconclusive`` (also without an interval); ``detectable`` = (ci_high - ci_low)/2,
+the smallest difference the cell could have told from 0. "Matches or beats" (C2's T-F) is
+supported only by an interval above 0: a narrow interval around 0 is inconclusive, and its
+``detectable`` says how close the match is. A segment with one (K, Np) has T-F = 0 on every
+resample (T and F are both monotone in n_p there): interval [0, 0], inconclusive, detectable 0.
+One correlation type is used (:func:`replication_corr_type`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from retrieval_response.analysis.bootstrap import percentile_interval
+from retrieval_response.analysis.segments import FINER_KEYS
+
+HIGH_RATIO = 2.0
+"""Smallest K/Np segment label counted as "high K/Np" (C1, C3)."""
+AROUND_ONE = 1.0
+"""Largest K/Np segment label counted as "around 1 or lower" (C2's T-nDCG); "below 1" is below it."""
+SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"
+SPREAD_MEASURES = ("F", "T", "nDCG", "F_e", "F_e_partner")
+"""Measures whose spread across embedders and across subsets x K/Np segments C4 compares."""
+COLUMNS = ("conclusion", "subset", "segment", "target", "E", "difference", "value", "ci_low", "ci_high",
+           "verdict", "detectable")
+C4 = "C4 document type and K/Np matter more than the embedder"
+ALL = "all"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One paired difference ``first - second`` the paper says is positive in the selected segments."""
+
+    conclusion: str
+    first: str
+    second: str
+    fit_segments: tuple[str, ...]  # fit segment labels that test it
+    ratio_low: float  # ratio labels r with ratio_low <= r ...
+    ratio_high: float  # ... and r <= ratio_high (or r < ratio_high when ratio_high_open)
+    ratio_high_open: bool = False
+
+
+CLAIMS = (
+    Claim("C1 nDCG beats F and T at high K/Np", "nDCG", "F", (), HIGH_RATIO, np.inf),
+    Claim("C1 nDCG beats F and T at high K/Np", "nDCG", "T", (), HIGH_RATIO, np.inf),
+    Claim("C2 T beats nDCG at K/Np around 1 or lower and matches or beats F below 1", "T", "nDCG",
+          ("narrow",), 0.0, AROUND_ONE),
+    Claim("C2 T beats nDCG at K/Np around 1 or lower and matches or beats F below 1", "T", "F",
+          ("narrow",), 0.0, AROUND_ONE, ratio_high_open=True),
+    Claim("C3 F_e beats F at high K/Np", "F_e", "F", (), HIGH_RATIO, np.inf),
+    Claim("C3 F_e beats F at high K/Np", "F_e_partner", "F", (), HIGH_RATIO, np.inf),
+)
+"""Conclusions 1-3 as paired differences in the paper's direction, with the segments that test them."""
+
+
+def replication_corr_type(corr_types) -> str:
+    """The correlation type the verdicts use: ``spearman`` when computed, else the first of ``corr_types``."""
+    corr_types = list(corr_types)
+    return "spearman" if "spearman" in corr_types else corr_types[0]
+
+
+def verdicts(ci_low: pl.Expr, ci_high: pl.Expr) -> pl.Expr:
+    """``supported`` when ci_low > 0, ``contradicted`` when ci_high < 0, else ``inconclusive`` (null bounds too)."""
+    return (
+        pl.when(ci_low > 0).then(pl.lit(SUPPORTED))
+        .when(ci_high < 0).then(pl.lit(CONTRADICTED))
+        .otherwise(pl.lit(INCONCLUSIVE))
+    )
+
+
+def _segment_filter(claim: Claim, segmentation: str) -> pl.Expr:
+    if segmentation == "fit":
+        return pl.col("segment").is_in(list(claim.fit_segments))
+    ratio = pl.col("segment").cast(pl.Float64, strict=False)
+    upper = ratio < claim.ratio_high if claim.ratio_high_open else ratio <= claim.ratio_high
+    return (ratio >= claim.ratio_low) & upper
+
+
+def difference_rows(differences: dict[str, pl.DataFrame], corr_type: str) -> pl.DataFrame:
+    """Rows of C1-C3 from the differences tables by segmentation (module docstring)."""
+    parts = []
+    for claim in CLAIMS:
+        for segmentation, table in differences.items():
+            rows = table.filter(pl.col("corr_type") == corr_type, _segment_filter(claim, segmentation))
+            name = f"{claim.first}-{claim.second}"
+            same = rows.filter(pl.col("difference") == name)
+            swapped = rows.filter(pl.col("difference") == f"{claim.second}-{claim.first}").with_columns(
+                value=-pl.col("value"), ci_low=-pl.col("ci_high"), ci_high=-pl.col("ci_low")
+            )
+            for part in (same, swapped):
+                parts.append(part.with_columns(conclusion=pl.lit(claim.conclusion), difference=pl.lit(name)))
+    keys = _finer_keys(differences.values())
+    if not parts:
+        return pl.DataFrame(schema=_schema(keys))
+    return _finish(pl.concat(parts, how="diagonal_relaxed"), keys)
+
+
+def _pairs(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (i < j) of items in the same group."""
+    i, j = np.triu_indices(len(groups), k=1)
+    same = groups[i] == groups[j]
+    return i[same], j[same]
+
+
+def mean_pair_spread(values: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """Mean over the pairs (i, j) of |values[i] - values[j]| per column (pairs with a NaN left out; NaN without pairs)."""
+    if len(i) == 0:
+        return np.full(values.shape[1], np.nan)
+    gaps = np.abs(values[i] - values[j])
+    defined = ~np.isnan(gaps)
+    count = defined.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, np.where(defined, gaps, 0.0).sum(axis=0) / count, np.nan)
+
+
+def spread_rows(correlations: pl.DataFrame, resamples: pl.DataFrame | None, corr_type: str,
+                ci_level: float = 0.95) -> pl.DataFrame:
+    """Rows of C4 from the ``ratio`` correlations and their resamples, one per target x measure.
+
+    Cells are (E, subset, segment) correlations of the measure with the target, in the contexts
+    (subset, segment) that at least two embedders reach. Embedder spread = mean |c(E1, x) - c(E2,
+    x)| over pairs of embedders in the same context x; context spread = mean |c(E, x1) - c(E, x2)|
+    over pairs of contexts with the same embedder. ``value`` = context spread - embedder spread
+    (positive = as the paper says); its interval is the percentile interval of the same statistic
+    on the bootstrap draws of ``resamples`` (null without them). With one embedder there is no
+    embedder pair: value null, inconclusive. ``subset`` and ``segment`` are ``all``; ``E`` lists
+    the embedders.
+    """
+    rows = correlations.filter(pl.col("corr_type") == corr_type, pl.col("measure").is_in(list(SPREAD_MEASURES)))
+    if resamples is not None:
+        rows = rows.join(
+            resamples.filter(pl.col("corr_type") == corr_type).select("E", "subset", "segment", "target", "measure",
+                                                                      "resamples"),
+            on=["E", "subset", "segment", "target", "measure"], how="left",
+        )
+    out = []
+    for (target, measure), cells in rows.sort("target", "measure", "subset", "segment", "E").group_by(
+        "target", "measure", maintain_order=True
+    ):
+        context = cells.select(pl.concat_str("subset", pl.lit("\x00"), "segment")).to_series()
+        cells = cells.with_columns(context=context, embedders=pl.col("E").n_unique().over(context))
+        cells = cells.filter(pl.col("embedders") >= 2)
+        embedders = sorted(cells["E"].unique().to_list()) or sorted(rows["E"].unique().to_list())
+        values = cells["value"].cast(pl.Float64).fill_null(np.nan).to_numpy()[:, None]
+        if resamples is not None and cells.height and cells["resamples"].null_count() == 0:
+            values = np.hstack([values, np.vstack(cells["resamples"].to_list())])
+        same_context = _pairs(cells["context"].to_numpy())
+        same_embedder = _pairs(cells["E"].to_numpy())
+        statistic = mean_pair_spread(values, *same_embedder) - mean_pair_spread(values, *same_context)
+        low, high = percentile_interval(statistic[1:], ci_level) if values.shape[1] > 1 else (np.nan, np.nan)
+        out.append({
+            "conclusion": C4, "subset": ALL, "segment": ALL, "target": target, "E": ",".join(embedders),
+            "difference": f"spread {measure}: subsets x K/Np - embedders",
+            "value": statistic[0] if len(statistic) else np.nan, "ci_low": float(low), "ci_high": float(high),
+        })
+    if not out:
+        return pl.DataFrame(schema=_schema([]))
+    return _finish(pl.DataFrame(out), [])
+
+
+def replication(differences: dict[str, pl.DataFrame], correlations_ratio: pl.DataFrame | None = None,
+                resamples_ratio: pl.DataFrame | None = None, *, corr_type: str = "spearman",
+                ci_level: float = 0.95) -> pl.DataFrame:
+    """The replication table (module docstring): C1-C3 from ``differences`` (segmentation -> differences
+    table), C4 from the ``ratio`` correlations and their resamples; rows in conclusion order."""
+    parts = [difference_rows(differences, corr_type)]
+    if correlations_ratio is not None:
+        parts.append(spread_rows(correlations_ratio, resamples_ratio, corr_type, ci_level))
+    schema = _schema(_finer_keys(differences.values()))
+    table = pl.concat(parts, how="diagonal_relaxed").select(list(schema)).cast(schema)
+    return table.sort("conclusion", "difference", "target", "subset", "segment", "E", maintain_order=True)
+
+
+def _finer_keys(tables) -> list[str]:
+    present = set().union(*[set(t.columns) for t in tables]) if tables else set()
+    return [key for key in FINER_KEYS if key in present]
+
+
+def _schema(finer_keys: list[str]) -> dict[str, pl.DataType]:
+    columns = [*COLUMNS[:2], *finer_keys, *COLUMNS[2:]]
+    floats = {"value", "ci_low", "ci_high", "detectable"}
+    return {c: pl.Float64 if c in floats else pl.Int64 if c in ("Nc", "Np") else pl.String for c in columns}
+
+
+def _finish(rows: pl.DataFrame, finer_keys: list[str]) -> pl.DataFrame:
+    """Add verdict and detectable, NaN as null, columns in order, types of :func:`_schema`."""
+    rows = rows.with_columns(pl.col("value", "ci_low", "ci_high").cast(pl.Float64).fill_nan(None))
+    rows = rows.with_columns(
+        verdict=verdicts(pl.col("ci_low"), pl.col("ci_high")),
+        detectable=(pl.col("ci_high") - pl.col("ci_low")) / 2,
+    )
+    schema = _schema(finer_keys)
+    return rows.select(list(schema)).cast(schema)
