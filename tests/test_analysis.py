@@ -138,3 +138,23 @@ def test_every_null_value_says_why(seed):
     assert correlations.filter(subset="A")["value"].is_not_null().all()
     assert (correlations["value"].is_null() == correlations["null_reason"].is_not_null()).all()
     assert set(correlations["null_reason"].drop_nulls()) <= {"too_few_samples", "constant_target", "constant_measure"}
+
+
+def test_one_positive_per_query_is_analysed_like_any_design():
+    """Np = 1 (one relevant document, most BEIR sets): every K is in the wide segment, every
+    measure has a value."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for query in range(200):
+        rank = rng.permutation(5).tolist()
+        for K in (1, 2, 3, 4):
+            inK = [int(r < 1) for r in rank[:K]]
+            rows.append({"id": f"B-{query}", "E": "X", "Nc": 5, "Np": 1, "K": K, "inK": inK,
+                         "grade": int(np.clip(2 + 2 * sum(inK) + rng.integers(-1, 2), 1, 5))})
+    graded = pl.DataFrame(rows, schema_overrides={"Nc": pl.Int32, "Np": pl.Int32, "K": pl.Int32,
+                                                  "inK": pl.List(pl.Int8), "grade": pl.Int8})
+    correlations, _ = run_analysis(graded, segmentation="fit", alpha_grid="linear:5", corr_types=["spearman"],
+                                   min_segment_samples=50, bootstrap_resamples=0)
+    assert correlations["segment"].unique().to_list() == ["wide"]
+    assert set(correlations["measure"]) >= {"F", "T", "nDCG@K", "P", "R"}
+    assert correlations["value"].is_not_null().all() and (correlations["value"] > 0).all()

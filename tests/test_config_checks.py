@@ -53,6 +53,13 @@ def test_the_valid_config_passes():
     check_config(valid_config(), CONFIG_FILE, ENV)
 
 
+def test_one_positive_is_a_design():
+    config = valid_config()
+    config["designs"] = [{"Nc": 2, "Np": 1, "K": [1, 2]}, {"Nc": 8, "Np": 1}, {"Nc": 8, "Np": 2}]
+    validate(config, SCHEMA)
+    check_config(config, CONFIG_FILE, ENV)
+
+
 @pytest.mark.parametrize("name", HOSTILE_NAMES, ids=repr)
 def test_hostile_dataset_name_is_refused(name):
     config = valid_config()

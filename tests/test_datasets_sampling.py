@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from retrieval_response.datasets import sample_queries
-from retrieval_response.datasets.sampling import sample_key
+from retrieval_response.datasets.sampling import sample_key, skip_summary
 
 pytestmark = pytest.mark.unit
 
@@ -79,7 +79,26 @@ def test_fewer_usable_queries_than_requested_keeps_all_and_says_so():
     assert "only 2 usable queries for 10 requested" in report["note"]
 
 
-@pytest.mark.parametrize(("designs", "message"), [([(5, 5)], "breaks 2 <= Np < Nc"), ([(5, 1)], "breaks"), ([], "at least one")])
+@pytest.mark.parametrize(("designs", "message"), [([(5, 5)], "breaks 1 <= Np < Nc"), ([(5, 0)], "breaks"), ([], "at least one")])
 def test_impossible_designs_are_refused(designs, message):
     with pytest.raises(ValueError, match=message):
         sample_queries(table([(3, 3)]), n_queries=None, seed=0, designs=designs)
+
+
+def test_one_positive_serves_a_design_of_np_1_and_each_design_says_what_it_skips():
+    # X-0 has one positive: Nc4_Np1 uses it, Nc5_Np2 leaves it out; X-2 has none: no design uses it
+    texts = table([(1, 4), (2, 3), (0, 5), (3, 1)])
+    sampled, report = sample_queries(texts, n_queries=None, seed=0, designs=[(4, 1), (5, 2)])
+    assert sampled["id"].to_list() == ["X-0", "X-1"]
+    assert report["per_design_sampled"] == {
+        "Nc4_Np1": {"serves": 2, "fewer_positives_than_Np": 0, "too_few_candidates": 0},
+        "Nc5_Np2": {"serves": 1, "fewer_positives_than_Np": 1, "too_few_candidates": 0}}
+    line, loses = skip_summary("beir", report)
+    assert line == ("prepare_dataset beir: 4 queries read, 2 sampled (left out: 1 fewer_positives_than_Np, "
+                    "1 too_few_candidates); per design: Nc4_Np1 uses 2; Nc5_Np2 uses 1, skips 1 with fewer positives than Np")
+    assert loses
+
+
+def test_a_summary_without_losses_is_no_warning():
+    _, report = sample_queries(table([(1, 4), (2, 3)]), n_queries=None, seed=0, designs=[(4, 1)])
+    assert skip_summary("d", report) == ("prepare_dataset d: 2 queries read, 2 sampled; per design: Nc4_Np1 uses 2", False)

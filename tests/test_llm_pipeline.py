@@ -131,3 +131,17 @@ def test_validate_graded_names_the_breaking_sample():
         validate_graded(pl.DataFrame([row]), "g.parquet")
     with pytest.raises(InputError, match="len\\(inK\\) != K"):
         validate_graded(pl.DataFrame([{**row, "grade": 4, "inK": [1]}]), "g.parquet")
+
+
+def test_one_positive_design_is_answered_from_its_one_positive_and_graded(tmp_path):
+    register_deterministic()
+    texts = synthetic_texts(3, n_pos=1)
+    ranked = synthetic_ranked(texts, "E1", nc=4, np_=1, ks=[1, 2])
+    generator, grader = _clients(tmp_path)
+    ideal = pipeline.ideal_answers(texts, [1], generator, ANSWER)
+    assert ideal.height == 3 and (ideal["Np"] == 1).all() and (ideal["status"] == "ok").all()
+    rows = pipeline.topk_selections(ranked, texts)
+    assert all(sum(row["inK"]) <= 1 for row in rows.iter_rows(named=True))
+    graded = pipeline.grade_answers(pipeline.topk_answers(ranked, texts, generator, ANSWER), ideal, texts, grader, GRADE)
+    validate_graded(graded, "graded.parquet")
+    assert graded.height == 6 and (graded["status"] == "graded").all()

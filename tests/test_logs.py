@@ -38,6 +38,14 @@ def test_input_error_is_one_line_in_the_log_and_on_stderr(tmp_path, path, record
     assert log.rstrip("\n").endswith(f"ERROR retrieval_response: {line}") and log.count("\n") == 1
 
 
+def test_a_job_failure_is_one_error_line_in_the_log_and_on_stderr(tmp_path):
+    body = "from retrieval_response.infra.errors import JobFailure\nraise JobFailure('grade j: 3 of 3 LLM requests failed')"
+    proc, log = run_job(tmp_path, body)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == ["ERROR grade j: 3 of 3 LLM requests failed"]
+    assert log.rstrip("\n").endswith("ERROR retrieval_response: grade j: 3 of 3 LLM requests failed") and log.count("\n") == 1
+
+
 def test_other_errors_keep_their_traceback_in_the_log_and_on_stderr(tmp_path):
     proc, log = run_job(tmp_path, "raise RuntimeError('disk full')")
     assert proc.returncode == 1

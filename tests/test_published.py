@@ -42,7 +42,7 @@ def test_json_lines_read_the_same(tmp_path):
         (lambda r: r.update(inK=r["inK"] + [0]), "len(inK)"),
         (lambda r: r.update(grade=6), "grade must be an integer 1..5"),
         (lambda r: r.pop("Np"), "missing field 'Np'"),
-        (lambda r: r.update(Np=7), "2 <= Np < Nc"),
+        (lambda r: r.update(Np=7), "1 <= Np < Nc"),
         (lambda r: r.update(inK=[1 - v for v in r["inK"]]), "inK must be 1 exactly where rank < Np"),
     ],
 )

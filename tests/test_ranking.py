@@ -55,6 +55,17 @@ def test_precision_and_recall_against_a_hand_computed_example():
     assert report.ranked == 1
 
 
+def test_one_positive_ranks_and_passes_the_invariants(tmp_path):
+    # q-north, Nc=4, Np=1: 0 diag (0.707), 1 north (1), 2 east (0), 3 west (0) -> rank [1, 0, 2, 3]
+    table = texts_table([{"id": "T-1", "subset": "T", "q": "q-north",
+                          "p": ["diag"], "n": ["north", "east", "west"]}])
+    ranked, report = rank_samples(table, encode, embedder_code="E", Nc=4, Np=1, Ks=[1, 2, 4])
+    row = ranked.row(0, named=True)
+    assert row["rank"] == [1, 0, 2, 3] and report.ranked == 1
+    assert row["P"] == pytest.approx([0, 1 / 2, 1 / 4]) and row["R"] == [0.0, 1.0, 1.0]
+    write_ranked(ranked, tmp_path / "Nc4_Np1.parquet")
+
+
 def test_candidates_are_first_np_positives_then_first_negatives():
     # Extra positives / negatives beyond Np / Nc-Np must not enter the ranking.
     table = texts_table([{"id": "T-2", "subset": "T", "q": "q-east",
@@ -84,7 +95,7 @@ def test_no_serving_query_gives_an_empty_table_with_the_ranked_schema():
     assert ranked.schema["rank"] == pl.List(pl.Int32)
 
 
-@pytest.mark.parametrize("Nc, Np, Ks", [(5, 1, [1]), (5, 5, [1]), (5, 2, [6]), (5, 2, [0]), (5, 2, [])])
+@pytest.mark.parametrize("Nc, Np, Ks", [(5, 0, [1]), (5, 5, [1]), (5, 2, [6]), (5, 2, [0]), (5, 2, [])])
 def test_bad_designs_and_ks_are_rejected(Nc, Np, Ks):
     with pytest.raises(ValueError):
         design_ks(Ks, Nc, Np)
@@ -113,7 +124,7 @@ def _break(expr_by_column):
     ({"P": pl.col("P").list.head(2)}, "len(P) == len(R) == len(K)"),
     ({"rank": pl.col("rank").list.head(4)}, "len(rank) == Nc"),
     ({"rank": pl.lit([0, 0, 1, 2, 3], dtype=pl.List(pl.Int32))}, "permutation"),
-    ({"Np": pl.lit(1, dtype=pl.Int32)}, "2 <= Np < Nc"),
+    ({"Np": pl.lit(0, dtype=pl.Int32)}, "1 <= Np < Nc"),
     ({"K": pl.col("K").list.reverse()}, "K strictly ascending"),
     ({"R": pl.col("R").list.eval(pl.element() * 0.5)}, "R does not match rank"),
     ({"id": pl.lit("T-1")}, "unique"),

@@ -7,7 +7,7 @@ import polars as pl
 
 from retrieval_response.infra.atomic import write_json, write_parquet
 from retrieval_response.infra.logs import job_log
-from retrieval_response.llm.jobs import client_from_config, job_summary
+from retrieval_response.llm.jobs import check_failures, client_from_config, job_summary
 from retrieval_response.llm.pipeline import ideal_answers
 from retrieval_response.llm.prompts import ANSWER_FIELDS, load_prompt
 
@@ -18,8 +18,10 @@ client = client_from_config(snakemake.config["llm"]["generator"], snakemake.conf
                             "answer_ideal", job, snakemake.log[0])
 answers = ideal_answers(pl.read_parquet(snakemake.input.texts), snakemake.params.nps, client,
                         load_prompt(snakemake.input.prompt, ANSWER_FIELDS))
-write_parquet(answers, snakemake.output.answers)
 summary = job_summary(client, "answer_ideal", job, time.monotonic() - start, answers["status"])
-write_json(summary, snakemake.output.summary)
 log.info("%s: %d ideal answers, %d calls, %d cache hits", job, answers.height,
          summary["calls"], summary["cache_hits"])
+check_failures("answer_ideal", job, answers["status"], snakemake.config["llm"]["generator"],
+               snakemake.config["llm"]["max_failed_share"], log)
+write_parquet(answers, snakemake.output.answers)
+write_json(summary, snakemake.output.summary)

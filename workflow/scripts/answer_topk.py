@@ -8,7 +8,7 @@ import polars as pl
 from retrieval_response.infra.atomic import write_json, write_parquet
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.logs import job_log
-from retrieval_response.llm.jobs import client_from_config, job_summary
+from retrieval_response.llm.jobs import check_failures, client_from_config, job_summary
 from retrieval_response.llm.pipeline import topk_answers
 from retrieval_response.llm.prompts import ANSWER_FIELDS, load_prompt
 from retrieval_response.llm.sharding import select_shard
@@ -24,7 +24,9 @@ job = "/".join(snakemake.wildcards[k] for k in ("dataset", "embedder", "design",
 client = client_from_config(snakemake.config["llm"]["generator"], snakemake.config["llm"], snakemake.threads,
                             "answer_topk", job, snakemake.log[0])
 answers = topk_answers(ranked, texts, client, load_prompt(snakemake.input.prompt, ANSWER_FIELDS))
-write_parquet(answers, snakemake.output.answers)
 summary = job_summary(client, "answer_topk", job, time.monotonic() - start, answers["status"])
-write_json(summary, snakemake.output.summary)
 log.info("%s: %d top-K answers, %d calls, %d cache hits", job, answers.height, summary["calls"], summary["cache_hits"])
+check_failures("answer_topk", job, answers["status"], snakemake.config["llm"]["generator"],
+               snakemake.config["llm"]["max_failed_share"], log)
+write_parquet(answers, snakemake.output.answers)
+write_json(summary, snakemake.output.summary)

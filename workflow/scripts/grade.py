@@ -7,7 +7,7 @@ import polars as pl
 
 from retrieval_response.infra.atomic import write_json, write_parquet
 from retrieval_response.infra.logs import job_log
-from retrieval_response.llm.jobs import client_from_config, job_summary
+from retrieval_response.llm.jobs import check_failures, client_from_config, job_summary
 from retrieval_response.llm.pipeline import grade_answers
 from retrieval_response.llm.prompts import GRADE_FIELDS, load_prompt
 from retrieval_response.tables.graded import validate_graded
@@ -21,7 +21,9 @@ graded = grade_answers(pl.read_parquet(snakemake.input.topk), pl.read_parquet(sn
                        pl.read_parquet(snakemake.input.texts), client,
                        load_prompt(snakemake.input.prompt, GRADE_FIELDS, needs_reask=True))
 validate_graded(graded, snakemake.output.graded)
-write_parquet(graded, snakemake.output.graded)
 summary = job_summary(client, "grade", job, time.monotonic() - start, graded["status"])
-write_json(summary, snakemake.output.summary)
 log.info("%s: %d samples, by status %s", job, graded.height, summary["samples_by_status"])
+check_failures("grade", job, graded["status"], snakemake.config["llm"]["grader"],
+               snakemake.config["llm"]["max_failed_share"], log)
+write_parquet(graded, snakemake.output.graded)
+write_json(summary, snakemake.output.summary)

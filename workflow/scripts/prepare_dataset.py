@@ -1,10 +1,13 @@
 """Snakemake script: source file -> query-texts samples + skip report."""
 
+import logging
+
 import _workflow_package  # noqa: F401
 
 from retrieval_response.datasets import prepare
+from retrieval_response.datasets.sampling import skip_summary
 from retrieval_response.infra.atomic import write_json, write_parquet
-from retrieval_response.infra.logs import job_log
+from retrieval_response.infra.logs import job_log, tell
 
 log = job_log(snakemake.log[0])
 texts, report = prepare(
@@ -20,3 +23,6 @@ texts, report = prepare(
 write_parquet(texts, snakemake.output.texts)
 write_json(report, snakemake.output.report)
 log.info("%s: %d queries written", snakemake.wildcards.dataset, texts.height)
+# What each design skips goes to the terminal, not only to the report file.
+line, loses = skip_summary(snakemake.wildcards.dataset, report)
+tell(log, logging.WARNING if loses else logging.INFO, line)

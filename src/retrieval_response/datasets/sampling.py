@@ -1,7 +1,7 @@
 """Pick the queries of a texts table that can serve the configured designs, and count the others
 (docs/METHODS.md#designs-and-query-selection).
 
-A design is (Nc, Np) with 2 <= Np < Nc; its candidates are the first Np positives and the
+A design is (Nc, Np) with 1 <= Np < Nc; its candidates are the first Np positives and the
 first Nc - Np negatives. A query serves a design when its texts are distinct,
 len(p) >= Np and len(n) >= Nc - Np. A query is usable when it serves at least one design; a
 query serving none is skipped for one reason, the first that applies:
@@ -41,12 +41,12 @@ def design_name(nc: int, np_: int) -> str:
 
 
 def check_designs(designs: list[tuple[int, int]]) -> None:
-    """ValueError unless there is at least one design and each has 2 <= Np < Nc."""
+    """ValueError unless there is at least one design and each has 1 <= Np < Nc."""
     if not designs:
         raise ValueError("at least one (Nc, Np) design is required")
     for nc, np_ in designs:
-        if not 2 <= np_ < nc:
-            raise ValueError(f"design Nc={nc}, Np={np_} breaks 2 <= Np < Nc")
+        if not 1 <= np_ < nc:
+            raise ValueError(f"design Nc={nc}, Np={np_} breaks 1 <= Np < Nc")
 
 
 def sample_key(seed: int, query_id: str) -> bytes:
@@ -120,8 +120,11 @@ def sample_queries(
 
     Returns the sampled rows sorted by id and a report: ``read``, ``usable``, ``sampled``,
     ``skipped`` {reason: count}, ``designs`` [[Nc, Np]], ``per_design_usable`` and
-    ``per_design_skipped`` {Nc<Nc>_Np<Np>: ...}, ``n_queries``, ``seed`` and, when fewer
-    queries are usable than asked for, a ``note`` (all usable queries are then kept).
+    ``per_design_skipped`` {Nc<Nc>_Np<Np>: ...} (over the queries read), ``per_design_sampled``
+    {Nc<Nc>_Np<Np>: {"serves": n, reason: n}} (the sampled queries each design uses, and those it
+    leaves out by reason: a sampled query serves at least one design, not necessarily every one),
+    ``n_queries``, ``seed`` and, when fewer queries are usable than asked for, a ``note`` (all
+    usable queries are then kept).
     """
     designs = list(dict.fromkeys((int(nc), int(np_)) for nc, np_ in designs))
     check_designs(designs)
@@ -139,12 +142,42 @@ def sample_queries(
         "designs": [[nc, np_] for nc, np_ in designs],
         "per_design_usable": per_design_usable,
         "per_design_skipped": per_design_skipped,
+        "per_design_sampled": design_coverage(sampled, designs),
         "n_queries": n_queries,
         "seed": seed,
     }
     if n_queries is not None and candidates.height < n_queries:
         report["note"] = f"only {candidates.height} usable queries for {n_queries} requested: all kept"
     return sampled, report
+
+
+def design_coverage(sampled: pl.DataFrame, designs: list[tuple[int, int]]) -> dict:
+    """Per design ``Nc<Nc>_Np<Np>``: ``serves`` (queries of ``sampled`` it uses) and the others by
+    reason (``fewer_positives_than_Np``, ``too_few_candidates``; ``duplicate_text`` cannot occur
+    among sampled queries)."""
+    _, _, usable, skipped = skip_counts(feasibility(sampled, designs), designs)
+    return {name: {"serves": usable[name], FEWER_POSITIVES: skipped[name][FEWER_POSITIVES],
+                   TOO_FEW_CANDIDATES: skipped[name][TOO_FEW_CANDIDATES]} for name in usable}
+
+
+def skip_summary(dataset: str, report: dict) -> tuple[str, bool]:
+    """One line for the terminal about the queries of ``dataset`` (a ``sample_queries`` report):
+    read, sampled, the read queries no design can use by reason, and what each design does with
+    the sampled ones (``Nc8_Np2 uses 40, skips 60 with fewer positives than Np``); and whether a
+    design leaves sampled queries out or read queries were left out for too few positives (a
+    line to warn with)."""
+    read = [f"{count} {reason}" for reason, count in report["skipped"].items() if count]
+    designs = []
+    for name, counts in report["per_design_sampled"].items():
+        skips = [f"{counts[reason]} with {what}" for reason, what in
+                 ((FEWER_POSITIVES, "fewer positives than Np"), (TOO_FEW_CANDIDATES, "too few candidates"))
+                 if counts[reason]]
+        designs.append(f"{name} uses {counts['serves']}" + (f", skips {' and '.join(skips)}" if skips else ""))
+    line = (f"prepare_dataset {dataset}: {report['read']} queries read, {report['sampled']} sampled"
+            + (f" (left out: {', '.join(read)})" if read else "") + f"; per design: {'; '.join(designs)}")
+    loses = report["skipped"][FEWER_POSITIVES] > 0 or any(
+        counts[FEWER_POSITIVES] + counts[TOO_FEW_CANDIDATES] for counts in report["per_design_sampled"].values())
+    return line, loses
 
 
 def no_usable_query(path: str | Path, texts: pl.DataFrame, report: dict) -> InputError:

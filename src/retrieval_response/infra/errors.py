@@ -15,3 +15,9 @@ class InputError(ValueError):
         self.record = record
         self.rule = rule
         super().__init__(f"{self.path}: {record}: {rule}")
+
+
+class JobFailure(RuntimeError):
+    """A workflow job that must fail with one line, without a traceback (for example an LLM job
+    whose calls failed beyond ``llm.max_failed_share``): the message says what failed and how to
+    go on."""

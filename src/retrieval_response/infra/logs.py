@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from types import TracebackType
 
-from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.errors import InputError, JobFailure
 
 _URL_USERINFO = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@?#]*@")
 _URL_QUERY = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s?#'\"]*)[?#][^\s'\"]*")
@@ -69,14 +69,15 @@ def log_to_file(path: str | Path | None, level: int = logging.INFO) -> logging.L
 def report_uncaught(kind: type[BaseException], error: BaseException, traceback: TracebackType | None) -> None:
     """``sys.excepthook`` of a job: the failure goes to the job's log file and to stderr.
 
-    An InputError is one line ``<file>: <record>: <rule>`` in both places, without a traceback;
-    any other error is logged with its traceback and printed by Python's default hook. Python
-    then exits with status 1, so Snakemake marks the job failed.
+    An InputError is one line ``<file>: <record>: <rule>`` in both places, without a traceback,
+    and so is a JobFailure (``ERROR <message>`` on stderr); any other error is logged with its
+    traceback and printed by Python's default hook. Python then exits with status 1, so Snakemake
+    marks the job failed.
     """
     logger = logging.getLogger("retrieval_response")
-    if isinstance(error, InputError):
+    if isinstance(error, InputError | JobFailure):
         logger.error("%s", error)
-        print(error, file=sys.stderr)
+        print(f"ERROR {error}" if isinstance(error, JobFailure) else error, file=sys.stderr)
     else:
         logger.error("job failed", exc_info=(kind, error, traceback))
         sys.__excepthook__(kind, error, traceback)
@@ -87,3 +88,11 @@ def job_log(path: str | Path) -> logging.Logger:
     logger = log_to_file(path)
     sys.excepthook = report_uncaught
     return logger
+
+
+def tell(logger: logging.Logger, level: int, message: str) -> None:
+    """Log ``message`` at ``level`` and print it to stderr as ``<LEVEL> <message>`` (URL secrets
+    redacted in both): a job's terminal output is its stderr, its log file only what it logs."""
+    message = redact_url_secrets(message)
+    logger.log(level, "%s", message)
+    print(f"{logging.getLevelName(level)} {message}", file=sys.stderr, flush=True)

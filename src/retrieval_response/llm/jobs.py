@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import logging
+from collections import Counter
 from collections.abc import Mapping
 
 import polars as pl
 
+from retrieval_response.infra.errors import JobFailure
+from retrieval_response.infra.logs import tell
 from retrieval_response.llm.accounting import JOURNAL_DIR, CallJournal
 from retrieval_response.llm.cache import ResponseCache
-from retrieval_response.llm.client import LLMClient
+from retrieval_response.llm.client import LLMClient, endpoint
 from retrieval_response.llm.config import ModelConfig, PacingConfig, with_api_base_secret
 
 
@@ -39,3 +43,53 @@ def job_summary(client: LLMClient, stage: str, job: str, seconds: float, status:
     return {**client.stats.summary(stage, job, seconds), "model": client.model.model,
             "samples": status.len(), "samples_by_status": counts,
             "cache_damaged_lines": client.cache.damaged_lines}
+
+
+# Statuses of samples whose own request failed on the way (a later attempt may succeed): retried
+# failures that persisted past pacing.max_retries, and errors of the API (401, 404, 400, ...).
+# Not among them: answers of the model (empty_answer, unparseable_grade, bad_response:null_content),
+# prompt_exceeds_context (the same prompt fails again) and a grade's missing input answer
+# (topk_answer:<reason>, ideal_answer:<reason>: a failure of the upstream job, reported there).
+CALL_FAILURE_PREFIXES = ("retries_exhausted:", "api_error:")
+INHERITED_PREFIXES = ("topk_answer:", "ideal_answer:")
+
+
+def call_failures(status: pl.Series) -> tuple[Counter, int]:
+    """(samples whose own LLM request failed, by status; samples that asked the LLM at all)."""
+    counts = Counter(dict(status.value_counts().iter_rows()))
+    failed = Counter({s: n for s, n in counts.items() if s is not None and s.startswith(CALL_FAILURE_PREFIXES)})
+    asked = sum(n for s, n in counts.items() if s is None or not s.startswith(INHERITED_PREFIXES))
+    return failed, asked
+
+
+def model_place(model: Mapping) -> str:
+    """Where a model section's calls went, for a message: ``<model> at <api_base>`` (its public
+    part: no credentials, no query string), ``<model> on the run's llama-server``, or the model."""
+    name = model.get("model", "?")
+    if name.startswith("llamacpp/"):
+        return f"{name} on the run's llama-server"
+    if model.get("api_base"):
+        return f"{name} at {endpoint(model['api_base']).base}"
+    return name
+
+
+def check_failures(stage: str, job: str, status: pl.Series, model: Mapping, max_failed_share: float,
+                   log: logging.Logger) -> None:
+    """Say on the terminal (stderr and the job log) when samples of this job failed on their way
+    to the LLM (``CALL_FAILURE_PREFIXES``), in one line: how many of how many, the reasons with
+    counts (most frequent first) and where the calls went. At most ``max_failed_share`` of the
+    samples that asked: a WARNING, the job goes on and its outputs keep the failed statuses.
+    More: ``JobFailure`` with that line (the job's excepthook prints it), raised before any output is written, so Snakemake
+    plans the job again on the next run; the response cache holds the answered requests, so that
+    rerun sends the failed ones only."""
+    failed, asked = call_failures(status)
+    if not failed:
+        return
+    count = sum(failed.values())
+    reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(failed.items(), key=lambda kv: (-kv[1], kv[0])))
+    line = f"{stage} {job}: {count} of {asked} LLM requests failed: {reasons} ({model_place(model)})"
+    if count > max_failed_share * asked:
+        raise JobFailure(f"{line}; more than llm.max_failed_share {max_failed_share:g}: no output, "
+                         "a rerun sends the failed requests again (the others come from the cache)")
+    tell(log, logging.WARNING, f"{line}; within llm.max_failed_share {max_failed_share:g}: kept as failed samples "
+                               f"(--forcerun {stage} asks for them again)")

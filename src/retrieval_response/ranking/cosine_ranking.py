@@ -42,9 +42,9 @@ class RankingReport:
 
 
 def design_ks(Ks: list[int], Nc: int, Np: int) -> list[int]:
-    """The sorted distinct K values of a design; ValueError unless 2 <= Np < Nc and every K is in 1..Nc."""
-    if not 2 <= Np < Nc:
-        raise ValueError(f"design Nc={Nc}, Np={Np}: need 2 <= Np < Nc")
+    """The sorted distinct K values of a design; ValueError unless 1 <= Np < Nc and every K is in 1..Nc."""
+    if not 1 <= Np < Nc:
+        raise ValueError(f"design Nc={Nc}, Np={Np}: need 1 <= Np < Nc")
     out_of_range = sorted(k for k in Ks if not 1 <= k <= Nc)
     if out_of_range:
         raise ValueError(f"K values {out_of_range} are outside 1..Nc={Nc}")
@@ -143,7 +143,7 @@ def check_ranked_invariants(df: pl.DataFrame, path: str | os.PathLike) -> None:
     docs/METHODS.md#ranked-table.
 
     Rules: len(P) == len(R) == len(K); len(rank) == Nc; rank a permutation of 0..Nc-1;
-    2 <= Np < Nc; K strictly ascending within 1..Nc; P = n_p/K and R = n_p/Np with n_p the
+    1 <= Np < Nc; K strictly ascending within 1..Nc; P = n_p/K and R = n_p/Np with n_p the
     positives (index < Np) in rank[:K]; (id, E, Nc, Np) unique.
     """
     missing = set(RANKED_SCHEMA) - set(df.columns)
@@ -156,7 +156,7 @@ def check_ranked_invariants(df: pl.DataFrame, path: str | os.PathLike) -> None:
         ("len(rank) == Nc", rank.list.len() == pl.col("Nc")),
         ("rank is a permutation of 0..Nc-1", (rank.list.min() == 0) & (rank.list.max() == pl.col("Nc") - 1)
          & (rank.list.n_unique() == pl.col("Nc"))),
-        ("2 <= Np < Nc", (pl.col("Np") >= 2) & (pl.col("Np") < pl.col("Nc"))),
+        ("1 <= Np < Nc", (pl.col("Np") >= 1) & (pl.col("Np") < pl.col("Nc"))),
         ("K strictly ascending within 1..Nc", (pl.col("K").list.n_unique() == pl.col("K").list.len())
          & (pl.col("K").list.sort() == pl.col("K")) & (pl.col("K").list.min() >= 1)
          & (pl.col("K").list.max() <= pl.col("Nc"))),

@@ -72,8 +72,8 @@ def _sample_keys_valid(record: dict) -> str | None:
             return str(error)
     if "-" not in record["id"]:
         return "id must be '<subset>-<number>'"
-    if not 2 <= record["Np"] < record["Nc"]:
-        return f"need 2 <= Np < Nc, got Np={record['Np']}, Nc={record['Nc']}"
+    if not 1 <= record["Np"] < record["Nc"]:
+        return f"need 1 <= Np < Nc, got Np={record['Np']}, Nc={record['Nc']}"
     return None
 
 
@@ -121,7 +121,7 @@ GRADED_SCHEMA = {
 def read_graded(path: str | os.PathLike) -> pl.DataFrame:
     """Graded samples: one row per (id, E, Nc, Np, K), in the DESIGN.md graded columns found.
 
-    Rules: id, E safe names; Nc, Np, K integers with 2 <= Np < Nc and K >= 1; inK a list of K 0/1
+    Rules: id, E safe names; Nc, Np, K integers with 1 <= Np < Nc and K >= 1; inK a list of K 0/1
     values with sum(inK) <= Np; rank (optional) K integers with inK = (rank < Np); grade an
     integer 1..5 or null (ungraded); (id, E, Nc, Np, K) unique.
     """
@@ -157,7 +157,7 @@ RANKED_SCHEMA = {
 def read_ranked(path: str | os.PathLike) -> pl.DataFrame:
     """Ranked samples: one row per (id, E, Nc, Np) with the full ranking.
 
-    Rules: id, E safe names; Nc, Np integers with 2 <= Np < Nc; K sorted integers in 1..Nc; P, R
+    Rules: id, E safe names; Nc, Np integers with 1 <= Np < Nc; K sorted integers in 1..Nc; P, R
     number lists as long as K; rank a permutation of 0..Nc-1; (id, E, Nc, Np) unique.
     """
     records = read_json_records(path)

@@ -6,7 +6,9 @@ HTTP 429 with ``Retry-After`` and ``retry-after-ms``), with a seeded fault sched
 500, timeouts, malformed JSON bodies, unparseable grade content) and an optional ``script``: the
 faults of the first requests, in arrival order, drawn from ``FAULT_KINDS + MISBEHAVIOURS`` (None
 or ``"ok"`` = a normal answer). ``usage`` overrides fields of every answer's usage (impossible
-numbers included); with ``required_query`` a request whose query parameters differ gets HTTP 401.
+numbers included); with ``required_query`` a request whose query parameters differ gets HTTP 401;
+``fail_when`` (a predicate of the messages, settable while the server runs) gives the requests
+it holds for an injected HTTP 500 (outcome ``fault_500``), the same prompts on every attempt.
 ``GET /stats`` returns the counters as JSON; ``OpenAIServer.stats()`` returns them in-process.
 
 Use as a context manager (server thread in this process)::
@@ -163,7 +165,8 @@ class OpenAIServer:
                  answer: Callable[[list[dict]], str] = default_answer, port: int = 0,
                  script: Sequence[str | None] = (), retry_after_header: str = "1",
                  trickle_interval_s: float = 0.5, usage: dict | None = None,
-                 required_query: dict[str, str] | None = None):
+                 required_query: dict[str, str] | None = None,
+                 fail_when: Callable[[list[dict]], bool] | None = None):
         unknown = set(script) - {None, "ok", *FAULT_KINDS, *MISBEHAVIOURS}
         if unknown:
             raise ValueError(f"unknown scripted faults: {sorted(unknown)}")
@@ -176,6 +179,7 @@ class OpenAIServer:
         self.trickle_interval_s = trickle_interval_s
         self.usage = usage or {}
         self.required_query = required_query
+        self.fail_when = fail_when
         self._rng = random.Random(faults.seed)
         self._state = _State()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
@@ -325,7 +329,8 @@ class OpenAIServer:
                     state.by_prompt[prompt_hash] += 1
                     state.authorization[_authorization(self.headers.get("Authorization"))] += 1
                     wait = server._admit()
-                    fault = None if wait is not None else server._draw_fault()
+                    failing = server.fail_when is not None and server.fail_when(request.get("messages", []))
+                    fault = None if wait is not None else "fault_500" if failing else server._draw_fault()
                     outcome = "rate_limited" if wait is not None else (fault or "ok")
                     state.outcomes[outcome] += 1
                     state.in_flight += 1

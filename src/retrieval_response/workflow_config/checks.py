@@ -56,7 +56,7 @@ def check_names(config: Mapping, config_file: str) -> None:
 
 
 def check_designs(config: Mapping, config_file: str) -> None:
-    """Datasets or published data given; embedders known; designs distinct with 2 <= Np < Nc and K <= Nc."""
+    """Datasets or published data given; embedders known; designs distinct with 1 <= Np < Nc and K <= Nc."""
     datasets, embedders = config["datasets"], config["embedders"]
     if not config.get("published") and not datasets:
         raise InputError(config_file, "config key datasets", "no dataset configured and no published data given")
@@ -76,9 +76,9 @@ def check_designs(config: Mapping, config_file: str) -> None:
             raise InputError(config_file, f"config key designs (dataset {name})", "the same (Nc, Np) design is listed twice")
         for design in designs:
             nc, np_ = design["Nc"], design["Np"]
-            if not 2 <= np_ < nc:
+            if not 1 <= np_ < nc:
                 raise InputError(
-                    config_file, f"config key designs (dataset {name})", f"design Nc={nc}, Np={np_} breaks 2 <= Np < Nc"
+                    config_file, f"config key designs (dataset {name})", f"design Nc={nc}, Np={np_} breaks 1 <= Np < Nc"
                 )
             too_large = [k for k in design_cutoffs(config, design) if k > nc]
             if too_large:
