@@ -12,6 +12,7 @@ Last printed line: ``slurm_jobs=<n> slurm_seconds=<s> local_seconds=<t> outputs_
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -173,3 +174,6 @@ def test_smoke_config_on_slurm_equals_local_run(slurm_cluster, llm_server, tmp_p
     assert slurm_jobs > 0, "no job of the Slurm run reached sacct"
     assert any(name.startswith("graded/") for name in local_tables), "the local run wrote no graded table"
     assert not differing, f"tables differ between the local and the Slurm run: {differing}"
+    for run in (local_dir, slurm_dir):  # both runs say where their outputs came from
+        provenance = json.loads((run / "results/run_summary.json").read_text())["provenance"]
+        assert provenance["cpu"]["features"] and set(provenance["llm"]) == {"generator", "grader"}

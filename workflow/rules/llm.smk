@@ -159,5 +159,7 @@ rule run_summary:
     localrule: True
     conda:
         "../../envs/analysis.yaml"
+    params:
+        models={role: model_param(role) for role in ("generator", "grader")},
     script:
         "../scripts/run_summary.py"

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -31,7 +30,8 @@ from pathlib import Path
 
 import psutil
 
-BINARY = "llama-server"
+from retrieval_response.llm.llama_binary import BINARY, llama_server_binary
+
 # Loopback requests never go through a proxy (http_proxy in the environment would send them away).
 LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
@@ -39,18 +39,6 @@ HEALTH_TIMEOUT_SECONDS = 300.0
 STOP_TIMEOUT_SECONDS = 10.0
 PROMPT_CACHE_MIB = 2048
 _PR_SET_PDEATHSIG = 1
-
-
-def llama_server_binary() -> Path:
-    """The ``llama-server`` executable: next to this Python (``.venv/bin``, where install.sh builds
-    it) or else on ``PATH``; RuntimeError naming install.sh when there is none."""
-    beside = Path(sys.executable).with_name(BINARY)
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return beside
-    found = shutil.which(BINARY)
-    if found is None:
-        raise RuntimeError(f"{BINARY} not found next to {sys.executable} nor on PATH; run bash install.sh")
-    return Path(found)
 
 
 def available_cores() -> int:
