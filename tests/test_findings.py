@@ -3,11 +3,14 @@ docs/FINDINGS.md is exactly its template rendered on the committed tables (no ha
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 import pytest
 
 from conftest import REPO
 from retrieval_response.reports.findings import FindingsError, read_tables, render
+from retrieval_response.reports.findings_tables import MANIFEST, install, samples_digest, table_differences
 
 pytestmark = pytest.mark.unit
 
@@ -65,3 +68,31 @@ def test_a_rows_placeholder_prints_the_matching_rows_as_a_table():
 def test_a_rows_placeholder_that_selects_nothing_is_an_error(template, message):
     with pytest.raises(FindingsError, match=message):
         render(template, TABLES)
+
+
+def test_table_differences_tolerate_rounding_only():
+    table = pl.DataFrame({"k": ["a", "b"], "v": [0.1, None], "n": [1, 2]})
+    assert table_differences(table, table.with_columns(v=pl.Series([0.1 + 1e-15, None]))) == []
+    assert table_differences(table, table.with_columns(v=pl.Series([0.2, None]))) == [
+        "column v: differs by 0.1 > 1e-12"]
+    assert table_differences(table, table.with_columns(v=pl.Series([0.1, 0.0]))) == ["column v: nulls differ"]
+    assert table_differences(table, table.with_columns(n=pl.Series([1, 3]))) == ["column n: values differ"]
+    assert table_differences(table, table.head(1)) == ["2 rows != 1 rows"]
+
+
+def test_install_copies_the_rebuilt_tables_and_figures_with_the_samples_manifest(tmp_path):
+    results, samples, findings = tmp_path / "results", tmp_path / "samples", tmp_path / "findings"
+    (results / "analysis").mkdir(parents=True)
+    (results / "figures").mkdir()
+    samples.mkdir()
+    TABLES["corr"].write_parquet(results / "analysis" / "correlations_fit.parquet")
+    (results / "analysis" / "judge_agreement.png").write_bytes(b"png")
+    (results / "figures" / "forest_fit.png").write_bytes(b"png")
+    (samples / "samples_graded.json").write_text("[]")
+    (findings / "figures").mkdir(parents=True)
+    (findings / "figures" / "stale.png").write_bytes(b"old")
+    assert install(results, samples, findings) == ["correlations_fit"]
+    assert pl.read_parquet(findings / "correlations_fit.parquet").equals(TABLES["corr"])
+    assert sorted(p.name for p in (findings / "figures").iterdir()) == ["forest_fit.png", "judge_agreement.png"]
+    assert json.loads((findings / MANIFEST).read_text()) == samples_digest(samples)
+    assert list(samples_digest(samples)) == ["samples_graded.json"]

@@ -67,7 +67,8 @@ def test_pipeline_grades_every_sample_and_exports_the_published_layout(tmp_path)
     assert sum(provider.calls.values()) == 21
     export_published_json(graded, tmp_path / "samples_graded.json")
     records = json.loads((tmp_path / "samples_graded.json").read_text())
-    assert list(records[0]) == ["id", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK", "grade", "P", "R"]
+    assert list(records[0]) == ["id", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK", "grade",
+                               "grade_expected", "P", "R", "status"]
     assert [r["grade"] for r in records] == graded["grade"].to_list()
     assert all(set(r["inK"]) <= {0, 1} and len(r["inK"]) == r["K"] for r in records)
 

@@ -88,6 +88,7 @@ def test_published_mode_runs_no_llm_and_no_judge_check():
     assert runs_llm(cfg) and judges_against_gold(cfg)
     assert not runs_llm({**cfg, "datasets": {}})
     assert not judges_against_gold({**cfg, "published": {"graded": "g.json"}})
+    assert judges_against_gold({**cfg, "published": {"graded": "g.json", "texts": "t.json"}})
 
 
 def test_judge_is_checked_only_when_a_layout_can_carry_gold_answers():
@@ -119,17 +120,19 @@ def test_shipped_file_replaces_a_relative_path_missing_here(tmp_path, monkeypatc
     assert shipped_or_local(str(tmp_path / "abs.txt"), workflow_dir) == str(tmp_path / "abs.txt")
 
 
-def test_resolve_shipped_paths_covers_datasets_prompts_and_model_paths(tmp_path, monkeypatch):
+def test_resolve_shipped_paths_covers_datasets_prompts_model_and_published_paths(tmp_path, monkeypatch):
     (tmp_path / "res").mkdir()
-    for name in ("data.jsonl", "answer.txt", "model.gguf"):
+    for name in ("data.jsonl", "answer.txt", "model.gguf", "samples_graded.json"):
         (tmp_path / "res" / name).write_text("x")
     monkeypatch.chdir(tmp_path / "res")
     cfg = {
         "datasets": {"d": {"path": "res/data.jsonl"}},
         "llm": {"prompts": {"answer": "res/answer.txt", "grade": None},
                 "generator": {"model_path": "res/model.gguf"}},
+        "published": {"graded": "res/samples_graded.json", "ranked": None},
     }
     resolve_shipped_paths(cfg, tmp_path)
     assert cfg["datasets"]["d"]["path"] == str(tmp_path / "res" / "data.jsonl")
     assert cfg["llm"]["prompts"] == {"answer": str(tmp_path / "res" / "answer.txt"), "grade": None}
     assert cfg["llm"]["generator"]["model_path"] == str(tmp_path / "res" / "model.gguf")
+    assert cfg["published"] == {"graded": str(tmp_path / "res" / "samples_graded.json"), "ranked": None}

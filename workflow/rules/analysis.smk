@@ -28,6 +28,7 @@ if PUBLISHED:
         input:
             graded=PUBLISHED["graded"],
             ranked=PUBLISHED["ranked"] or [],
+            texts=PUBLISHED["texts"] or [],
         output:
             graded="results/analysis/graded.parquet",
         log:

@@ -4,7 +4,7 @@ The table gains the answers' scores against the gold answers of the texts tables
 (:mod:`retrieval_response.analysis.answer_scores`): ``answer_f1, answer_em, answer_recall,
 answer_contains`` (top-K answer) and ``ideal_f1, ideal_em, ideal_recall, ideal_contains`` (ideal
 answer), null when the query has no gold answer, the answer is
-missing, or (published files) no texts table is given.
+missing, or (published files) no ``samples_texts.json`` is given.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import polars as pl
 
 from retrieval_response.analysis.answer_scores import SCORES, best_scores
 from retrieval_response.analysis.measures import positives_in_top_2k
+from retrieval_response.datasets import published_texts
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.published import read_graded, read_ranked
 
@@ -102,10 +103,33 @@ def check_unique_samples(graded: pl.DataFrame, graded_paths: Sequence[str | os.P
                          "give one of them ids of its own")
 
 
-def collect_published(graded_path: str | os.PathLike, ranked_path: str | os.PathLike | None) -> pl.DataFrame:
+def published_gold_answers(texts_path: str | os.PathLike, graded: pl.DataFrame) -> pl.DataFrame:
+    """``id, answers`` of a published ``samples_texts.json`` for the ids of ``graded``.
+
+    The file is read and validated as the ``published_texts`` layout (its optional ``answer``: a
+    string or a list of strings). InputError naming the texts file and the first graded id it
+    lacks: every graded query must be in the texts file.
+    """
+    texts, _ = published_texts.read(texts_path, None)
+    missing = graded.select("id").unique(maintain_order=True).join(texts.select("id"), on="id", how="anti")
+    if missing.height:
+        raise InputError(texts_path, f"id {missing['id'][0]}", "a graded query id is missing from the texts file")
+    return texts.select("id", "answers")
+
+
+def collect_published(
+    graded_path: str | os.PathLike,
+    ranked_path: str | os.PathLike | None,
+    texts_path: str | os.PathLike | None = None,
+) -> pl.DataFrame:
     """A published ``samples_graded.json`` as the analysis table (``np_2K`` if ``samples_ranked.json`` is given).
 
-    The answer scores are null: the published files carry no gold answers.
+    The optional fields ``grade_expected`` and ``status`` are kept when the file has them. The
+    answer scores use the gold answers of ``texts_path`` (a published ``samples_texts.json``,
+    joined by id, :func:`published_gold_answers`); without it they are null.
     """
     ranked = read_ranked(ranked_path) if ranked_path else None
-    return with_answer_scores(with_top_2k_positives(read_graded(graded_path), ranked))
+    graded = read_graded(graded_path)
+    if texts_path:
+        graded = graded.join(published_gold_answers(texts_path, graded), on="id", how="left", maintain_order="left")
+    return with_answer_scores(with_top_2k_positives(graded, ranked))

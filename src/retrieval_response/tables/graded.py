@@ -12,7 +12,7 @@ from retrieval_response.infra.errors import InputError
 GRADED_COLUMNS = ("id", "subset", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK",
                   "grade", "grade_expected", "P", "R", "status", "grade_raw")
 PUBLISHED_COLUMNS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK",
-                     "grade", "P", "R")
+                     "grade", "grade_expected", "P", "R", "status")
 
 
 def validate_graded(graded: pl.DataFrame, path: str | os.PathLike) -> None:
@@ -41,8 +41,9 @@ def validate_graded(graded: pl.DataFrame, path: str | os.PathLike) -> None:
 
 def export_published_json(graded: pl.DataFrame, path: str | os.PathLike) -> None:
     """Write ``graded`` atomically in the published ``samples_graded.json`` layout: a JSON array
-    of records {id, E, Nc, Np, K, rank, inK, answer_ideal, answer_topK, grade, P, R} (inK as 0/1
-    integers, grade null for ungraded samples)."""
+    of records {id, E, Nc, Np, K, rank, inK, answer_ideal, answer_topK, grade, grade_expected, P, R,
+    status} (inK as 0/1 integers, grade null for ungraded samples, grade_expected null where the
+    grader gave no log-probabilities); the published reader takes the last two as optional fields."""
     table = graded.select(*PUBLISHED_COLUMNS).with_columns(
         pl.col("inK").list.eval(pl.element().cast(pl.Int64)), pl.col("grade").cast(pl.Int64))
     with atomic_path(path) as tmp:

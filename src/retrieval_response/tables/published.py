@@ -7,7 +7,8 @@ and the rule it breaks. Ids and embedder labels ``E`` may end up in output file 
 must be safe names (:mod:`retrieval_response.infra.paths`).
 
 - :func:`read_graded` (``samples_graded.json``) -> id, subset, E, Nc, Np, K, rank, inK, grade,
-  and, when present, P, R, answer_ideal, answer_topK. subset = id.split('-')[0].
+  and, when present, P, R, answer_ideal, answer_topK, grade_expected, status.
+  subset = id.split('-')[0].
 - :func:`read_ranked` (``samples_ranked.json``) -> id, subset, E, Nc, Np, K, P, R, rank.
 
 ``samples_human.json`` is read by :func:`retrieval_response.analysis.agreement.read_human_grades`.
@@ -102,6 +103,24 @@ def _graded_valid(record: dict) -> str | None:
     return None
 
 
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _graded_optional_valid(record: dict) -> str | None:
+    expected = record.get("grade_expected")
+    if expected is not None and not (_is_number(expected) and 1 <= expected <= 5):
+        return f"grade_expected must be a number in [1, 5] or null, got {expected!r}"
+    if "status" not in record:
+        return None
+    status = record["status"]
+    if not isinstance(status, str) or not status:
+        return f"status must be a non-empty string, got {status!r}"
+    if (record["grade"] is not None) != (status == "graded"):
+        return f"grade must be given exactly when status is 'graded' (status {status!r}, grade {record['grade']!r})"
+    return None
+
+
 def _frame(records: list[Record], schema: dict[str, pl.DataType]) -> pl.DataFrame:
     present = [c for c in schema if any(c in r.data for r in records)]
     columns = {c: [r.data.get(c) for r in records] for c in present}
@@ -114,7 +133,7 @@ def _frame(records: list[Record], schema: dict[str, pl.DataType]) -> pl.DataFram
 GRADED_SCHEMA = {
     "id": pl.String, "E": pl.String, "Nc": pl.Int32, "Np": pl.Int32, "K": pl.Int32,
     "rank": pl.List(pl.Int32), "inK": pl.List(pl.Int8), "grade": pl.Int8, "P": pl.Float64, "R": pl.Float64,
-    "answer_ideal": pl.String, "answer_topK": pl.String,
+    "answer_ideal": pl.String, "answer_topK": pl.String, "grade_expected": pl.Float64, "status": pl.String,
 }
 
 
@@ -123,13 +142,16 @@ def read_graded(path: str | os.PathLike) -> pl.DataFrame:
 
     Rules: id, E safe names; Nc, Np, K integers with 1 <= Np < Nc and K >= 1; inK a list of K 0/1
     values with sum(inK) <= Np; rank (optional) K integers with inK = (rank < Np); grade an
-    integer 1..5 or null (ungraded); (id, E, Nc, Np, K) unique.
+    integer 1..5 or null (ungraded); grade_expected (optional) a number in [1, 5] or null;
+    status (optional) a non-empty string, ``"graded"`` exactly when grade is not null;
+    (id, E, Nc, Np, K) unique.
     """
     records = read_json_records(path)
     checks = [
         _require({**SAMPLE_KEYS, "K": _is_int, "inK": _is_int_list, "grade": lambda v: v is None or _is_int(v)}),
         _sample_keys_valid,
         _graded_valid,
+        _graded_optional_valid,
     ]
     _validate(path, records, checks)
     frame = _frame(records, GRADED_SCHEMA)

@@ -93,7 +93,7 @@ def input_files(config: Mapping) -> list[tuple[str, str]]:
     """(config key, path) of every input file the config names: datasets, published files, human grades."""
     files = [(f"datasets.{name}.path", dataset["path"]) for name, dataset in config["datasets"].items()]
     published = config.get("published") or {}
-    files += [(f"published.{key}", published[key]) for key in ("graded", "ranked", "human") if published.get(key)]
+    files += [(f"published.{key}", published[key]) for key in ("graded", "ranked", "texts", "human") if published.get(key)]
     if config["analysis"].get("human"):
         files.append(("analysis.human", config["analysis"]["human"]))
     return files

@@ -80,8 +80,10 @@ def human_grades_file(config: Mapping) -> str | None:
 
 
 def judges_against_gold(config: Mapping) -> bool:
-    """True when the LLM judge is checked against gold answers: the workflow prepares its own data
-    (not published mode) and some dataset's layout can carry gold answers."""
-    return not config.get("published") and any(
+    """True when the LLM judge is checked against gold answers: in published mode when
+    ``published.texts`` is given, else when some dataset's layout can carry gold answers."""
+    if config.get("published"):
+        return bool(config["published"].get("texts"))
+    return any(
         dataset["layout"] not in LAYOUTS_WITHOUT_GOLD for dataset in config["datasets"].values()
     )
