@@ -17,7 +17,7 @@ import polars as pl
 from retrieval_response.analysis.answer_scores import SCORES, best_scores
 from retrieval_response.analysis.measures import positives_in_top_2k
 from retrieval_response.infra.errors import InputError
-from retrieval_response.tables.published import read_graded, read_ranked
+from retrieval_response.tables.published import read_published
 
 
 def with_top_2k_positives(graded: pl.DataFrame, ranked: pl.DataFrame | None) -> pl.DataFrame:
@@ -105,7 +105,9 @@ def check_unique_samples(graded: pl.DataFrame, graded_paths: Sequence[str | os.P
 def collect_published(graded_path: str | os.PathLike, ranked_path: str | os.PathLike | None) -> pl.DataFrame:
     """A published ``samples_graded.json`` as the analysis table (``np_2K`` if ``samples_ranked.json`` is given).
 
-    The answer scores are null: the published files carry no gold answers.
+    Each file is checked record by record and each graded sample against its ranked sample
+    (``tables.published.read_published``). The answer scores are null: the published files
+    carry no gold answers.
     """
-    ranked = read_ranked(ranked_path) if ranked_path else None
-    return with_answer_scores(with_top_2k_positives(read_graded(graded_path), ranked))
+    graded, ranked = read_published(graded_path, ranked_path or None)
+    return with_answer_scores(with_top_2k_positives(graded, ranked))
