@@ -1,14 +1,14 @@
 """Snakemake script: analysis table -> correlations and differences for one segmentation."""
 
 import _workflow_package  # noqa: F401
-import polars as pl
 
 from retrieval_response.analysis.correlation_tables import run_analysis, write_analysis
 from retrieval_response.infra.logs import job_log
+from retrieval_response.tables.workflow_tables import read_analysis_table
 
 log = job_log(snakemake.log[0])
 correlations, differences = run_analysis(
-    pl.read_parquet(snakemake.input.graded),
+    read_analysis_table(snakemake.input.graded),
     segmentation=snakemake.wildcards.segmentation,
     alpha_grid=snakemake.params.alpha_grid,
     corr_types=list(snakemake.params.corr_types),

@@ -18,6 +18,7 @@ from retrieval_response.analysis.answer_scores import SCORES, best_scores
 from retrieval_response.analysis.measures import positives_in_top_2k
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.published import read_published
+from retrieval_response.tables.workflow_tables import read_graded_table, read_ranked_table, read_texts_table
 
 
 def with_top_2k_positives(graded: pl.DataFrame, ranked: pl.DataFrame | None) -> pl.DataFrame:
@@ -58,10 +59,10 @@ def with_answer_scores(graded: pl.DataFrame) -> pl.DataFrame:
 
 def gold_answers(texts_path: str | os.PathLike) -> pl.DataFrame:
     """``id, answers`` of a texts table; ``answers`` empty for every id when the table predates the column."""
-    texts = pl.read_parquet(texts_path)
-    if "answers" not in texts.columns:
+    texts = read_texts_table(texts_path, ["id"])
+    if "answers" not in pl.read_parquet_schema(texts_path):
         return texts.select("id", pl.lit([], dtype=pl.List(pl.String)).alias("answers"))
-    return texts.select("id", "answers")
+    return read_texts_table(texts_path, ["id", "answers"])
 
 
 def collect_workflow(
@@ -81,13 +82,13 @@ def collect_workflow(
     gold = {path: gold_answers(path) for path in dict.fromkeys(texts_paths) if path is not None}
     graded = pl.concat(
         [
-            pl.read_parquet(g) if t is None else pl.read_parquet(g).join(gold[t], on="id", how="left", maintain_order="left")
+            read_graded_table(g) if t is None else read_graded_table(g).join(gold[t], on="id", how="left", maintain_order="left")
             for g, t in zip(graded_paths, texts_paths, strict=False)
         ],
         how="diagonal_relaxed",
     )
     check_unique_samples(graded, graded_paths)
-    ranked = pl.concat([pl.read_parquet(p, columns=["id", "E", "Nc", "Np", "rank"]) for p in ranked_paths])
+    ranked = pl.concat([read_ranked_table(p, ["id", "E", "Nc", "Np", "rank"]) for p in ranked_paths])
     return with_answer_scores(with_top_2k_positives(graded, ranked))
 
 
