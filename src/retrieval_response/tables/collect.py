@@ -22,12 +22,7 @@ from retrieval_response.tables.workflow_tables import read_graded_table, read_ra
 
 
 def with_top_2k_positives(graded: pl.DataFrame, ranked: pl.DataFrame | None) -> pl.DataFrame:
-    """``graded`` plus ``np_2K`` (positives in ranked.rank[:min(2K, Nc)]) when rankings are given.
-
-    The ``subset`` column is dropped so that the analysis applies the paper's rule
-    (subset = ``id.split('-')[0]``; the full id prefix stays available as the finer key ``level``).
-    """
-    graded = graded.drop("subset", strict=False)
+    """``graded`` plus ``np_2K`` (positives in ranked.rank[:min(2K, Nc)]) when rankings are given."""
     if ranked is None:
         return graded
     return graded.with_columns(np_2K=positives_in_top_2k(graded, ranked))
@@ -65,25 +60,40 @@ def gold_answers(texts_path: str | os.PathLike) -> pl.DataFrame:
     return read_texts_table(texts_path, ["id", "answers"])
 
 
+def analysis_subsets(graded: pl.DataFrame, subset: str | None) -> pl.DataFrame:
+    """``graded`` with the analysis' ``subset``: the configured ``subset`` of its dataset when
+    there is one (it wins over the ids), else the paper's ``id.split('-')[0]`` (``Hp-e``, ``Hp-m``
+    and ``Hp-h`` fall into ``Hp``; the full id prefix stays available as the finer key ``level``)."""
+    return graded.with_columns(
+        subset=pl.lit(subset, pl.String) if subset is not None else pl.col("id").str.split("-").list.first())
+
+
 def collect_workflow(
     graded_paths: Sequence[str | os.PathLike],
     ranked_paths: Sequence[str | os.PathLike],
     texts_paths: Sequence[str | os.PathLike] | None = None,
+    subsets: Sequence[str | None] | None = None,
 ) -> pl.DataFrame:
     """The workflow's graded Parquet files as one table, with ``np_2K`` from its ranked files.
+
+    ``subsets[i]`` is the configured ``subset`` of ``graded_paths[i]``'s dataset (None: none), the
+    ``subset`` of its rows in the analysis (``analysis_subsets``).
 
     ``texts_paths[i]`` is the texts table of ``graded_paths[i]``'s dataset (ids are unique
     only within a dataset); its gold answers give the answer scores (``with_answer_scores``),
     all null when ``texts_paths`` is None.
     """
     texts_paths = texts_paths if texts_paths is not None else [None] * len(graded_paths)
-    if len(texts_paths) != len(graded_paths):
-        raise ValueError(f"{len(texts_paths)} texts tables for {len(graded_paths)} graded files: expected one per graded file")
+    subsets = subsets if subsets is not None else [None] * len(graded_paths)
+    if not len(texts_paths) == len(subsets) == len(graded_paths):
+        raise ValueError(f"{len(texts_paths)} texts tables and {len(subsets)} subsets for {len(graded_paths)} graded files: "
+                         "expected one per graded file")
     gold = {path: gold_answers(path) for path in dict.fromkeys(texts_paths) if path is not None}
     graded = pl.concat(
         [
-            read_graded_table(g) if t is None else read_graded_table(g).join(gold[t], on="id", how="left", maintain_order="left")
-            for g, t in zip(graded_paths, texts_paths, strict=False)
+            analysis_subsets(read_graded_table(g) if t is None else
+                             read_graded_table(g).join(gold[t], on="id", how="left", maintain_order="left"), s)
+            for g, t, s in zip(graded_paths, texts_paths, subsets, strict=True)
         ],
         how="diagonal_relaxed",
     )

@@ -168,3 +168,25 @@ def check_candidates(ranked: pl.DataFrame, texts: pl.DataFrame, ranked_path: str
         f"fewer than Np positives or Nc - Np negatives in {texts_path}":
             (pl.col("n_p") < _np) | (pl.col("n_n") < _nc - _np),
     })
+
+
+def check_ids_across_datasets(texts_paths: dict[str, str | os.PathLike]) -> dict:
+    """The texts tables of all datasets (name -> path) share no query id; InputError naming both
+    tables, the first shared id and how many are shared otherwise. Ids are unique within a dataset
+    only, while the analysis keys its samples and resamples its queries by id: two datasets with
+    one id would be refused after every LLM call was paid, so the LLM rules wait for this check.
+    Returns ``{"datasets": n, "queries": n}``."""
+    owner: dict[str, str] = {}
+    total = 0
+    for name, path in sorted(texts_paths.items()):
+        ids = read_texts_table(path, ["id"])["id"].to_list()
+        total += len(ids)
+        shared = [i for i in ids if i in owner]
+        if shared:
+            first = owner[shared[0]]
+            more = f" ({len(shared)} ids in all)" if len(shared) > 1 else ""
+            raise InputError(f"{texts_paths[first]}, {path}", f"id {shared[0]}",
+                             f"the same query id in datasets {first} and {name}{more}: ids are unique within a "
+                             "dataset only, so give one of them ids of its own (another id prefix)")
+        owner.update(dict.fromkeys(ids, name))
+    return {"datasets": len(texts_paths), "queries": total}
