@@ -113,6 +113,13 @@ def test_analysis_table_positives_in_the_top_2k_hold_those_of_the_top_k(tmp_path
         assert "np_2K (positives in the top 2K) must lie in sum(inK)..Np" in refused(read_analysis_table, path).rule
 
 
+@pytest.mark.parametrize("ks", [[1], [5], [1, 5], [2, 3, 4]])
+def test_valid_ranked_tables_pass_whatever_their_cutoffs(tmp_path, ks):
+    path = tmp_path / "ranked.parquet"
+    write_parquet(synthetic_ranked(TEXTS, "ML6", 5, 2, ks), path)
+    assert read_ranked_table(path)["K"].to_list() == [ks] * TEXTS.height
+
+
 @pytest.mark.parametrize("damage", ["not parquet", "missing column", "empty file"])
 def test_an_unreadable_or_incomplete_table_is_one_line(tmp_path, damage):
     path = tmp_path / "table.parquet"

@@ -80,7 +80,7 @@ def validate_ranked(ranked: pl.DataFrame, path: str | os.PathLike) -> None:
         **COUNT_RULES,
         **_permutation_rules(_nc),
         "K must be increasing values in 1..Nc": (_k.list.len() == 0) | (_k.list.min() < 1) | (_k.list.max() > _nc)
-        | (_k.list.diff(null_behavior="drop").list.min() <= 0),
+        | (_k.list.diff(null_behavior="drop").list.min().fill_null(1) <= 0),
         "P and R must be as long as K": (pl.col("P").list.len() != _k.list.len()) | (pl.col("R").list.len() != _k.list.len()),
         "duplicate (id, E, Nc, Np)": pl.struct("id", "E", "Nc", "Np").is_duplicated(),
     }
