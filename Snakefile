@@ -15,12 +15,24 @@ from snakemake.utils import min_version
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from retrieval_response.embedding import hub_models
+from retrieval_response.infra.errors import InputError
+from retrieval_response.workflow_config.yaml_bounds import check_yaml_expansion
 
 # No network at run time for litellm: its price map comes from disk. Hub models: below.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 min_version("9.0")
 
+
+# A YAML alias bomb stops here, in one line, before anything walks the config: Snakemake has
+# loaded a --configfile already (as a graph of shared references, which is quick) but not yet
+# validated it, and config.yaml is read only below. (A bomb of nested mappings given with
+# --configfile hangs in Snakemake's own config merge, before this file runs.)
+for _config_path in workflow.overwrite_configfiles or ["config.yaml"]:
+    try:
+        check_yaml_expansion(_config_path)
+    except InputError as error:
+        sys.exit(str(error))
 
 # config.yaml is the default; a --configfile replaces it rather than being merged into it.
 if not workflow.overwrite_configfiles:

@@ -222,10 +222,12 @@ def test_collect_scores_answers_against_the_gold_of_each_graded_files_dataset(tm
         ids = [f"{prefix}-0", f"{prefix}-1"]
         texts = pl.DataFrame({"id": ids, "answers": [gold, []]})
         graded = pl.DataFrame({
-            "id": ids, "E": "ML6", "Nc": 5, "Np": 2, "K": 1, "inK": [[1], [0]],
+            "id": ids, "subset": prefix, "E": "ML6", "Nc": 5, "Np": 2, "K": 1, "rank": [[0], [2]], "inK": [[1], [0]],
             "answer_topK": [answer, answer], "answer_ideal": ["The Paris", None], "grade": [5, 1],
+            "grade_expected": [5.0, 1.0], "P": [1.0, 0.0], "R": [0.5, 0.0], "status": "graded", "grade_raw": ["5", "1"],
         }, schema_overrides={"Nc": pl.Int32, "Np": pl.Int32, "K": pl.Int32, "grade": pl.Int8})
-        ranked = pl.DataFrame({"id": ids, "E": "ML6", "Nc": 5, "Np": 2, "rank": [[0, 1, 2, 3, 4]] * 2},
+        ranked = pl.DataFrame({"id": ids, "E": "ML6", "Nc": 5, "Np": 2, "K": [[1]] * 2, "P": [[1.0], [0.0]],
+                               "R": [[0.5], [0.0]], "rank": [[0, 1, 2, 3, 4], [2, 0, 1, 3, 4]]},
                               schema_overrides={"Nc": pl.Int32, "Np": pl.Int32, "rank": pl.List(pl.Int32)})
         tables = ((texts, "texts", texts_paths), (graded, "graded", graded_paths), (ranked, "ranked", ranked_paths))
         for frame, folder, paths in tables:

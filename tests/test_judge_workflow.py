@@ -103,15 +103,17 @@ def test_two_datasets_with_the_same_ids_are_refused_when_collected(tmp_path):
     from retrieval_response.infra.errors import InputError
     from retrieval_response.tables.collect import collect_workflow
 
-    row = {"id": ["Hp-1"], "subset": ["Hp"], "E": ["X"], "Nc": [3], "Np": [2], "K": [1], "rank": [[0, 1, 2]],
-           "inK": [[1]], "grade": [4]}
+    row = {"id": ["Hp-1"], "subset": ["Hp"], "E": ["X"], "Nc": [3], "Np": [2], "K": [1], "rank": [[0]],
+           "inK": [[1]], "answer_ideal": ["a"], "answer_topK": ["b"], "grade": [4], "grade_expected": [4.0],
+           "P": [1.0], "R": [0.5], "status": ["graded"], "grade_raw": ["4"]}
     paths = []
     for name in ("a", "b"):
         path = tmp_path / f"{name}.parquet"
         pl.DataFrame(row).write_parquet(path)
         paths.append(path)
     ranked = tmp_path / "ranked.parquet"
-    pl.DataFrame({k: row[k] for k in ("id", "E", "Nc", "Np", "rank")}).write_parquet(ranked)
+    pl.DataFrame({"id": ["Hp-1"], "E": ["X"], "Nc": [3], "Np": [2], "K": [[1]], "P": [[1.0]], "R": [[0.5]],
+                  "rank": [[0, 1, 2]]}).write_parquet(ranked)
     collect_workflow([paths[0]], [ranked])
     with pytest.raises(InputError, match="id Hp-1.*two datasets"):
         collect_workflow(paths, [ranked])

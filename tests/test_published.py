@@ -75,7 +75,7 @@ def test_read_ranked_and_bad_permutation(tmp_path):
     records[1]["rank"] = [0, 0, 1, 3, 4]
     path = tmp_path / "samples_ranked.json"
     path.write_text(json.dumps(records))
-    with pytest.raises(InputError, match=r"record 2 \(id Hp-e-2\): rank must be a permutation"):
+    with pytest.raises(InputError, match=r"record 2 \(id Hp-e-2\): rank must list distinct candidates .*: 0 appears twice"):
         read_ranked(path)
 
 

@@ -57,6 +57,10 @@ else:
             texts_of_graded=[
                 f"results/texts/{dataset}.parquet" for dataset, _, _ in dataset_units()
             ],
+            # The configured subset of each graded file's dataset wins over its ids.
+            subsets_of_graded=[
+                DATASETS[dataset].get("subset") for dataset, _, _ in dataset_units()
+            ],
         script:
             "../scripts/collect_graded.py"
 

@@ -48,6 +48,7 @@ rule answer_ideal:
     input:
         texts="results/texts/{dataset}.parquet",
         prompt=LLM["prompts"]["answer"],
+        ids_checked=IDS_CHECKED,
     output:
         answers="results/answers/ideal/{dataset}.parquet",
         summary="results/answers/ideal/{dataset}.summary.json",
@@ -72,6 +73,7 @@ rule answer_topk:
         texts="results/texts/{dataset}.parquet",
         ranked="results/ranked/{dataset}/{embedder}/{design}.parquet",
         prompt=LLM["prompts"]["answer"],
+        ids_checked=IDS_CHECKED,
     output:
         answers="results/answers/topk/{dataset}/{embedder}/{design}/{shard}.parquet",
         summary="results/answers/topk/{dataset}/{embedder}/{design}/{shard}.summary.json",

@@ -4,6 +4,11 @@
 # config: functions beside rules would fail `snakemake --lint`.)
 TEXTS_TARGETS = [f"results/texts/{name}.parquet" for name in sorted(DATASETS)]
 
+# With several datasets, the LLM rules wait for check_dataset_ids (no query id in two datasets).
+# The input is ancient: a later rerun of the check (a dataset added or re-prepared) replans no
+# LLM job of the datasets that did not change.
+IDS_CHECKED = [ancient("results/texts/ids_checked.json")] if len(DATASETS) > 1 else []
+
 
 rule prepare_dataset:
     input:
@@ -27,3 +32,20 @@ rule prepare_dataset:
         designs=design_pairs,
     script:
         "../scripts/prepare_dataset.py"
+
+
+rule check_dataset_ids:
+    """No query id in two datasets: checked after prepare, before any LLM call is paid."""
+    input:
+        texts=TEXTS_TARGETS,
+    output:
+        checked="results/texts/ids_checked.json",
+    log:
+        "logs/check_dataset_ids.log",
+    localrule: True
+    conda:
+        "../../envs/prepare.yaml"
+    params:
+        datasets=sorted(DATASETS),
+    script:
+        "../scripts/check_dataset_ids.py"

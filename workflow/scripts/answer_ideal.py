@@ -3,20 +3,20 @@
 import time
 
 import _workflow_package  # noqa: F401
-import polars as pl
 
 from retrieval_response.infra.atomic import write_json, write_parquet
 from retrieval_response.infra.logs import job_log
 from retrieval_response.llm.jobs import check_failures, client_from_config, job_summary
 from retrieval_response.llm.pipeline import ideal_answers
 from retrieval_response.llm.prompts import ANSWER_FIELDS, load_prompt
+from retrieval_response.tables.workflow_tables import read_texts_table
 
 log = job_log(snakemake.log[0])
 start = time.monotonic()
 job = snakemake.wildcards.dataset
 client = client_from_config(snakemake.config["llm"]["generator"], snakemake.config["llm"], snakemake.threads,
                             "answer_ideal", job, snakemake.log[0])
-answers = ideal_answers(pl.read_parquet(snakemake.input.texts), snakemake.params.nps, client,
+answers = ideal_answers(read_texts_table(snakemake.input.texts, ["id", "q", "p"]), snakemake.params.nps, client,
                         load_prompt(snakemake.input.prompt, ANSWER_FIELDS))
 summary = job_summary(client, "answer_ideal", job, time.monotonic() - start, answers["status"])
 log.info("%s: %d ideal answers, %d calls, %d cache hits", job, answers.height,

@@ -3,23 +3,20 @@
 import time
 
 import _workflow_package  # noqa: F401
-import polars as pl
 
 from retrieval_response.infra.atomic import write_json, write_parquet
-from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.logs import job_log
 from retrieval_response.llm.jobs import check_failures, client_from_config, job_summary
 from retrieval_response.llm.pipeline import topk_answers
 from retrieval_response.llm.prompts import ANSWER_FIELDS, load_prompt
 from retrieval_response.llm.sharding import select_shard
+from retrieval_response.tables.workflow_tables import check_candidates, read_ranked_table, read_texts_table
 
 log = job_log(snakemake.log[0])
 start = time.monotonic()
-texts = pl.read_parquet(snakemake.input.texts)
-ranked = select_shard(pl.read_parquet(snakemake.input.ranked), snakemake.wildcards.shard)
-unknown = ranked.join(texts, on="id", how="anti")
-if unknown.height:
-    raise InputError(snakemake.input.ranked, f"id {unknown['id'][0]}", f"not in {snakemake.input.texts}")
+texts = read_texts_table(snakemake.input.texts)
+ranked = select_shard(read_ranked_table(snakemake.input.ranked), snakemake.wildcards.shard)
+check_candidates(ranked, texts, snakemake.input.ranked, snakemake.input.texts)
 job = "/".join(snakemake.wildcards[k] for k in ("dataset", "embedder", "design", "shard"))
 client = client_from_config(snakemake.config["llm"]["generator"], snakemake.config["llm"], snakemake.threads,
                             "answer_topk", job, snakemake.log[0])

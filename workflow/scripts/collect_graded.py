@@ -7,7 +7,9 @@ from retrieval_response.infra.logs import job_log
 from retrieval_response.tables.collect import collect_workflow
 
 log = job_log(snakemake.log[0])
-graded = collect_workflow(snakemake.input.graded, snakemake.input.ranked, snakemake.params.texts_of_graded)
+graded = collect_workflow(
+    snakemake.input.graded, snakemake.input.ranked, snakemake.params.texts_of_graded, snakemake.params.subsets_of_graded
+)
 write_parquet(graded, snakemake.output.graded)
 log.info(
     "%d graded samples collected, %d with a gold answer",

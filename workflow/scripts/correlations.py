@@ -1,17 +1,17 @@
 """Snakemake script: analysis table -> correlations, differences and resampled correlations for one segmentation."""
 
 import _workflow_package  # noqa: F401
-import polars as pl
 
 from retrieval_response.analysis.correlation_tables import analysis_tables, write_analysis
 from retrieval_response.analysis.replication import replication_corr_type
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log
+from retrieval_response.tables.workflow_tables import read_analysis_table
 
 log = job_log(snakemake.log[0])
 corr_types = list(snakemake.params.corr_types)
 correlations, differences, resamples = analysis_tables(
-    pl.read_parquet(snakemake.input.graded),
+    read_analysis_table(snakemake.input.graded),
     segmentation=snakemake.wildcards.segmentation,
     alpha_grid=snakemake.params.alpha_grid,
     corr_types=corr_types,

@@ -5,11 +5,12 @@ import polars as pl
 
 from retrieval_response.figures.analysis_figures import render_figures
 from retrieval_response.infra.logs import job_log
+from retrieval_response.tables.workflow_tables import read_analysis_table
 
 log = job_log(snakemake.log[0])
 segmentations = snakemake.params.segmentations
 manifest = render_figures(
-    pl.read_parquet(snakemake.input.graded),
+    read_analysis_table(snakemake.input.graded),
     dict(zip(segmentations, map(pl.read_parquet, snakemake.input.correlations), strict=False)),
     dict(zip(segmentations, map(pl.read_parquet, snakemake.input.differences), strict=False)),
     snakemake.output[0],

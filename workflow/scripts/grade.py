@@ -11,6 +11,7 @@ from retrieval_response.llm.jobs import check_failures, client_from_config, job_
 from retrieval_response.llm.pipeline import grade_answers
 from retrieval_response.llm.prompts import GRADE_FIELDS, load_prompt
 from retrieval_response.tables.graded import validate_graded
+from retrieval_response.tables.workflow_tables import read_texts_table
 
 log = job_log(snakemake.log[0])
 start = time.monotonic()
@@ -18,7 +19,7 @@ job = "/".join(snakemake.wildcards[k] for k in ("dataset", "embedder", "design",
 client = client_from_config(snakemake.config["llm"]["grader"], snakemake.config["llm"], snakemake.threads,
                             "grade", job, snakemake.log[0])
 graded = grade_answers(pl.read_parquet(snakemake.input.topk), pl.read_parquet(snakemake.input.ideal),
-                       pl.read_parquet(snakemake.input.texts), client,
+                       read_texts_table(snakemake.input.texts, ["id", "q"]), client,
                        load_prompt(snakemake.input.prompt, GRADE_FIELDS, needs_reask=True))
 validate_graded(graded, snakemake.output.graded)
 summary = job_summary(client, "grade", job, time.monotonic() - start, graded["status"])

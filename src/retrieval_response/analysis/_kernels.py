@@ -39,7 +39,9 @@ def _store_correlations(out, t, a, n, distinct_x, distinct_y, cov_rank, var_x_ra
     Spearman = cov_rank / sqrt(var_x_rank var_y_rank) (Pearson on midranks), Pearson =
     cov_value / sqrt(var_x_value var_y_value), with S = concordant - discordant pairs, n0 =
     n(n-1)/2: tau-b = S / sqrt((n0 - x_ties)(n0 - y_ties)), tau-c = 2S / (n^2 (m-1)/m),
-    m = min(distinct_x, distinct_y). NaN when n < 2 or either side has fewer than 2 distinct values.
+    m = min(distinct_x, distinct_y). NaN when n < 2 or either side has fewer than 2 distinct values;
+    Pearson NaN too when its values are constant in float64 although the exact order tells them
+    apart (values closer than an ulp: no variance to divide by).
     """
     if n < 2 or distinct_x < 2 or distinct_y < 2:
         for k in range(4):
@@ -47,7 +49,8 @@ def _store_correlations(out, t, a, n, distinct_x, distinct_y, cov_rank, var_x_ra
         return
     pairs = n * (n - 1.0) / 2.0
     out[0, t, a] = cov_rank / np.sqrt(var_x_rank * var_y_rank)
-    out[1, t, a] = min(1.0, max(-1.0, cov_value / np.sqrt(var_x_value * var_y_value)))
+    var_value = var_x_value * var_y_value
+    out[1, t, a] = min(1.0, max(-1.0, cov_value / np.sqrt(var_value))) if var_value > 0 else np.nan
     out[2, t, a] = min(1.0, max(-1.0, s / np.sqrt(pairs - x_ties) / np.sqrt(pairs - y_ties)))
     classes = min(distinct_x, distinct_y)
     out[3, t, a] = min(1.0, max(-1.0, 2.0 * s / (n * n * (classes - 1.0) / classes)))

@@ -6,9 +6,11 @@ A segment key is (E, subset, [finer keys...], segment) where ``segment`` is
 - segmentation ``"ratio"``: round(K/Np, 1) with Python's ``round`` on the float (so 0.25 -> 0.2,
   0.35 -> 0.3, 0.45 -> 0.5), written with one decimal, e.g. ``"0.5"``, ``"1.3"``.
 
-``subset`` is the paper's ``id.split('-')[0]`` when the table has no ``subset`` column
+``subset`` is the table's ``subset`` column (the workflow's analysis table holds a dataset's
+configured subset there, else the paper's rule), else the paper's ``id.split('-')[0]``
 (``Hp-e``, ``Hp-m``, ``Hp-h`` fall into ``Hp``); the finer key ``level`` is the id's full
-prefix ``id.rsplit('-', 1)[0]`` (``Hp-e``). Other finer keys: ``Nc``, ``Np``.
+prefix ``id.rsplit('-', 1)[0]`` (``Hp-e``), or the subset for an id without ``-``. Other finer
+keys: ``Nc``, ``Np``.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ FINER_KEYS = ("level", "Nc", "Np")
 
 
 def with_subset_and_level(samples: pl.DataFrame) -> pl.DataFrame:
-    """Add ``subset`` = id.split('-')[0] when absent and ``level`` = id.rsplit('-', 1)[0]."""
+    """Add ``subset`` = id.split('-')[0] when absent and ``level`` = id.rsplit('-', 1)[0] (the
+    subset when the id has no ``-``)."""
     out = samples
     if "subset" not in out.columns:
         out = out.with_columns(subset=pl.col("id").str.split("-").list.first())
     if "level" not in out.columns:
-        out = out.with_columns(level=pl.col("id").str.replace(r"-[^-]*$", ""))
+        out = out.with_columns(level=pl.when(pl.col("id").str.contains("-", literal=True))
+                               .then(pl.col("id").str.replace(r"-[^-]*$", "")).otherwise(pl.col("subset")))
     return out
 
 

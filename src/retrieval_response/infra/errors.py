@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class InputError(ValueError):
     """Bad user input: ``<path>: <record>: <rule>``.
@@ -21,3 +23,33 @@ class JobFailure(RuntimeError):
     """A workflow job that must fail with one line, without a traceback (for example an LLM job
     whose calls failed beyond ``llm.max_failed_share``): the message says what failed and how to
     go on."""
+
+
+class InputErrors(InputError):
+    """Several bad records at once: one line ``<path>: <record>: <rule>`` per record, at most
+    ``MAX_LINES`` of them, then a line counting the rest. ``path``, ``record`` and ``rule`` are
+    the first error's; ``errors`` holds them all."""
+
+    MAX_LINES = 20
+
+    def __init__(self, errors: Sequence[InputError]):
+        if not errors:
+            raise ValueError("InputErrors needs at least one error")
+        self.errors = list(errors)
+        first = self.errors[0]
+        super().__init__(first.path, first.record, first.rule)
+        lines = [str(error) for error in self.errors[: self.MAX_LINES]]
+        if len(self.errors) > self.MAX_LINES:
+            lines.append(f"{first.path}: ... and {len(self.errors) - self.MAX_LINES} more broken records")
+        self.args = ("\n".join(lines),)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def raise_all(errors: Sequence[InputError]) -> None:
+    """Raise ``errors`` (one InputError as itself, several as InputErrors); nothing when empty."""
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise InputErrors(errors)

@@ -18,16 +18,12 @@ from retrieval_response.analysis.answer_scores import SCORES, best_scores
 from retrieval_response.analysis.measures import positives_in_top_2k
 from retrieval_response.datasets import published_texts
 from retrieval_response.infra.errors import InputError
-from retrieval_response.tables.published import read_graded, read_ranked
+from retrieval_response.tables.published import read_published
+from retrieval_response.tables.workflow_tables import read_graded_table, read_ranked_table, read_texts_table
 
 
 def with_top_2k_positives(graded: pl.DataFrame, ranked: pl.DataFrame | None) -> pl.DataFrame:
-    """``graded`` plus ``np_2K`` (positives in ranked.rank[:min(2K, Nc)]) when rankings are given.
-
-    The ``subset`` column is dropped so that the analysis applies the paper's rule
-    (subset = ``id.split('-')[0]``; the full id prefix stays available as the finer key ``level``).
-    """
-    graded = graded.drop("subset", strict=False)
+    """``graded`` plus ``np_2K`` (positives in ranked.rank[:min(2K, Nc)]) when rankings are given."""
     if ranked is None:
         return graded
     return graded.with_columns(np_2K=positives_in_top_2k(graded, ranked))
@@ -59,36 +55,51 @@ def with_answer_scores(graded: pl.DataFrame) -> pl.DataFrame:
 
 def gold_answers(texts_path: str | os.PathLike) -> pl.DataFrame:
     """``id, answers`` of a texts table; ``answers`` empty for every id when the table predates the column."""
-    texts = pl.read_parquet(texts_path)
-    if "answers" not in texts.columns:
+    texts = read_texts_table(texts_path, ["id"])
+    if "answers" not in pl.read_parquet_schema(texts_path):
         return texts.select("id", pl.lit([], dtype=pl.List(pl.String)).alias("answers"))
-    return texts.select("id", "answers")
+    return read_texts_table(texts_path, ["id", "answers"])
+
+
+def analysis_subsets(graded: pl.DataFrame, subset: str | None) -> pl.DataFrame:
+    """``graded`` with the analysis' ``subset``: the configured ``subset`` of its dataset when
+    there is one (it wins over the ids), else the paper's ``id.split('-')[0]`` (``Hp-e``, ``Hp-m``
+    and ``Hp-h`` fall into ``Hp``; the full id prefix stays available as the finer key ``level``)."""
+    return graded.with_columns(
+        subset=pl.lit(subset, pl.String) if subset is not None else pl.col("id").str.split("-").list.first())
 
 
 def collect_workflow(
     graded_paths: Sequence[str | os.PathLike],
     ranked_paths: Sequence[str | os.PathLike],
     texts_paths: Sequence[str | os.PathLike] | None = None,
+    subsets: Sequence[str | None] | None = None,
 ) -> pl.DataFrame:
     """The workflow's graded Parquet files as one table, with ``np_2K`` from its ranked files.
+
+    ``subsets[i]`` is the configured ``subset`` of ``graded_paths[i]``'s dataset (None: none), the
+    ``subset`` of its rows in the analysis (``analysis_subsets``).
 
     ``texts_paths[i]`` is the texts table of ``graded_paths[i]``'s dataset (ids are unique
     only within a dataset); its gold answers give the answer scores (``with_answer_scores``),
     all null when ``texts_paths`` is None.
     """
     texts_paths = texts_paths if texts_paths is not None else [None] * len(graded_paths)
-    if len(texts_paths) != len(graded_paths):
-        raise ValueError(f"{len(texts_paths)} texts tables for {len(graded_paths)} graded files: expected one per graded file")
+    subsets = subsets if subsets is not None else [None] * len(graded_paths)
+    if not len(texts_paths) == len(subsets) == len(graded_paths):
+        raise ValueError(f"{len(texts_paths)} texts tables and {len(subsets)} subsets for {len(graded_paths)} graded files: "
+                         "expected one per graded file")
     gold = {path: gold_answers(path) for path in dict.fromkeys(texts_paths) if path is not None}
     graded = pl.concat(
         [
-            pl.read_parquet(g) if t is None else pl.read_parquet(g).join(gold[t], on="id", how="left", maintain_order="left")
-            for g, t in zip(graded_paths, texts_paths, strict=False)
+            analysis_subsets(read_graded_table(g) if t is None else
+                             read_graded_table(g).join(gold[t], on="id", how="left", maintain_order="left"), s)
+            for g, t, s in zip(graded_paths, texts_paths, subsets, strict=True)
         ],
         how="diagonal_relaxed",
     )
     check_unique_samples(graded, graded_paths)
-    ranked = pl.concat([pl.read_parquet(p, columns=["id", "E", "Nc", "Np", "rank"]) for p in ranked_paths])
+    ranked = pl.concat([read_ranked_table(p, ["id", "E", "Nc", "Np", "rank"]) for p in ranked_paths])
     return with_answer_scores(with_top_2k_positives(graded, ranked))
 
 
@@ -124,12 +135,13 @@ def collect_published(
 ) -> pl.DataFrame:
     """A published ``samples_graded.json`` as the analysis table (``np_2K`` if ``samples_ranked.json`` is given).
 
-    The optional fields ``grade_expected`` and ``status`` are kept when the file has them. The
-    answer scores use the gold answers of ``texts_path`` (a published ``samples_texts.json``,
-    joined by id, :func:`published_gold_answers`); without it they are null.
+    Each file is checked record by record and each graded sample against its ranked sample
+    (``tables.published.read_published``). The optional fields ``grade_expected`` and ``status``
+    are kept when the file has them. The answer scores use the gold answers of ``texts_path`` (a
+    published ``samples_texts.json``, joined by id, :func:`published_gold_answers`); without it
+    they are null.
     """
-    ranked = read_ranked(ranked_path) if ranked_path else None
-    graded = read_graded(graded_path)
+    graded, ranked = read_published(graded_path, ranked_path or None)
     if texts_path:
         graded = graded.join(published_gold_answers(texts_path, graded), on="id", how="left", maintain_order="left")
     return with_answer_scores(with_top_2k_positives(graded, ranked))

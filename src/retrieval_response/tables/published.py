@@ -1,15 +1,24 @@
 """Readers for the published primer-ai/retrieval-response files (docs/METHODS.md#published-graded-and-ranked-files).
 
 Each file is a JSON array of records or JSON lines (one record per line). Field names are the
-published dataset's. A bad record raises :class:`InputError` naming the file, the record
-(``line N`` for JSON lines, ``record N`` for an array, both 1-based, with its id when it has one)
-and the rule it breaks. Ids and embedder labels ``E`` may end up in output file names, so both
-must be safe names (:mod:`retrieval_response.infra.paths`).
+published dataset's. Bad records raise :class:`InputError` with one line per broken record
+(at most ``InputErrors.MAX_LINES``), each naming the file, the record (``line N`` for JSON
+lines, ``record N`` for an array, both 1-based, with its id when it has one) and the rule it
+breaks. Ids and embedder labels ``E`` may end up in output file names, so both must be safe
+names (:mod:`retrieval_response.infra.paths`). Counts are bounded before any cast (Nc at most
+:data:`MAX_NC`), so no value overflows a column.
+
+The rules are the relations the paper's samples obey: a ranking orders distinct candidates
+``0..Nc-1`` (the first Np are the positives), ``inK`` marks the positives of its top K, the
+graded samples of one (id, E, Nc, Np) at several K are prefixes of one ranking, and a ranked
+sample's ranking gives its graded samples' ``rank`` and ``inK`` (so the top 2K never holds
+fewer positives than the top K, and F_e never divides by zero).
 
 - :func:`read_graded` (``samples_graded.json``) -> id, subset, E, Nc, Np, K, rank, inK, grade,
   and, when present, P, R, answer_ideal, answer_topK, grade_expected, status.
   subset = id.split('-')[0].
 - :func:`read_ranked` (``samples_ranked.json``) -> id, subset, E, Nc, Np, K, P, R, rank.
+- :func:`read_published` reads both and checks each graded sample against its ranked sample.
 
 ``samples_human.json`` is read by :func:`retrieval_response.analysis.agreement.read_human_grades`.
 """
@@ -21,15 +30,25 @@ from collections.abc import Callable
 
 import polars as pl
 
-from retrieval_response.infra.errors import InputError
-from retrieval_response.infra.json_records import Record, read_json_records
+from retrieval_response.infra.errors import InputError, raise_all
+from retrieval_response.infra.json_records import Record, json_type, read_json_records
 from retrieval_response.infra.paths import UnsafeNameError, is_safe_name, safe_name
 
 Check = Callable[[dict], str | None]
 
+MAX_NC = 1_000_000
+"""The largest number of candidates per query a published sample may have."""
+
+SAMPLE_KEY = ("id", "E", "Nc", "Np")
+
 
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    """A JSON number that a Float64 column holds (an integer beyond 2**63 is refused, not cast)."""
+    return isinstance(value, float) or (_is_int(value) and abs(value) < 2**63)
 
 
 def _is_int_list(value) -> bool:
@@ -37,7 +56,7 @@ def _is_int_list(value) -> bool:
 
 
 def _is_number_list(value) -> bool:
-    return isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    return isinstance(value, list) and all(_is_number(v) for v in value)
 
 
 def _located(record: Record) -> str:
@@ -46,23 +65,46 @@ def _located(record: Record) -> str:
 
 
 def _validate(path, records: list[Record], checks: list[Check]) -> None:
+    """One InputError per record that breaks a check (its first broken rule), all raised together."""
+    errors = []
     for record in records:
         for check in checks:
             problem = check(record.data)
             if problem:
-                raise InputError(path, _located(record), problem)
+                errors.append(InputError(path, _located(record), problem))
+                break
+    raise_all(errors)
 
 
-def _require(fields: dict[str, Callable[[object], bool]]) -> Check:
+def _require(fields: dict[str, tuple[Callable[[object], bool], str]], optional: bool = False) -> Check:
+    """Each field present (unless ``optional``) and valid: ``fields[name] = (is_valid, what it must be)``."""
+
     def check(record: dict) -> str | None:
-        for name, is_valid in fields.items():
+        for name, (is_valid, expected) in fields.items():
             if name not in record:
+                if optional:
+                    continue
                 return f"missing field {name!r}"
             if not is_valid(record[name]):
-                return f"field {name!r} has an invalid value {record[name]!r}"
+                return f"field {name!r} must be {expected}, got {json_type(record[name])} {_short(record[name])}"
         return None
 
     return check
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _count_bounds(record: dict) -> str | None:
+    """Nc, Np (and K, when an integer) within their bounds, before anything is cast or built from them."""
+    nc, np_ = record["Nc"], record["Np"]
+    if not 2 <= nc <= MAX_NC:
+        return f"Nc must be an integer in 2..{MAX_NC}, got {nc}"
+    if not 1 <= np_ < nc:
+        return f"need 1 <= Np < Nc, got Np={np_}, Nc={nc}"
+    return None
 
 
 def _sample_keys_valid(record: dict) -> str | None:
@@ -73,38 +115,60 @@ def _sample_keys_valid(record: dict) -> str | None:
             return str(error)
     if "-" not in record["id"]:
         return "id must be '<subset>-<number>'"
-    if not 1 <= record["Np"] < record["Nc"]:
-        return f"need 1 <= Np < Nc, got Np={record['Np']}, Nc={record['Nc']}"
+    return _count_bounds(record)
+
+
+SAMPLE_KEYS = {
+    "id": (lambda v: isinstance(v, str), "a string"),
+    "E": (lambda v: isinstance(v, str), "a string"),
+    "Nc": (_is_int, "an integer"),
+    "Np": (_is_int, "an integer"),
+}
+OPTIONAL_FIELDS = {
+    "P": (lambda v: v is None or _is_number(v), "a number or null"),
+    "R": (lambda v: v is None or _is_number(v), "a number or null"),
+    "answer_ideal": (lambda v: v is None or isinstance(v, str), "a string or null"),
+    "answer_topK": (lambda v: v is None or isinstance(v, str), "a string or null"),
+}
+
+
+def _ranking_problem(rank: list[int], nc: int) -> str | None:
+    """Why ``rank`` is no ranking of distinct candidates 0..Nc-1 (None when it is one)."""
+    rule = f"rank must list distinct candidates in 0..Nc-1 = 0..{nc - 1}"
+    outside = [r for r in rank if not 0 <= r < nc]
+    if outside:
+        return f"{rule}: {outside[0]} is outside"
+    seen = set()
+    for r in rank:
+        if r in seen:
+            return f"{rule}: {r} appears twice"
+        seen.add(r)
     return None
 
 
-SAMPLE_KEYS = {"id": lambda v: isinstance(v, str), "E": lambda v: isinstance(v, str), "Nc": _is_int, "Np": _is_int}
-
-
 def _graded_valid(record: dict) -> str | None:
-    K, inK = record["K"], record["inK"]
-    if K < 1:
-        return f"K must be >= 1, got {K}"
+    K, inK, nc, np_ = record["K"], record["inK"], record["Nc"], record["Np"]
+    if not 1 <= K <= nc:
+        return f"K must be in 1..Nc, got K={K}, Nc={nc}"
     if len(inK) != K:
         return f"len(inK) = {len(inK)} must equal K = {K}"
     if any(v not in (0, 1) for v in inK):
         return "inK must hold only 0 and 1"
-    if sum(inK) > record["Np"]:
-        return f"sum(inK) = {sum(inK)} exceeds Np = {record['Np']}"
+    if sum(inK) > np_:
+        return f"sum(inK) = {sum(inK)} exceeds Np = {np_}"
     if "rank" in record:
         rank = record["rank"]
         if not _is_int_list(rank) or len(rank) != K:
             return "rank must be a list of K integers"
-        if [int(r < record["Np"]) for r in rank] != list(inK):
+        problem = _ranking_problem(rank, nc)
+        if problem:
+            return problem
+        if [int(r < np_) for r in rank] != list(inK):
             return "inK must be 1 exactly where rank < Np"
     grade = record["grade"]
     if grade is not None and not (_is_int(grade) and 1 <= grade <= 5):
         return f"grade must be an integer 1..5 or null, got {grade!r}"
     return None
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _graded_optional_valid(record: dict) -> str | None:
@@ -137,37 +201,82 @@ GRADED_SCHEMA = {
 }
 
 
-def read_graded(path: str | os.PathLike) -> pl.DataFrame:
-    """Graded samples: one row per (id, E, Nc, Np, K), in the DESIGN.md graded columns found.
+def _key(record: Record, keys: tuple[str, ...]) -> tuple:
+    return tuple(record.data[k] for k in keys)
 
-    Rules: id, E safe names; Nc, Np, K integers with 1 <= Np < Nc and K >= 1; inK a list of K 0/1
-    values with sum(inK) <= Np; rank (optional) K integers with inK = (rank < Np); grade an
-    integer 1..5 or null (ungraded); grade_expected (optional) a number in [1, 5] or null;
-    status (optional) a non-empty string, ``"graded"`` exactly when grade is not null;
-    (id, E, Nc, Np, K) unique.
-    """
+
+def _check_unique(path, records: list[Record], keys: tuple[str, ...]) -> None:
+    """One InputError per record whose ``keys`` repeat an earlier record's."""
+    first: dict[tuple, Record] = {}
+    errors = []
+    for record in records:
+        earlier = first.setdefault(_key(record, keys), record)
+        if earlier is not record:
+            errors.append(InputError(path, _located(record), f"duplicate key ({', '.join(keys)}) of {earlier.label}"))
+    raise_all(errors)
+
+
+def _check_prefixes(path, records: list[Record]) -> None:
+    """The graded samples of one (id, E, Nc, Np) at several K are prefixes of one ranking: each
+    record's ``inK`` (and ``rank``) extends those of the same sample at a smaller K."""
+    samples: dict[tuple, list[Record]] = {}
+    for record in records:
+        samples.setdefault(_key(record, SAMPLE_KEY), []).append(record)
+    errors = []
+    for group in samples.values():
+        group = sorted(group, key=lambda r: r.data["K"])
+        for shorter, longer in zip(group, group[1:], strict=False):
+            k = shorter.data["K"]
+            for field in ("rank", "inK"):
+                if field in shorter.data and field in longer.data and longer.data[field][:k] != shorter.data[field]:
+                    errors.append(InputError(path, _located(longer), (
+                        f"{field}[:{k}] = {_short(longer.data[field][:k])} differs from {field} = "
+                        f"{_short(shorter.data[field])} of {shorter.label} (K={k}): the samples of one "
+                        "(id, E, Nc, Np) at several K must be prefixes of one ranking")))
+                    break
+    raise_all(errors)
+
+
+def graded_records(path: str | os.PathLike) -> list[Record]:
+    """The records of a published graded file, each checked (see :func:`read_graded`)."""
     records = read_json_records(path)
     checks = [
-        _require({**SAMPLE_KEYS, "K": _is_int, "inK": _is_int_list, "grade": lambda v: v is None or _is_int(v)}),
+        _require({**SAMPLE_KEYS, "K": (_is_int, "an integer"), "inK": (_is_int_list, "a list of integers"),
+                  "grade": (lambda v: v is None or _is_int(v), "an integer or null")}),
+        _require({**OPTIONAL_FIELDS, "rank": (_is_int_list, "a list of integers")}, optional=True),
         _sample_keys_valid,
         _graded_valid,
         _graded_optional_valid,
     ]
     _validate(path, records, checks)
-    frame = _frame(records, GRADED_SCHEMA)
-    _check_unique(path, frame, records, ["id", "E", "Nc", "Np", "K"])
-    return frame
+    _check_unique(path, records, (*SAMPLE_KEY, "K"))
+    _check_prefixes(path, records)
+    return records
+
+
+def read_graded(path: str | os.PathLike) -> pl.DataFrame:
+    """Graded samples: one row per (id, E, Nc, Np, K), in the DESIGN.md graded columns found.
+
+    Rules: id, E safe names; Nc, Np, K integers with 2 <= Nc <= MAX_NC, 1 <= Np < Nc and
+    1 <= K <= Nc; inK a list of K 0/1 values with sum(inK) <= Np; rank (optional) K distinct
+    integers in 0..Nc-1 with inK = (rank < Np); grade an integer 1..5 or null (ungraded); P, R
+    numbers, answers strings (or null); grade_expected (optional) a number in [1, 5] or null;
+    status (optional) a non-empty string, ``"graded"`` exactly when grade is not null;
+    (id, E, Nc, Np, K) unique; the records of one
+    (id, E, Nc, Np) are prefixes of one another (inK, rank).
+    """
+    return _frame(graded_records(path), GRADED_SCHEMA)
 
 
 def _ranked_valid(record: dict) -> str | None:
-    K, P, R, rank = record["K"], record["P"], record["R"], record["rank"]
+    K, P, R, rank, nc = record["K"], record["P"], record["R"], record["rank"], record["Nc"]
     if not len(P) == len(R) == len(K):
         return "K, P and R must have the same length"
-    if sorted(rank) != list(range(record["Nc"])):
-        return "rank must be a permutation of 0..Nc-1"
-    if K != sorted(K) or any(k < 1 or k > record["Nc"] for k in K):
-        return "K must be sorted values in 1..Nc"
-    return None
+    if any(k < 1 or k > nc for k in K) or any(a >= b for a, b in zip(K, K[1:], strict=False)):
+        return f"K must be increasing values in 1..Nc = 1..{nc}, got {_short(K)}"
+    if len(rank) != nc:
+        return f"rank must be a permutation of 0..Nc-1 (all Nc = {nc} candidates), got {len(rank)} values"
+    return _ranking_problem(rank, nc)
 
 
 RANKED_SCHEMA = {
@@ -176,27 +285,62 @@ RANKED_SCHEMA = {
 }
 
 
-def read_ranked(path: str | os.PathLike) -> pl.DataFrame:
-    """Ranked samples: one row per (id, E, Nc, Np) with the full ranking.
-
-    Rules: id, E safe names; Nc, Np integers with 1 <= Np < Nc; K sorted integers in 1..Nc; P, R
-    number lists as long as K; rank a permutation of 0..Nc-1; (id, E, Nc, Np) unique.
-    """
+def ranked_records(path: str | os.PathLike) -> list[Record]:
+    """The records of a published ranked file, each checked (see :func:`read_ranked`)."""
     records = read_json_records(path)
     checks = [
-        _require({**SAMPLE_KEYS, "K": _is_int_list, "P": _is_number_list, "R": _is_number_list, "rank": _is_int_list}),
+        _require({**SAMPLE_KEYS, "K": (_is_int_list, "a list of integers"), "P": (_is_number_list, "a list of numbers"),
+                  "R": (_is_number_list, "a list of numbers"), "rank": (_is_int_list, "a list of integers")}),
         _sample_keys_valid,
         _ranked_valid,
     ]
     _validate(path, records, checks)
-    frame = _frame(records, RANKED_SCHEMA)
-    _check_unique(path, frame, records, ["id", "E", "Nc", "Np"])
-    return frame
+    _check_unique(path, records, SAMPLE_KEY)
+    return records
 
 
-def _check_unique(path, frame: pl.DataFrame, records: list[Record], keys: list[str]) -> None:
-    """InputError at the first record (row of ``frame``) whose ``keys`` repeat an earlier record's."""
-    repeated = frame.with_row_index("row").filter(~pl.struct(keys).is_first_distinct())
-    if len(repeated):
-        record = records[repeated["row"][0]]
-        raise InputError(path, _located(record), f"duplicate key ({', '.join(keys)})")
+def read_ranked(path: str | os.PathLike) -> pl.DataFrame:
+    """Ranked samples: one row per (id, E, Nc, Np) with the full ranking.
+
+    Rules: id, E safe names; Nc, Np integers with 2 <= Nc <= MAX_NC and 1 <= Np < Nc; K
+    increasing integers in 1..Nc; P, R number lists as long as K; rank a permutation of
+    0..Nc-1; (id, E, Nc, Np) unique.
+    """
+    return _frame(ranked_records(path), RANKED_SCHEMA)
+
+
+def check_graded_against_ranked(graded_path, graded: list[Record], ranked_path, ranked: list[Record]) -> None:
+    """Each graded sample that has a ranked sample agrees with its ranking: ``rank`` (when given)
+    is ranked ``rank[:K]`` and ``inK`` is ``rank[:K] < Np``; one InputError per graded record that
+    does not, naming the ranked record."""
+    rankings = {_key(record, SAMPLE_KEY): record for record in ranked}
+    errors = []
+    for record in graded:
+        ranked_record = rankings.get(_key(record, SAMPLE_KEY))
+        if ranked_record is None:
+            continue
+        data, k = record.data, record.data["K"]
+        top = ranked_record.data["rank"][:k]
+        where = f"{ranked_path} {_located(ranked_record)}"
+        if "rank" in data and data["rank"] != top:
+            problem = f"rank = {_short(data['rank'])} differs from rank[:K] = {_short(top)} of {where}"
+        elif data["inK"] != [int(r < data["Np"]) for r in top]:
+            problem = (f"inK = {_short(data['inK'])} differs from rank[:K] < Np = "
+                       f"{_short([int(r < data['Np']) for r in top])} of {where}")
+        else:
+            continue
+        errors.append(InputError(graded_path, _located(record), problem))
+    raise_all(errors)
+
+
+def read_published(
+    graded_path: str | os.PathLike, ranked_path: str | os.PathLike | None
+) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """``read_graded(graded_path)`` and ``read_ranked(ranked_path)`` (None without one), each
+    graded sample checked against its ranked sample (``check_graded_against_ranked``)."""
+    graded = graded_records(graded_path)
+    if ranked_path is None:
+        return _frame(graded, GRADED_SCHEMA), None
+    ranked = ranked_records(ranked_path)
+    check_graded_against_ranked(graded_path, graded, ranked_path, ranked)
+    return _frame(graded, GRADED_SCHEMA), _frame(ranked, RANKED_SCHEMA)

@@ -1,0 +1,192 @@
+"""The workflow's own Parquet tables read back by a later stage, checked before use.
+
+A table edited by hand (or truncated, or from another version) must fail with one line
+``<file>: id <id>: <rule>`` (``(and N more rows)`` when several rows break the rule), never with a
+polars traceback naming no file. The rules are those the writers guarantee (docs/DESIGN.md):
+
+- ranked (:func:`read_ranked_table`): ``2 <= Nc <= MAX_NC``, ``1 <= Np < Nc``; ``rank`` a
+  permutation of ``0..Nc-1``; ``K`` increasing in ``1..Nc``; ``P``, ``R`` as long as ``K``;
+  (id, E, Nc, Np) unique;
+- graded and analysis tables (:func:`read_graded_table`, :func:`read_analysis_table`): the same
+  bounds, ``1 <= K <= Nc``, ``rank`` K distinct values in ``0..Nc-1``, ``inK = (rank < Np)``,
+  a grade in 1..5 or null; the graded table's invariants of
+  :func:`retrieval_response.tables.graded.validate_graded`; in the analysis table ``np_2K``
+  (positives in the top 2K) at least ``sum(inK)`` (positives in the top K);
+- texts (:func:`read_texts_table`): unique ids; each ranked id of a design has ``Np`` positives
+  and ``Nc - Np`` negatives to rank (:func:`check_candidates`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import polars as pl
+
+from retrieval_response.infra.errors import InputError
+from retrieval_response.tables.graded import GRADED_COLUMNS, validate_graded
+from retrieval_response.tables.published import MAX_NC
+
+RANKED_COLUMNS = ("id", "subset", "E", "Nc", "Np", "K", "P", "R", "rank")
+SAMPLE_COLUMNS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "grade")
+TEXTS_COLUMNS = ("id", "q", "p", "n")
+
+_nc, _np, _k, _rank = pl.col("Nc"), pl.col("Np"), pl.col("K"), pl.col("rank")
+COUNT_RULES = {
+    f"Nc must lie in 2..{MAX_NC}": ~_nc.is_between(2, MAX_NC),
+    "need 1 <= Np < Nc": ~((_np >= 1) & (_np < _nc)),
+}
+
+
+def read_table(path: str | os.PathLike, columns: Sequence[str], what: str, *, all_columns: bool = False) -> pl.DataFrame:
+    """The Parquet table at ``path``: ``columns`` (all required), or every column when
+    ``all_columns``; InputError when it cannot be read or lacks a column."""
+    try:
+        schema = pl.read_parquet_schema(path)
+    except (OSError, pl.exceptions.PolarsError) as error:
+        raise InputError(path, "file", f"cannot read as a Parquet {what} table: {error}") from None
+    missing = [c for c in columns if c not in schema]
+    if missing:
+        raise InputError(path, "columns", f"missing column {missing[0]!r} of a {what} table")
+    try:
+        return pl.read_parquet(path, columns=None if all_columns else list(columns))
+    except (OSError, pl.exceptions.PolarsError) as error:
+        raise InputError(path, "file", f"cannot read as a Parquet {what} table: {error}") from None
+
+
+def check_rules(frame: pl.DataFrame, path: str | os.PathLike, rules: dict[str, pl.Expr]) -> None:
+    """InputError ``<path>: id <first id>: <rule>`` for the first rule some row breaks (a null
+    counts as broken), with the number of other rows that break it."""
+    for rule, broken in rules.items():
+        offenders = frame.filter(broken.fill_null(True))
+        if offenders.height:
+            more = f" (and {offenders.height - 1} more rows)" if offenders.height > 1 else ""
+            raise InputError(path, f"id {offenders['id'][0]}", f"{rule}{more}")
+
+
+def _permutation_rules(length: pl.Expr) -> dict[str, pl.Expr]:
+    """``rank`` holds ``length`` distinct values in 0..Nc-1."""
+    return {
+        "rank values must lie in 0..Nc-1": (_rank.list.min() < 0) | (_rank.list.max() >= _nc),
+        "rank must not repeat a candidate": _rank.list.n_unique() != _rank.list.len(),
+        "len(rank) is wrong (Nc in a ranked table, K in a graded one)": _rank.list.len() != length,
+    }
+
+
+def validate_ranked(ranked: pl.DataFrame, path: str | os.PathLike) -> None:
+    """The ranked-table rules (module docstring); InputError at the first rule broken."""
+    rules = {
+        "id must not be null": pl.col("id").is_null(),
+        **COUNT_RULES,
+        **_permutation_rules(_nc),
+        "K must be increasing values in 1..Nc": (_k.list.len() == 0) | (_k.list.min() < 1) | (_k.list.max() > _nc)
+        | (_k.list.diff(null_behavior="drop").list.min().fill_null(1) <= 0),
+        "P and R must be as long as K": (pl.col("P").list.len() != _k.list.len()) | (pl.col("R").list.len() != _k.list.len()),
+        "duplicate (id, E, Nc, Np)": pl.struct("id", "E", "Nc", "Np").is_duplicated(),
+    }
+    check_rules(ranked, path, rules)
+
+
+def read_ranked_table(path: str | os.PathLike, columns: Sequence[str] = RANKED_COLUMNS) -> pl.DataFrame:
+    """A ranked table, checked (``validate_ranked`` on the columns it needs), with ``columns`` only."""
+    needed = dict.fromkeys([*columns, "id", "E", "Nc", "Np", "K", "P", "R", "rank"])
+    ranked = read_table(path, list(needed), "ranked")
+    validate_ranked(ranked, path)
+    return ranked.select(columns)
+
+
+def _ink_matches_rank(frame: pl.DataFrame) -> pl.Series:
+    """Per row: ``inK`` is ``rank < Np`` element by element (rows whose lists differ in length: False)."""
+    same_length = frame["inK"].list.len() == frame["rank"].list.len()
+    rows = (frame.select(pl.col("rank").cast(pl.List(pl.Int64)), pl.col("inK").cast(pl.List(pl.Int64)),
+                         pl.col("Np").cast(pl.Int64))
+            .with_row_index("row")
+            .filter(same_length)
+            .explode("rank", "inK")
+            .group_by("row")
+            .agg(ok=(pl.col("inK") == (pl.col("rank") < pl.col("Np")).cast(pl.Int64)).all()))
+    matches = pl.DataFrame({"row": pl.arange(0, frame.height, eager=True).cast(pl.UInt32)}).join(
+        rows, on="row", how="left", maintain_order="left")["ok"]
+    return matches.fill_null(False) & same_length
+
+
+def sample_rules(frame: pl.DataFrame) -> dict[str, pl.Expr]:
+    """Rules every graded sample of ``frame`` obeys (graded and analysis tables)."""
+    return {
+        "id must not be null": pl.col("id").is_null(),
+        **COUNT_RULES,
+        "K must lie in 1..Nc": ~_k.is_between(1, _nc),
+        **_permutation_rules(_k),
+        "len(inK) != K": pl.col("inK").list.len() != _k,
+        "inK must be 1 exactly where rank < Np": ~pl.lit(_ink_matches_rank(frame)),
+        "grade outside 1..5": pl.col("grade").is_not_null() & ~pl.col("grade").is_between(1, 5),
+    }
+
+
+def validate_samples(frame: pl.DataFrame, path: str | os.PathLike) -> None:
+    """``sample_rules``; InputError at the first rule broken."""
+    check_rules(frame, path, sample_rules(frame))
+
+
+def read_graded_table(path: str | os.PathLike) -> pl.DataFrame:
+    """A graded table (an output of ``merge_graded``), checked: its samples (``validate_samples``)
+    and the graded invariants (``tables.graded.validate_graded``)."""
+    graded = read_table(path, GRADED_COLUMNS, "graded", all_columns=True)
+    validate_samples(graded, path)
+    validate_graded(graded, path)
+    return graded
+
+
+def read_analysis_table(path: str | os.PathLike) -> pl.DataFrame:
+    """The analysis table (``results/analysis/graded.parquet``), checked: its samples
+    (``validate_samples``) and, where counted, ``np_2K >= sum(inK)`` (the top 2K holds the top K)."""
+    table = read_table(path, SAMPLE_COLUMNS, "analysis", all_columns=True)
+    validate_samples(table, path)
+    if "np_2K" in table.columns:
+        check_rules(table, path, {
+            "np_2K (positives in the top 2K) must lie in sum(inK)..Np": pl.col("np_2K").is_not_null()
+            & ~pl.col("np_2K").is_between(pl.col("inK").list.sum(), _np),
+        })
+    return table
+
+
+def read_texts_table(path: str | os.PathLike, columns: Sequence[str] = TEXTS_COLUMNS) -> pl.DataFrame:
+    """A texts table (an output of ``prepare_dataset``) with ``columns``: ids present and unique."""
+    texts = read_table(path, list(dict.fromkeys(["id", *columns])), "texts")
+    check_rules(texts, path, {"id must not be null": pl.col("id").is_null(), "duplicate id": pl.col("id").is_duplicated()})
+    return texts.select(columns)
+
+
+def check_candidates(ranked: pl.DataFrame, texts: pl.DataFrame, ranked_path: str | os.PathLike,
+                     texts_path: str | os.PathLike) -> None:
+    """Every ranked id is a query of ``texts`` with at least Np positives and Nc - Np negatives
+    (the candidates its ranking orders); InputError naming the ranked file otherwise."""
+    joined = ranked.select("id", "Nc", "Np").join(
+        texts.select("id", n_p=pl.col("p").list.len(), n_n=pl.col("n").list.len()), on="id", how="left")
+    check_rules(joined, ranked_path, {
+        f"not a query of {texts_path}": pl.col("n_p").is_null(),
+        f"fewer than Np positives or Nc - Np negatives in {texts_path}":
+            (pl.col("n_p") < _np) | (pl.col("n_n") < _nc - _np),
+    })
+
+
+def check_ids_across_datasets(texts_paths: dict[str, str | os.PathLike]) -> dict:
+    """The texts tables of all datasets (name -> path) share no query id; InputError naming both
+    tables, the first shared id and how many are shared otherwise. Ids are unique within a dataset
+    only, while the analysis keys its samples and resamples its queries by id: two datasets with
+    one id would be refused after every LLM call was paid, so the LLM rules wait for this check.
+    Returns ``{"datasets": n, "queries": n}``."""
+    owner: dict[str, str] = {}
+    total = 0
+    for name, path in sorted(texts_paths.items()):
+        ids = read_texts_table(path, ["id"])["id"].to_list()
+        total += len(ids)
+        shared = [i for i in ids if i in owner]
+        if shared:
+            first = owner[shared[0]]
+            more = f" ({len(shared)} ids in all)" if len(shared) > 1 else ""
+            raise InputError(f"{texts_paths[first]}, {path}", f"id {shared[0]}",
+                             f"the same query id in datasets {first} and {name}{more}: ids are unique within a "
+                             "dataset only, so give one of them ids of its own (another id prefix)")
+        owner.update(dict.fromkeys(ids, name))
+    return {"datasets": len(texts_paths), "queries": total}
