@@ -169,9 +169,9 @@ def ndcg_paper(inK: pl.Series) -> np.ndarray:
 
 
 def ndcg_at_k(inK: pl.Series, Np: np.ndarray) -> np.ndarray:
-    """nDCG@K (standard) = DCG / IDCG(min(Np, K)): ideal over all Np positives, cut at K."""
+    """nDCG@K (standard) = DCG / IDCG(min(Np, K)): ideal over all Np positives, cut at K; NaN (undefined) when Np = 0."""
     ideal = _ideal_dcg(np.minimum(np.asarray(Np, np.int64), inK.list.len().to_numpy()))
-    return dcg(inK) / ideal
+    return np.divide(dcg(inK), ideal, out=np.full(len(ideal), np.nan), where=ideal > 0)
 
 
 def _hits(inK: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
