@@ -25,7 +25,7 @@ LLM_SUMMARIES = [
     for kind in ("answers/topk", "graded")
     for d, e, s in dataset_units()
     for shard in SHARDS
-]
+] + JUDGMENT_SUMMARIES
 
 # The benchmark file of every timed job (for the run summary).
 STAGE_BENCHMARKS = (
@@ -39,6 +39,7 @@ STAGE_BENCHMARKS = (
         for d, e, s in dataset_units()
         for shard in SHARDS
     ]
+    + JUDGMENT_BENCHMARKS
     + [f"results/benchmarks/correlations/{s}.tsv" for s in ANALYSIS["segmentations"]]
     + ["results/benchmarks/figures/figures.tsv"]
 )
