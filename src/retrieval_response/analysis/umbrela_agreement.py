@@ -64,8 +64,8 @@ def umbrela_agreement(tables: Sequence[tuple[pl.DataFrame, pl.DataFrame]], resam
              "fn": ~pl.col("umbrela") & (pl.col("qrel") == 1), "tn": ~pl.col("umbrela") & (pl.col("qrel") == 0)}
     per_query = (pairs.group_by("dataset", "id", "subset")
                  .agg(*(e.sum().cast(pl.Int64).alias(c) for c, e in cells.items()),
-                      *((pl.col("umbrela_label") == label) & (pl.col("qrel") == qrel)).sum().cast(pl.Int64)
-                      .alias(f"n_label{label}_qrel{qrel}") for label in LABELS for qrel in (0, 1)))
+                      *(((pl.col("umbrela_label") == label) & (pl.col("qrel") == qrel)).sum().cast(pl.Int64)
+                        .alias(f"n_label{label}_qrel{qrel}") for label in LABELS for qrel in (0, 1)))
                  .sort("subset", "dataset", "id"))
     strata = per_query["subset"].to_numpy()
     weights = resample_weights(strata, resamples, seed) if resamples and per_query.height else None

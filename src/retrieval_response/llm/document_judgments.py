@@ -108,10 +108,11 @@ def no_response_probability(token_logprobs: list[dict] | None) -> float | None:
 
 
 _DIGIT = r"([0-3])(?!\.?\d)"
+_SEPARATOR = r"(?:\s+is\s+|\W{0,4})"
 _UMBRELA_PATTERNS = tuple(re.compile(p, re.IGNORECASE | re.MULTILINE) for p in (
-    r"final[ _]score\W{0,4}" + _DIGIT,
-    r"\bscore\W{0,4}" + _DIGIT,
-    r"\b(?:category|label|o)\W{0,4}" + _DIGIT,
+    r"final[ _]score" + _SEPARATOR + _DIGIT,
+    r"\bscore" + _SEPARATOR + _DIGIT,
+    r"\b(?:category|label|o)" + _SEPARATOR + _DIGIT,
     r"^[^\w\n]*" + _DIGIT + r"[^\w\n]*$",
 ))
 
@@ -120,8 +121,8 @@ def parse_umbrela_label(text: str | None) -> int | None:
     """UMBRELA's 0-3 label in ``text``, leniently: the last ``final score`` followed by a digit 0-3
     (``##final score: 2``, ``"final_score": 2``); else the last ``score`` followed by one; else
     the last ``category``, ``label`` or ``O`` followed by one; else a line that is only a digit
-    0-3 with punctuation around it. Up to four non-word characters may separate the word from
-    the digit, which must stand alone (``3`` but not ``3.5`` or ``30``). None when nothing
+    0-3 with punctuation around it. `` is `` or up to four non-word characters may separate the
+    word from the digit, which must stand alone (``3`` but not ``3.5`` or ``30``). None when nothing
     matches: the pair's status is ``unparseable_label``, never a label 0 (UMBRELA's own fallback)."""
     for pattern in _UMBRELA_PATTERNS:
         found = pattern.findall(text or "")
