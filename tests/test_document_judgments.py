@@ -104,7 +104,7 @@ def test_erag_matches_pytrec_eval_on_binary_utilities_as_erag_eval_does(seed):
 
 def test_umbrela_ndcg_matches_ir_measures_with_exponential_gains():
     rng = np.random.default_rng(3)
-    for i in range(20):
+    for _ in range(20):
         labels = rng.integers(0, 4, int(rng.integers(1, 6))).tolist()
         if not any(labels):
             continue

@@ -14,7 +14,9 @@ JUDGMENT_KINDS = plan.judgment_kinds(config)
 
 # The judgments table of every dataset when some kind is asked for.
 JUDGMENT_TARGETS = (
-    [f"results/judgments/{d}.parquet" for d in sorted(DATASETS)] if JUDGMENT_KINDS else []
+    [f"results/judgments/{d}.parquet" for d in sorted(DATASETS)]
+    if JUDGMENT_KINDS
+    else []
 )
 JUDGMENT_SUMMARIES = [p.replace(".parquet", ".summary.json") for p in JUDGMENT_TARGETS]
 JUDGMENT_BENCHMARKS = [
@@ -22,7 +24,8 @@ JUDGMENT_BENCHMARKS = [
     for d in (sorted(DATASETS) if JUDGMENT_KINDS else [])
 ]
 JUDGMENT_PROMPTS = {
-    kind: LLM["prompts"]["answer" if kind == "erag" else kind] for kind in JUDGMENT_KINDS
+    kind: LLM["prompts"]["answer" if kind == "erag" else kind]
+    for kind in JUDGMENT_KINDS
 }
 
 

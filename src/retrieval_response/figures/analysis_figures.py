@@ -463,11 +463,12 @@ def fit_heatmap_figure(table: pl.DataFrame, small: pl.DataFrame, target: str, co
         values, text, notes, common = _heatmap_cells(part, small, layout)
         panels.append(HeatmapPanel(measure, values, text, notes, row_labels, _with_sizes(col_labels, common),
                                    len(embedders) if len(types) > 1 else 0))
-    manifest.drawn.append({"file": name, "figure": f"correlation of {', '.join(FIT_HEATMAP_MEASURES)} with {TARGET_SHORT[target]}, "
+    measures = ", ".join(FIT_HEATMAP_MEASURES)
+    manifest.drawn.append({"file": name, "figure": f"correlation of {measures} with {TARGET_SHORT[target]}, "
                            "narrow / wide segments", "segmentation": "fit", "target": target,
                            "corr_types": types, "panels": [p.title for p in panels]})
     return heatmap_figure(
-        panels, title=(f"Correlation of {', '.join(FIT_HEATMAP_MEASURES)} with {TARGET_LABELS[target]} on narrow (K < Np) and wide "
+        panels, title=(f"Correlation of {measures} with {TARGET_LABELS[target]} on narrow (K < Np) and wide "
                        "(K >= Np) segments; alpha = max over the grid; grey: left out (see figures.json)"),
         xlabel="subset and segment", cmap="viridis", norm=value_norm(_all_values(panels)),
         colorbar_label="correlation")
