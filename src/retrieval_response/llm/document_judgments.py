@@ -60,11 +60,11 @@ def model_sections(llm: Mapping, kinds: Iterable[str]) -> dict[str, dict]:
     ``llm.generator`` with ``max_tokens`` = UDCG_MAX_TOKENS and ``logprobs`` on; umbrela =
     ``llm.grader`` with ``max_tokens`` = UMBRELA_MAX_TOKENS and ``logprobs`` off."""
     sections = {
-        "erag": dict(llm["generator"]),
-        "udcg": {**llm["generator"], "max_tokens": UDCG_MAX_TOKENS, "logprobs": True},
-        "umbrela": {**llm["grader"], "max_tokens": UMBRELA_MAX_TOKENS, "logprobs": False},
+        "erag": lambda: dict(llm["generator"]),
+        "udcg": lambda: {**llm["generator"], "max_tokens": UDCG_MAX_TOKENS, "logprobs": True},
+        "umbrela": lambda: {**llm["grader"], "max_tokens": UMBRELA_MAX_TOKENS, "logprobs": False},
     }
-    return {kind: sections[kind] for kind in KINDS if kind in set(kinds)}
+    return {kind: sections[kind]() for kind in KINDS if kind in set(kinds)}
 
 
 def candidate_texts() -> pl.Expr:
