@@ -1,6 +1,7 @@
 """retrieval-response: which retrieval measure predicts the quality of RAG answers.
 
-Stages: prepare (query-texts samples) -> embed -> rank -> LLM answers and grades -> analysis.
+Stages: prepare (query-texts samples) -> embed -> rank -> document judgments (optional) -> LLM
+answers and grades -> analysis.
 With a ``published:`` entry in the config only the analysis runs, on the published files.
 """
 
@@ -44,6 +45,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/prepare.smk"
 include: "workflow/rules/embed.smk"
 include: "workflow/rules/rank.smk"
+include: "workflow/rules/judge_documents.smk"
 include: "workflow/rules/llm.smk"
 include: "workflow/rules/analysis.smk"
 

@@ -42,7 +42,7 @@ def test_table_layout_and_alpha_columns(graded):
     assert correlations.columns == CORRELATION_COLUMNS
     assert differences.columns == DIFFERENCE_COLUMNS
     assert set(correlations["corr_type"]) == {"spearman", "kendall_c"}
-    assert set(correlations["measure"]) == {"F", "F_e", "T", "T_u", "nDCG", "nDCG@K", "P", "R"}
+    assert set(correlations["measure"]) == {"F", "F_e", "T", "T_u", "nDCG", "nDCG@K", "RR@K", "AP@K", "P", "R"}
     with_alpha = correlations.filter(pl.col("measure").is_in(["F", "F_e", "T", "T_u"])).drop_nulls("value")
     assert with_alpha["alpha"].is_in(alpha_grid("l350^0.95").tolist()).all()
     assert with_alpha["alpha_rule"].unique().to_list() == ["first max over l350^0.95 (702 values)"]

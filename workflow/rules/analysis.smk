@@ -12,6 +12,11 @@ ANALYSIS_TARGETS = (
     + ["results/analysis/replication.parquet", "results/figures"]
     + (["results/analysis/agreement.parquet"] if HUMAN_GRADES else [])
     + (
+        ["results/analysis/umbrela_agreement.parquet"]
+        if "umbrela" in JUDGMENT_KINDS
+        else []
+    )
+    + (
         [
             "results/analysis/judge_agreement.parquet",
             "results/analysis/judge_agreement.png",
@@ -46,6 +51,7 @@ else:
             graded=GRADED_TARGETS,
             ranked=RANKED_TARGETS,
             texts=TEXTS_TARGETS,
+            judgments=JUDGMENT_TARGETS,
         output:
             graded="results/analysis/graded.parquet",
         log:
@@ -61,6 +67,11 @@ else:
             subsets_of_graded=[
                 DATASETS[dataset].get("subset") for dataset, _, _ in dataset_units()
             ],
+            judgments_of_graded=[
+                f"results/judgments/{dataset}.parquet" if JUDGMENT_KINDS else None
+                for dataset, _, _ in dataset_units()
+            ],
+            erag_metric=config["document_judgments"]["erag_metric"],
         script:
             "../scripts/collect_graded.py"
 
@@ -174,6 +185,24 @@ rule agreement:
         seed=ANALYSIS["seed"],
     script:
         "../scripts/agreement.py"
+
+
+rule umbrela_agreement:
+    input:
+        texts=TEXTS_TARGETS,
+        judgments=JUDGMENT_TARGETS,
+    output:
+        table="results/analysis/umbrela_agreement.parquet",
+    log:
+        "logs/umbrela_agreement.log",
+    localrule: True
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        resamples=ANALYSIS["bootstrap_resamples"],
+        seed=ANALYSIS["seed"],
+    script:
+        "../scripts/umbrela_agreement.py"
 
 
 rule judge_agreement:

@@ -18,14 +18,16 @@ design's shards into its graded file.
 GRADED_TARGETS = [f"results/graded/{d}/{e}/{s}.parquet" for d, e, s in dataset_units()]
 
 # Job summaries of every LLM job.
-LLM_SUMMARIES = [
-    f"results/answers/ideal/{name}.summary.json" for name in sorted(DATASETS)
-] + [
-    f"results/{kind}/{d}/{e}/{s}/{shard}.summary.json"
-    for kind in ("answers/topk", "graded")
-    for d, e, s in dataset_units()
-    for shard in SHARDS
-]
+LLM_SUMMARIES = (
+    [f"results/answers/ideal/{name}.summary.json" for name in sorted(DATASETS)]
+    + [
+        f"results/{kind}/{d}/{e}/{s}/{shard}.summary.json"
+        for kind in ("answers/topk", "graded")
+        for d, e, s in dataset_units()
+        for shard in SHARDS
+    ]
+    + JUDGMENT_SUMMARIES
+)
 
 # The benchmark file of every timed job (for the run summary).
 STAGE_BENCHMARKS = (
@@ -39,6 +41,7 @@ STAGE_BENCHMARKS = (
         for d, e, s in dataset_units()
         for shard in SHARDS
     ]
+    + JUDGMENT_BENCHMARKS
     + [f"results/benchmarks/correlations/{s}.tsv" for s in ANALYSIS["segmentations"]]
     + ["results/benchmarks/figures/figures.tsv"]
 )

@@ -1,4 +1,5 @@
-"""Snakemake script: the workflow's graded, ranked and texts files -> one analysis table with answer scores."""
+"""Snakemake script: the workflow's graded, ranked, texts (and judgments) files -> one analysis table with answer
+scores (and the document judgments of each sample's top K)."""
 
 import _workflow_package  # noqa: F401
 
@@ -8,7 +9,12 @@ from retrieval_response.tables.collect import collect_workflow
 
 log = job_log(snakemake.log[0])
 graded = collect_workflow(
-    snakemake.input.graded, snakemake.input.ranked, snakemake.params.texts_of_graded, snakemake.params.subsets_of_graded
+    snakemake.input.graded,
+    snakemake.input.ranked,
+    snakemake.params.texts_of_graded,
+    subsets=snakemake.params.subsets_of_graded,
+    judgments_paths=snakemake.params.judgments_of_graded,
+    erag_metric=snakemake.params.erag_metric,
 )
 write_parquet(graded, snakemake.output.graded)
 log.info(

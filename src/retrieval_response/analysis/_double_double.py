@@ -114,6 +114,7 @@ _FORMULAS = {
     "F_e_partner": (_harmonic, ("n_p", "K", "np_partner")),
     "T": (_trade_off, ("n_p", "K")),
     "T_u": (_trade_off_unnormalised, ("n_p", "K")),
+    "T_umbrela": (_trade_off, ("n_p_umbrela", "K")),
 }
 _SCALE_FREE = (_harmonic,)
 """Formulas whose value depends only on the ratios of their counts (they are reduced by their gcd first)."""

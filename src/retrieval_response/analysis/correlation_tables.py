@@ -85,7 +85,7 @@ from retrieval_response.analysis.correlations import (
     tie_anchors,
 )
 from retrieval_response.analysis.crossfit import crossfit, query_halves
-from retrieval_response.analysis.measures import COMPAT_MODES, MEASURES, add_features
+from retrieval_response.analysis.measures import COMPAT_MODES, JUDGMENT_COLUMNS, MEASURES, add_features
 from retrieval_response.analysis.sample_correlations import sample_correlations
 from retrieval_response.analysis.segments import assign_segments, segment_keys
 from retrieval_response.infra.atomic import write_parquet
@@ -103,7 +103,8 @@ NULL_REASONS = ("too_few_samples", "constant_target", "constant_measure")
 PAPER_PEARSON_NOISE = 1e-6
 """Paper mode: Pearson of values spread by at most this (relative) is computed as the paper's code does."""
 _FILE_ROW = "__file_row"
-DIFFERENCES = (("T", "F"), ("T_u", "T"), ("nDCG", "F"), ("F_e", "F"), ("F_e_partner", "F"), ("T", "nDCG"))
+DIFFERENCES = (("T", "F"), ("T_u", "T"), ("nDCG", "F"), ("F_e", "F"), ("F_e_partner", "F"), ("T", "nDCG"),
+               ("eRAG_P", "T"), ("eRAG_P", "F"), ("UDCG", "T"), ("UDCG", "F"), ("T_umbrela", "T"), ("T_umbrela", "F"))
 """Paired differences reported when both measures were computed."""
 
 
@@ -117,10 +118,15 @@ class _Prepared:
 
 
 def default_measures(graded: pl.DataFrame, ranked: pl.DataFrame | None = None) -> list[str]:
-    """F, one F_e variant (counted in the ranking when ``ranked`` or ``np_2K`` is there, else
-    the paper's partner lookup), T, T_u, nDCG, nDCG@K, P, R."""
-    estimated = "F_e" if ranked is not None or "np_2K" in graded.columns else "F_e_partner"
-    return ["F", estimated, "T", "T_u", "nDCG", "nDCG@K", "P", "R"]
+    """The registry's ``default`` measures in registry order (F, F_e, T, T_u, nDCG, nDCG@K, RR@K,
+    AP@K, P, R, then the judgment measures): one F_e variant (counted in the ranking when
+    ``ranked`` or ``np_2K`` is there, else the paper's partner lookup ``F_e_partner``), and a
+    measure built from judgments only when its judgment column (``needs``) has a value."""
+    skipped = "F_e_partner" if ranked is not None or "np_2K" in graded.columns else "F_e"
+    judged = {c for c in JUDGMENT_COLUMNS
+              if c in graded.columns and graded[c].explode().cast(pl.Float64).fill_nan(None).drop_nulls().len() > 0}
+    return [name for name, m in MEASURES.items()
+            if m.default and name != skipped and (m.needs is None or m.needs in judged)]
 
 
 def default_targets(graded: pl.DataFrame) -> list[str]:

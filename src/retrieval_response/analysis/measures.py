@@ -203,6 +203,90 @@ def average_precision_at_k(inK: pl.Series, Np: np.ndarray) -> np.ndarray:
     return np.divide(total, positives, out=np.full(len(inK), np.nan), where=positives > 0)
 
 
+UDCG_RELEVANT_WEIGHT = 1.0
+"""UDCG's weight of a relevant text (the released code's default)."""
+UDCG_IRRELEVANT_WEIGHT = -1.0 / 3.0
+"""UDCG's weight of an irrelevant text (the released code's default, -1/3; its docstring says otherwise)."""
+UMBRELA_RELEVANT = 2
+"""An UMBRELA label >= this counts as relevant (n_p_umbrela, the agreement with qrels)."""
+
+JUDGMENT_COLUMNS = {"erag_utility": pl.List(pl.Float64), "udcg_utility": pl.List(pl.Float64),
+                    "umbrela_label": pl.List(pl.Int8)}
+"""Per-sample lists, aligned with ``inK``, of the document judgments of the top-K texts (``tables.collect``):
+eRAG utility (the one-text answer's judge-free score), UDCG utility (1 - P(NO-RESPONSE)), UMBRELA label 0-3."""
+
+
+def _flat(values: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Flattened float values (NaN for null or NaN), owner sample, 1-based rank, and per-sample
+    completeness (no value missing) of a list column whose lists are non-empty (one per top-K)."""
+    lengths = values.list.len().to_numpy().astype(np.int64)
+    flat = values.explode().cast(pl.Float64).fill_null(np.nan).to_numpy()
+    owner = np.repeat(np.arange(len(lengths)), lengths)
+    rank = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths) + 1
+    missing = np.bincount(owner, weights=np.isnan(flat), minlength=len(lengths))
+    return flat, owner, rank, missing == 0
+
+
+def aligned_judgments(column: str) -> pl.Expr:
+    """Judgment list ``column`` as List(Float64) where it has one value per item of ``inK``; else
+    (absent row, other length) a list of K NaN, i.e. every value missing."""
+    return (pl.when(pl.col(column).list.len() == pl.col("inK").list.len())
+            .then(pl.col(column).cast(pl.List(pl.Float64)))
+            .otherwise(pl.col("inK").list.eval(pl.element().cast(pl.Float64) * np.nan))
+            .alias(column))
+
+
+def erag_precision(utility: pl.Series) -> np.ndarray:
+    """eRAG_P = (1/K) * sum_{i<=K} u_i, u_i the eRAG utility of the i-th text (eRAG's ``P`` for
+    continuous labels: the mean over the top K); NaN when a utility is missing."""
+    flat, owner, _, complete = _flat(utility)
+    lengths = np.bincount(owner, minlength=len(complete))
+    total = np.bincount(owner, weights=np.nan_to_num(flat), minlength=len(complete))
+    return np.where(complete, total / np.maximum(lengths, 1), np.nan)
+
+
+def erag_success(utility: pl.Series) -> np.ndarray:
+    """eRAG_success = max_{i<=K} u_i (eRAG's ``success`` for continuous labels); NaN when a utility is missing."""
+    flat, owner, _, complete = _flat(utility)
+    best = np.full(len(complete), -np.inf)
+    np.maximum.at(best, owner, np.nan_to_num(flat, nan=-np.inf))
+    return np.where(complete, best, np.nan)
+
+
+def udcg(utility: pl.Series, inK: pl.Series) -> np.ndarray:
+    """UDCG = sigmoid((1/K) * sum_{i<=K} w_i * u_i), u_i = 1 - P(NO-RESPONSE | text i alone),
+    w_i = UDCG_RELEVANT_WEIGHT (+1) when text i is relevant (inK_i = 1) else UDCG_IRRELEVANT_WEIGHT
+    (-1/3), sigmoid(x) = 1 / (1 + e^-x): the released code's ``compute_udcg_score``. NaN when a
+    utility is missing (the released code would skip it in the sum but still divide by K)."""
+    flat, owner, _, complete = _flat(utility)
+    relevant = inK.explode().cast(pl.Float64).to_numpy()
+    weights = np.where(relevant > 0, UDCG_RELEVANT_WEIGHT, UDCG_IRRELEVANT_WEIGHT)
+    lengths = np.bincount(owner, minlength=len(complete))
+    mean = np.bincount(owner, weights=weights * np.nan_to_num(flat), minlength=len(complete)) / np.maximum(lengths, 1)
+    return np.where(complete, 1.0 / (1.0 + np.exp(-mean)), np.nan)
+
+
+def umbrela_positives(labels: pl.Series) -> np.ndarray:
+    """n_p_umbrela = #{i <= K : label_i >= UMBRELA_RELEVANT} (texts UMBRELA calls relevant); NaN when a label is missing."""
+    flat, owner, _, complete = _flat(labels)
+    count = np.bincount(owner, weights=np.nan_to_num(flat) >= UMBRELA_RELEVANT, minlength=len(complete))
+    return np.where(complete, count, np.nan)
+
+
+def umbrela_ndcg(labels: pl.Series) -> np.ndarray:
+    """nDCG_umbrela = DCG / IDCG with gains g_i = 2^label_i - 1 and discount log2(i+1); the ideal
+    sorts the top K's own gains in descending order (no Np needed, as the paper's nDCG); 0 when
+    every gain is 0; NaN when a label is missing."""
+    flat, owner, rank, complete = _flat(labels)
+    gain = np.exp2(np.nan_to_num(flat)) - 1.0
+    discount = _discounts(int(rank.max(initial=0)))
+    dcg_value = np.bincount(owner, weights=gain * discount[rank - 1], minlength=len(complete))
+    order = np.lexsort((-gain, owner))
+    ideal = np.bincount(owner[order], weights=gain[order] * discount[rank - 1], minlength=len(complete))
+    value = np.divide(dcg_value, ideal, out=np.zeros_like(dcg_value), where=ideal > 0)
+    return np.where(complete, value, np.nan)
+
+
 def positives_in_top_2k(graded: pl.DataFrame, ranked: pl.DataFrame) -> pl.Series:
     """np_2K per graded row: the count of rank indexes < Np among ranked.rank[:min(2K, Nc)].
 
@@ -250,7 +334,10 @@ class Measure:
     of 1-d feature arrays, the alpha grid and a mode of :data:`COMPAT_MODES`, and returns shape
     (len(alpha), n) for measures with alpha and (1, n) for the others; it is None for a measure
     only the ranked-list evaluator computes (its value needs judgments a graded sample lacks).
-    ``evaluator_computes``: the ranked-list evaluator reports it under this name.
+    ``evaluator_computes``: the ranked-list evaluator reports it under this name. ``default``: the
+    analysis correlates it unless told otherwise; ``needs``: the judgment column of
+    :data:`JUDGMENT_COLUMNS` it is built from (the analysis correlates it by default only when that
+    column holds a value). ``heatmaps``: the segmentations whose heatmap figures draw it.
     """
 
     name: str
@@ -259,6 +346,9 @@ class Measure:
     parameters: tuple[str, ...] = ()
     evaluate: Callable[[dict[str, np.ndarray], np.ndarray], np.ndarray] | None = None
     evaluator_computes: bool = False
+    default: bool = False
+    needs: str | None = None
+    heatmaps: tuple[str, ...] = ()
 
     @property
     def has_alpha(self) -> bool:
@@ -287,30 +377,43 @@ def _identity(column: str):
     return lambda f, alpha, compat="exact": np.asarray(f[column], np.float64)[None, :]
 
 
-def _alpha_measure(name: str, function: Callable[..., np.ndarray], *columns: str, compat: bool = False) -> Measure:
+def _alpha_measure(name: str, function: Callable[..., np.ndarray], *columns: str, compat: bool = False,
+                   **options) -> Measure:
     wrap = _with_alpha_and_compat if compat else _with_alpha
-    return Measure(name, function.__doc__, features=columns, parameters=("alpha",), evaluate=wrap(function, *columns))
+    return Measure(name, function.__doc__, features=columns, parameters=("alpha",), evaluate=wrap(function, *columns),
+                   **options)
 
 
-def _feature_measure(name: str, function: Callable[..., np.ndarray], evaluator_computes: bool = False) -> Measure:
-    return Measure(name, function.__doc__, features=(name,), evaluate=_identity(name),
-                   evaluator_computes=evaluator_computes)
+def _feature_measure(name: str, function: Callable[..., np.ndarray], **options) -> Measure:
+    return Measure(name, function.__doc__, features=(name,), evaluate=_identity(name), **options)
 
 
 MEASURES: dict[str, Measure] = {
     m.name: m
     for m in [
-        _alpha_measure("F", f_measure, "n_p", "K", "Np"),
-        _alpha_measure("F_e", f_estimated, "n_p", "K", "np_2K"),
-        _alpha_measure("F_e_partner", f_estimated_partner, "n_p", "K", "np_partner", compat=True),
-        _alpha_measure("T", t_measure, "n_p", "K", compat=True),
-        _alpha_measure("T_u", t_unnormalised, "n_p", "K"),
-        _feature_measure("nDCG", ndcg_paper),
-        _feature_measure("nDCG@K", ndcg_at_k, evaluator_computes=True),
-        _feature_measure("RR@K", reciprocal_rank_at_k, evaluator_computes=True),
-        _feature_measure("AP@K", average_precision_at_k, evaluator_computes=True),
-        Measure("P", precision.__doc__, features=("n_p", "K"), evaluate=_without_alpha(precision, "n_p", "K")),
-        Measure("R", recall.__doc__, features=("n_p", "Np"), evaluate=_without_alpha(recall, "n_p", "Np")),
+        _alpha_measure("F", f_measure, "n_p", "K", "Np", default=True, heatmaps=("fit", "ratio")),
+        _alpha_measure("F_e", f_estimated, "n_p", "K", "np_2K", default=True, heatmaps=("ratio",)),
+        _alpha_measure("F_e_partner", f_estimated_partner, "n_p", "K", "np_partner", compat=True, default=True,
+                       heatmaps=("ratio",)),
+        _alpha_measure("T", t_measure, "n_p", "K", compat=True, default=True, heatmaps=("fit", "ratio")),
+        _alpha_measure("T_u", t_unnormalised, "n_p", "K", default=True, heatmaps=("ratio",)),
+        _feature_measure("nDCG", ndcg_paper, default=True, heatmaps=("fit", "ratio")),
+        _feature_measure("nDCG@K", ndcg_at_k, evaluator_computes=True, default=True),
+        _feature_measure("RR@K", reciprocal_rank_at_k, evaluator_computes=True, default=True),
+        _feature_measure("AP@K", average_precision_at_k, evaluator_computes=True, default=True),
+        Measure("P", precision.__doc__, features=("n_p", "K"), evaluate=_without_alpha(precision, "n_p", "K"),
+                default=True),
+        Measure("R", recall.__doc__, features=("n_p", "Np"), evaluate=_without_alpha(recall, "n_p", "Np"),
+                default=True),
+        _feature_measure("eRAG_P", erag_precision, default=True, needs="erag_utility", heatmaps=("ratio",)),
+        _feature_measure("eRAG_success", erag_success, default=True, needs="erag_utility"),
+        _feature_measure("UDCG", udcg, default=True, needs="udcg_utility", heatmaps=("ratio",)),
+        _alpha_measure("T_umbrela", t_measure, "n_p_umbrela", "K", compat=True, default=True, needs="umbrela_label",
+                       heatmaps=("ratio",)),
+        Measure("P_umbrela", "P_umbrela = n_p_umbrela / K, n_p_umbrela = texts of the top K labelled >= 2 by UMBRELA",
+                features=("n_p_umbrela", "K"), evaluate=_without_alpha(precision, "n_p_umbrela", "K"), default=True,
+                needs="umbrela_label"),
+        _feature_measure("nDCG_umbrela", umbrela_ndcg, default=True, needs="umbrela_label"),
         Measure("P@K", "P@K = relevant ids in the first K / K (K even when fewer came back)", evaluator_computes=True),
         Measure("P_upper@K", "P@K counting every unjudged id in the first K as relevant", evaluator_computes=True),
         Measure("R@K", "R@K = relevant ids in the first K / |R|; undefined when |R| = 0", evaluator_computes=True),
@@ -319,13 +422,19 @@ MEASURES: dict[str, Measure] = {
                 evaluator_computes=True),
     ]
 }
-"""The one vocabulary of measures, by name: the analysis correlates the ``correlatable`` ones, the
-ranked-list evaluator reports the ``evaluator_computes`` ones (``P`` and ``P@K`` differ only in that
-the graded sample always holds K ids). ``F_e`` counts np_2K in the ranking; ``F_e_partner`` is the
-paper's lookup."""
+"""The one vocabulary of measures, by name, in figure order: the analysis correlates the
+``correlatable`` ones, the ranked-list evaluator reports the ``evaluator_computes`` ones (``P`` and
+``P@K`` differ only in that the graded sample always holds K ids), the figures draw them in this
+order. ``F_e`` counts np_2K in the ranking; ``F_e_partner`` is the paper's lookup. ``eRAG_*``,
+``UDCG`` and ``*_umbrela`` are built from the document judgments (:data:`JUDGMENT_COLUMNS`)."""
 
 RANKED_LIST_MEASURES: tuple[str, ...] = tuple(m.name for m in MEASURES.values() if m.evaluator_computes)
 """Names the ranked-list evaluator reports, in registry order."""
+
+
+def heatmap_measures(segmentation: str) -> tuple[str, ...]:
+    """Names of the measures the heatmaps of ``segmentation`` draw, in registry order."""
+    return tuple(m.name for m in MEASURES.values() if segmentation in m.heatmaps)
 
 
 def add_features(graded: pl.DataFrame, ranked: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -334,6 +443,9 @@ def add_features(graded: pl.DataFrame, ranked: pl.DataFrame | None = None) -> pl
     Adds n_p (i64), nDCG, nDCG@K, RR@K, AP@K (f64; null where undefined: Np = 0),
     np_partner (nullable i64) and, when ``ranked`` is given
     or a column ``np_2K`` already exists, np_2K (nullable i64; counted from ``ranked`` wins).
+    With judgment columns (:data:`JUDGMENT_COLUMNS`): eRAG_P and eRAG_success (from
+    ``erag_utility``), UDCG (``udcg_utility``), n_p_umbrela (i64) and nDCG_umbrela
+    (``umbrela_label``), each null where a judgment of the top K is missing.
     """
     inK = graded["inK"]
     out = graded.with_columns(
@@ -346,6 +458,20 @@ def add_features(graded: pl.DataFrame, ranked: pl.DataFrame | None = None) -> pl
         },
         np_partner=partner_positives(graded),
     )
+    present = [c for c in JUDGMENT_COLUMNS if c in graded.columns]
+    if present:
+        lists = graded.select("inK", *(aligned_judgments(c) for c in present))
+        values = {}
+        if "erag_utility" in present:
+            values |= {"eRAG_P": erag_precision(lists["erag_utility"]), "eRAG_success": erag_success(lists["erag_utility"])}
+        if "udcg_utility" in present:
+            values["UDCG"] = udcg(lists["udcg_utility"], lists["inK"])
+        if "umbrela_label" in present:
+            values |= {"n_p_umbrela": umbrela_positives(lists["umbrela_label"]),
+                       "nDCG_umbrela": umbrela_ndcg(lists["umbrela_label"])}
+        out = out.with_columns(pl.Series(name, value, dtype=pl.Float64).fill_nan(None) for name, value in values.items())
+        if "n_p_umbrela" in values:
+            out = out.with_columns(pl.col("n_p_umbrela").cast(pl.Int64))
     if ranked is not None:
         out = out.with_columns(np_2K=positives_in_top_2k(graded, ranked).cast(pl.Int64))
     elif "np_2K" in out.columns:

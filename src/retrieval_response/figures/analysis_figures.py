@@ -5,7 +5,7 @@ segmentation, target), never from the data:
 
 - ``grades_ratio.png``: share of each grade per K/Np segment (the paper's Figs 2-4); a panel per subset,
   rows = embedder x grade 1..5, each embedder's 5 cells in a column sum to 1.
-- ``heatmap_fit_<target>.png``: correlation of T, nDCG, F with the target on narrow (K < Np)
+- ``heatmap_fit_<target>.png``: correlation of F, T, nDCG with the target on narrow (K < Np)
   and wide (K >= Np) segments (the paper's Fig 5); a panel per measure, columns = subset x {narrow, wide},
   rows = correlation type x embedder.
 - ``heatmap_ratio_<target>.png``: correlation per K/Np segment (the paper's Fig 6); a panel per subset,
@@ -39,6 +39,7 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from retrieval_response.analysis.correlation_tables import TARGETS
+from retrieval_response.analysis.measures import MEASURES, heatmap_measures
 from retrieval_response.analysis.segments import (
     FINER_KEYS,
     assign_segments,
@@ -74,11 +75,11 @@ TARGET_SHORT = {
 }
 CORR_LABELS = {"spearman": "Spearman", "pearson": "Pearson", "kendall_b": "Kendall tau-b",
                "kendall_c": "Kendall tau-c"}
-MEASURE_ORDER: tuple[str, ...] = ("F", "F_e", "F_e_partner", "T", "T_u", "nDCG", "nDCG@K", "P", "R")
+MEASURE_ORDER: tuple[str, ...] = tuple(name for name, m in MEASURES.items() if m.correlatable)
 """Forest-plot rows, top to bottom; measures not listed follow in name order."""
 FIT_SEGMENTS: tuple[str, ...] = ("narrow", "wide")
-FIT_HEATMAP_MEASURES: tuple[str, ...] = ("T", "nDCG", "F")
-RATIO_HEATMAP_MEASURES: tuple[str, ...] = ("F", "F_e", "F_e_partner", "T", "T_u", "nDCG")
+FIT_HEATMAP_MEASURES: tuple[str, ...] = heatmap_measures("fit")
+RATIO_HEATMAP_MEASURES: tuple[str, ...] = heatmap_measures("ratio")
 GRADES: tuple[int, ...] = (1, 2, 3, 4, 5)
 UNDEFINED = "correlation undefined (fewer than 2 samples, or the measure or the target is constant)"
 MANIFEST_JSON = "figures.json"
@@ -433,7 +434,7 @@ def grades_figure(graded: pl.DataFrame, manifest: Manifest, name: str = "grades_
 
 def fit_heatmap_figure(table: pl.DataFrame, small: pl.DataFrame, target: str, corr_types: list[str],
                        manifest: Manifest) -> Figure | None:
-    """Correlation of T, nDCG, F with ``target`` on narrow / wide segments.
+    """Correlation of the fit heatmap measures (the registry's, F, T, nDCG) with ``target`` on narrow / wide segments.
 
     A panel per measure; columns = subset x {narrow, wide}, rows = correlation type x embedder;
     cells show the correlation (max over the alpha grid) and n.
@@ -462,11 +463,12 @@ def fit_heatmap_figure(table: pl.DataFrame, small: pl.DataFrame, target: str, co
         values, text, notes, common = _heatmap_cells(part, small, layout)
         panels.append(HeatmapPanel(measure, values, text, notes, row_labels, _with_sizes(col_labels, common),
                                    len(embedders) if len(types) > 1 else 0))
-    manifest.drawn.append({"file": name, "figure": f"correlation of T, nDCG, F with {TARGET_SHORT[target]}, "
+    measures = ", ".join(FIT_HEATMAP_MEASURES)
+    manifest.drawn.append({"file": name, "figure": f"correlation of {measures} with {TARGET_SHORT[target]}, "
                            "narrow / wide segments", "segmentation": "fit", "target": target,
                            "corr_types": types, "panels": [p.title for p in panels]})
     return heatmap_figure(
-        panels, title=(f"Correlation of T, nDCG, F with {TARGET_LABELS[target]} on narrow (K < Np) and wide "
+        panels, title=(f"Correlation of {measures} with {TARGET_LABELS[target]} on narrow (K < Np) and wide "
                        "(K >= Np) segments; alpha = max over the grid; grey: left out (see figures.json)"),
         xlabel="subset and segment", cmap="viridis", norm=value_norm(_all_values(panels)),
         colorbar_label="correlation")

@@ -10,22 +10,23 @@ import polars as pl
 
 from retrieval_response.infra.errors import JobFailure
 from retrieval_response.infra.logs import tell
-from retrieval_response.llm.accounting import JOURNAL_DIR, CallJournal
+from retrieval_response.llm.accounting import JOURNAL_DIR, CallJournal, CallStats
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient, endpoint
 from retrieval_response.llm.config import ModelConfig, PacingConfig, with_api_base_secret
 
 
 def client_from_config(model: Mapping, llm: Mapping, threads: int, stage: str, job: str,
-                       job_log: str) -> LLMClient:
+                       job_log: str, stats: CallStats | None = None) -> LLMClient:
     """A client for one model section (``llm.generator`` or ``llm.grader``) with the run's pacing
     (``llm.pacing``) and response cache folder (``llm.cache``); its calls journaled in
     ``JOURNAL_DIR`` under ``stage`` and ``job``; a local model's server runs with ``threads``
-    threads and logs to ``<job_log>.llama-server``. The model's ``api_base`` is the whole URL the
+    threads and logs to ``<job_log>.llama-server``; ``stats``, when given, are the counters it adds
+    to (several clients of one job share them). The model's ``api_base`` is the whole URL the
     start-up left in the environment (``with_api_base_secret``), never one from the job script."""
     return LLMClient(ModelConfig.from_mapping(with_api_base_secret(model)), PacingConfig.from_mapping(llm.get("pacing") or {}),
                      ResponseCache(llm["cache"]), local_threads=threads, server_log=f"{job_log}.llama-server",
-                     journal=CallJournal(JOURNAL_DIR, stage, job))
+                     journal=CallJournal(JOURNAL_DIR, stage, job), stats=stats)
 
 
 def job_threads(model: Mapping | None, cores: int | None) -> int:

@@ -3,8 +3,8 @@
 A prompt file has sections introduced by a line ``[system]``, ``[user]`` and (grading prompts
 only) ``[reask]``: the corrective message sent once when the grade cannot be parsed. Section
 bodies are ``string.Template`` texts; the placeholders are ``$query``, ``$references`` (answer
-prompts) and ``$query``, ``$ideal_answer``, ``$answer`` (grading prompts). A literal dollar is
-``$$``.
+prompts), ``$query``, ``$ideal_answer``, ``$answer`` (grading prompts), ``$query``, ``$document``
+(the UDCG prompt) and ``$query``, ``$passage`` (the UMBRELA prompt). A literal dollar is ``$$``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from retrieval_response.infra.errors import InputError
 _SECTION = re.compile(r"^\[(system|user|reask)\]\s*$", re.MULTILINE)
 ANSWER_FIELDS = frozenset({"query", "references"})
 GRADE_FIELDS = frozenset({"query", "ideal_answer", "answer"})
+UDCG_FIELDS = frozenset({"query", "document"})
+UMBRELA_FIELDS = frozenset({"query", "passage"})
 
 
 @dataclass(frozen=True)

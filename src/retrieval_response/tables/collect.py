@@ -4,7 +4,10 @@ The table gains the answers' scores against the gold answers of the texts tables
 (:mod:`retrieval_response.analysis.answer_scores`): ``answer_f1, answer_em, answer_recall,
 answer_contains`` (top-K answer) and ``ideal_f1, ideal_em, ideal_recall, ideal_contains`` (ideal
 answer), null when the query has no gold answer, the answer is
-missing, or (published files) no ``samples_texts.json`` is given.
+missing, or (published files) no texts table (``samples_texts.json``) is given. With document judgments
+(``results/judgments/<dataset>.parquet``) it also gains the per-sample lists of
+:data:`~retrieval_response.analysis.measures.JUDGMENT_COLUMNS`, one value per top-K text in rank
+order (:func:`with_document_judgments`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from retrieval_response.analysis.answer_scores import SCORES, best_scores
-from retrieval_response.analysis.measures import positives_in_top_2k
+from retrieval_response.analysis.measures import JUDGMENT_COLUMNS, positives_in_top_2k
 from retrieval_response.datasets import published_texts
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.published import read_published
@@ -69,11 +72,53 @@ def analysis_subsets(graded: pl.DataFrame, subset: str | None) -> pl.DataFrame:
         subset=pl.lit(subset, pl.String) if subset is not None else pl.col("id").str.split("-").list.first())
 
 
+ERAG_METRICS = ("answer_contains", "answer_recall", "answer_f1")
+"""Judge-free scores an eRAG answer can be scored with (``document_judgments.erag_metric``)."""
+
+
+def judgment_utilities(judgments: pl.DataFrame, gold: pl.DataFrame, erag_metric: str = "answer_contains") -> pl.DataFrame:
+    """Per judged (id, text) pair: ``erag_utility`` = ``erag_metric`` of its eRAG answer against the
+    query's gold answers (answer_contains read as 0/1; null without an answer or a gold answer),
+    ``udcg_utility`` = 1 - no_response_p, ``umbrela_label`` (i8). ``judgments`` is a judgments
+    table (``llm.document_judgments.JUDGMENT_SCHEMA``), ``gold`` holds id, answers."""
+    if erag_metric not in ERAG_METRICS:
+        raise ValueError(f"erag_metric {erag_metric!r}: expected one of {ERAG_METRICS}")
+    joined = judgments.join(gold, on="id", how="left", maintain_order="left")
+    erag = best_scores(joined["erag_answer"], column_or_nulls(joined, "answers", pl.List(pl.String)))
+    return joined.select(
+        "id", "text",
+        erag_utility=erag[erag_metric.removeprefix("answer_")].cast(pl.Float64),
+        udcg_utility=1.0 - pl.col("no_response_p"),
+        umbrela_label=pl.col("umbrela_label").cast(pl.Int8),
+    )
+
+
+def with_document_judgments(graded: pl.DataFrame, texts: pl.DataFrame, utilities: pl.DataFrame) -> pl.DataFrame:
+    """``graded`` (id, Nc, Np, rank) plus the lists of :data:`JUDGMENT_COLUMNS`: element i is the
+    judgment of the i-th text of the sample's top K (candidates p[:Np] + n[:Nc-Np] of ``texts``,
+    gathered by ``rank``), from ``utilities`` (:func:`judgment_utilities`), null where that pair
+    was not judged."""
+    candidates = pl.concat_list(pl.col("p").list.head(pl.col("Np")), pl.col("n").list.head(pl.col("Nc") - pl.col("Np")))
+    items = (graded.select("id", "Nc", "Np", "rank").with_row_index("_row")
+             .join(texts.select("id", "p", "n"), on="id", how="left")
+             .select("_row", "id", text=candidates.list.gather(pl.col("rank")))
+             .with_columns(_position=pl.int_ranges(pl.col("text").list.len()))
+             .explode("text", "_position")
+             .join(utilities, on=["id", "text"], how="left")
+             .sort("_row", "_position")
+             .group_by("_row", maintain_order=True)
+             .agg(pl.col(list(JUDGMENT_COLUMNS))))
+    lists = graded.with_row_index("_row").select("_row").join(items, on="_row", how="left", maintain_order="left")
+    return graded.with_columns(lists[name].cast(dtype) for name, dtype in JUDGMENT_COLUMNS.items())
+
+
 def collect_workflow(
     graded_paths: Sequence[str | os.PathLike],
     ranked_paths: Sequence[str | os.PathLike],
     texts_paths: Sequence[str | os.PathLike] | None = None,
     subsets: Sequence[str | None] | None = None,
+    judgments_paths: Sequence[str | os.PathLike | None] | None = None,
+    erag_metric: str = "answer_contains",
 ) -> pl.DataFrame:
     """The workflow's graded Parquet files as one table, with ``np_2K`` from its ranked files.
 
@@ -82,22 +127,27 @@ def collect_workflow(
 
     ``texts_paths[i]`` is the texts table of ``graded_paths[i]``'s dataset (ids are unique
     only within a dataset); its gold answers give the answer scores (``with_answer_scores``),
-    all null when ``texts_paths`` is None.
+    all null when ``texts_paths`` is None. ``judgments_paths[i]``, when given (with its texts
+    table), is that dataset's judgments table: the samples gain the judgment lists
+    (:func:`with_document_judgments`, eRAG answers scored with ``erag_metric``).
     """
     texts_paths = texts_paths if texts_paths is not None else [None] * len(graded_paths)
     subsets = subsets if subsets is not None else [None] * len(graded_paths)
-    if not len(texts_paths) == len(subsets) == len(graded_paths):
-        raise ValueError(f"{len(texts_paths)} texts tables and {len(subsets)} subsets for {len(graded_paths)} graded files: "
-                         "expected one per graded file")
+    judgments_paths = judgments_paths if judgments_paths is not None else [None] * len(graded_paths)
+    if not len(texts_paths) == len(subsets) == len(judgments_paths) == len(graded_paths):
+        raise ValueError(f"{len(texts_paths)} texts tables, {len(subsets)} subsets and {len(judgments_paths)} judgments "
+                         f"tables for {len(graded_paths)} graded files: expected one per graded file")
     gold = {path: gold_answers(path) for path in dict.fromkeys(texts_paths) if path is not None}
-    graded = pl.concat(
-        [
-            analysis_subsets(read_graded_table(g) if t is None else
-                             read_graded_table(g).join(gold[t], on="id", how="left", maintain_order="left"), s)
-            for g, t, s in zip(graded_paths, texts_paths, subsets, strict=True)
-        ],
-        how="diagonal_relaxed",
-    )
+    utilities = {(j, t): judgment_utilities(pl.read_parquet(j), gold[t], erag_metric)
+                 for j, t in dict.fromkeys(zip(judgments_paths, texts_paths, strict=True)) if j is not None and t is not None}
+    texts = {t: pl.read_parquet(t, columns=["id", "p", "n"]) for _, t in utilities}
+    parts = []
+    for g, t, s, j in zip(graded_paths, texts_paths, subsets, judgments_paths, strict=True):
+        part = read_graded_table(g)
+        if (j, t) in utilities:
+            part = with_document_judgments(part, texts[t], utilities[j, t])
+        parts.append(analysis_subsets(part if t is None else part.join(gold[t], on="id", how="left", maintain_order="left"), s))
+    graded = pl.concat(parts, how="diagonal_relaxed")
     check_unique_samples(graded, graded_paths)
     ranked = pl.concat([read_ranked_table(p, ["id", "E", "Nc", "Np", "rank"]) for p in ranked_paths])
     return with_answer_scores(with_top_2k_positives(graded, ranked))

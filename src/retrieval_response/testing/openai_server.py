@@ -113,10 +113,16 @@ def messages_sha256(messages: list[dict]) -> str:
 
 
 def default_answer(messages: list[dict]) -> str:
-    """Deterministic content: ``Grade: g`` (g = 1 + hash mod 5) when the prompt mentions a grade,
-    else ``Answer <hash12>``."""
+    """Deterministic content: ``##final score: l`` (l = hash mod 4) when the prompt asks for a
+    final score (UMBRELA); ``NO-RESPONSE`` for one hash in three, else ``Answer <hash12>.``, when it
+    offers NO-RESPONSE (UDCG); ``Grade: g`` (g = 1 + hash mod 5) when the prompt mentions a grade;
+    else ``Answer <hash12>.``."""
     digest = messages_sha256(messages)
     text = " ".join(str(m.get("content", "")) for m in messages).lower()
+    if "final score" in text:
+        return f"##final score: {int(digest[:8], 16) % 4}"
+    if "no-response" in text and int(digest[:8], 16) % 3 == 0:
+        return "NO-RESPONSE"
     if "grade" in text:
         return f"Grade: {1 + int(digest[:8], 16) % 5}"
     return f"Answer {digest[:12]}."

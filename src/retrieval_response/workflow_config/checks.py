@@ -24,12 +24,13 @@ from retrieval_response.analysis.measures import alpha_grid
 from retrieval_response.datasets.layouts import check_options
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.paths import UnsafeNameError, safe_name
-from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
+from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, UDCG_FIELDS, UMBRELA_FIELDS, load_prompt
 from retrieval_response.workflow_config.plan import (
     dataset_designs,
     dataset_embedders,
     design_cutoffs,
     design_name,
+    judgment_kinds,
     runs_llm,
 )
 
@@ -122,9 +123,14 @@ def check_alpha_grid(config: Mapping, config_file: str) -> None:
 
 
 def check_prompts(config: Mapping, config_file: str) -> None:
-    """The answer and grading prompt files exist and parse (sections and placeholders)."""
+    """The answer and grading prompt files, and those of the document-judgment kinds asked for
+    (``udcg``, ``umbrela``), exist and parse (sections and placeholders)."""
     prompts = config["llm"]["prompts"]
-    for key, fields, needs_reask in (("answer", ANSWER_FIELDS, False), ("grade", GRADE_FIELDS, True)):
+    kinds = judgment_kinds(config)
+    checked = [("answer", ANSWER_FIELDS, False), ("grade", GRADE_FIELDS, True)]
+    checked += [(kind, fields, False) for kind, fields in (("udcg", UDCG_FIELDS), ("umbrela", UMBRELA_FIELDS))
+                if kind in kinds]
+    for key, fields, needs_reask in checked:
         path = prompts[key]
         if not Path(path).is_file():
             raise InputError(config_file, f"config key llm.prompts.{key}", f"prompt file {path!r} not found")

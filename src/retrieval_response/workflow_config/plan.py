@@ -87,3 +87,17 @@ def judges_against_gold(config: Mapping) -> bool:
     return any(
         dataset["layout"] not in LAYOUTS_WITHOUT_GOLD for dataset in config["datasets"].values()
     )
+
+
+def judgment_kinds(config: Mapping) -> list[str]:
+    """The document-judgment kinds to run (``document_judgments.kinds``, in the stage's order
+    erag, udcg, umbrela); none in published mode, which has no texts to judge."""
+    if config.get("published") or not config["datasets"]:
+        return []
+    asked = set((config.get("document_judgments") or {}).get("kinds") or [])
+    return [kind for kind in ("erag", "udcg", "umbrela") if kind in asked]
+
+
+def dataset_ranked_files(config: Mapping, dataset: str) -> list[str]:
+    """The ranked-sample files of ``dataset`` (every embedder and design), in unit order."""
+    return [f"results/ranked/{d}/{e}/{s}.parquet" for d, e, s in dataset_units(config) if d == dataset]

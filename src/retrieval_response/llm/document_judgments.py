@@ -1,0 +1,185 @@
+"""Per-document LLM judgments: one call per kind and distinct (query, text) pair of any top-K.
+
+Kinds (config ``document_judgments.kinds``, docs/METHODS.md#document-judgments):
+
+- ``erag`` (Salemi and Zamani, SIGIR 2024): the generator answers the query from the one text
+  alone, with the answer prompt of the top-K answers (``llm.prompts.answer``) and the generator's
+  own settings, so the request is the top-1 answer's request whenever the text was ranked first
+  somewhere (a cache hit: no call). The answer is scored against the gold answers later, in the
+  analysis (``tables.collect``), never inside an LLM job.
+- ``udcg`` (Trappolini et al. 2025): the generator with the NO-RESPONSE prompt
+  (``llm.prompts.udcg``, the released code's wording), ``max_tokens`` :data:`UDCG_MAX_TOKENS`
+  and log-probabilities on; ``no_response_p`` = P(the first token starts "NO-RESPONSE")
+  (:func:`no_response_probability`), the utility is 1 - no_response_p. A separate call from
+  ``erag``: one call does not serve both, because eRAG's label is the answer of the RAG system's
+  own prompt while UDCG's needs the abstention instruction.
+- ``umbrela`` (Upadhyay et al. 2024): the grader with UMBRELA's zero-shot prompt
+  (``llm.prompts.umbrela``), ``max_tokens`` :data:`UMBRELA_MAX_TOKENS`; the 0-3 label parsed by
+  :func:`parse_umbrela_label`.
+
+Every request goes through the LLM client (cache, claims, pacing, retries, journal). A failed or
+unusable response is a status of its pair, never an exception: the client's reasons
+(``api_error:<class>``, ``retries_exhausted:<why>``, ``bad_response:<what>``,
+``prompt_exceeds_context``), and ``empty_answer`` (erag), ``no_logprobs`` (udcg),
+``unparseable_label`` (umbrela). A kind not asked for has null columns and a null status.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+import polars as pl
+
+from retrieval_response.llm.client import Completion, LLMClient
+from retrieval_response.llm.prompts import Prompt, format_references
+
+KINDS = ("erag", "udcg", "umbrela")
+"""Judgment kinds, in the order the stage runs them."""
+JUDGED = "ok"
+UDCG_MAX_TOKENS = 4
+"""Tokens asked of a UDCG request: the first token decides; a few more show the reply in the table."""
+UMBRELA_MAX_TOKENS = 32
+"""Tokens asked of an UMBRELA request: room for ``##final score: 2`` and the M/T scores the prompt may draw out."""
+NO_RESPONSE = "NO-RESPONSE"
+UMBRELA_RELEVANT = 2
+"""An UMBRELA label >= this is "relevant" (TREC RAG's binarisation: 2 and 3 answer the query)."""
+
+JUDGMENT_SCHEMA = {
+    "id": pl.String, "text": pl.String,
+    "erag_answer": pl.String, "erag_status": pl.String,
+    "no_response_p": pl.Float64, "udcg_raw": pl.String, "udcg_status": pl.String,
+    "umbrela_label": pl.Int8, "umbrela_raw": pl.String, "umbrela_status": pl.String,
+}
+"""Columns of a judgments table (``results/judgments/<dataset>.parquet``), one row per distinct pair."""
+
+
+def model_sections(llm: Mapping, kinds: Iterable[str]) -> dict[str, dict]:
+    """The model section of each kind in ``kinds``: erag = ``llm.generator`` as is; udcg =
+    ``llm.generator`` with ``max_tokens`` = UDCG_MAX_TOKENS and ``logprobs`` on; umbrela =
+    ``llm.grader`` with ``max_tokens`` = UMBRELA_MAX_TOKENS and ``logprobs`` off."""
+    sections = {
+        "erag": lambda: dict(llm["generator"]),
+        "udcg": lambda: {**llm["generator"], "max_tokens": UDCG_MAX_TOKENS, "logprobs": True},
+        "umbrela": lambda: {**llm["grader"], "max_tokens": UMBRELA_MAX_TOKENS, "logprobs": False},
+    }
+    return {kind: sections[kind]() for kind in KINDS if kind in set(kinds)}
+
+
+def candidate_texts() -> pl.Expr:
+    """The candidates of a ranked row joined with its texts: p[:Np] + n[:Nc-Np] (candidate index order)."""
+    return pl.concat_list(pl.col("p").list.head(pl.col("Np")), pl.col("n").list.head(pl.col("Nc") - pl.col("Np")))
+
+
+def judged_pairs(ranked: Sequence[pl.DataFrame], texts: pl.DataFrame) -> pl.DataFrame:
+    """Distinct (id, text) pairs of every top-K of ``ranked`` (any embedder, design, K): for each
+    ranked row the texts of rank[:max(K)], deduplicated per query. Columns id, q, text; rows by
+    query id, then by the best rank at which the text appeared, then by text (so that a query's
+    prompts reach the model back to back)."""
+    rows = (pl.concat([r.select("id", "Nc", "Np", pl.col("K").list.max().alias("depth"), "rank") for r in ranked])
+            .join(texts.select("id", "q", "p", "n"), on="id", how="inner")
+            .with_columns(text=candidate_texts().list.gather(pl.col("rank").list.head(pl.col("depth"))))
+            .select("id", "q", "text", position=pl.int_ranges(pl.col("text").list.len()))
+            .explode("text", "position"))
+    return (rows.group_by("id", "q", "text").agg(pl.col("position").min())
+            .sort("id", "position", "text").select("id", "q", "text"))
+
+
+def no_response_probability(token_logprobs: list[dict] | None) -> float | None:
+    """P(the first token starts "NO-RESPONSE") from the first non-blank output token's alternatives:
+    sum of exp(logprob) over the distinct alternatives t (stripped of whitespace) with len(t) >= 2
+    and "NO-RESPONSE".startswith(t) (``NO``, ``NO-``, ``NO-RES`` ...; a lone ``N`` starts too many
+    words), capped at 1; 0 when none of the listed alternatives qualifies (the true probability is
+    then below the least listed one). None without log-probabilities. The released code reads the
+    probability of the tokenizer's first token of "NO-RESPONSE" at the first position: the same
+    quantity where that token is among the alternatives."""
+    for entry in token_logprobs or []:
+        if not entry.get("token", "").strip():
+            continue
+        alternatives = entry.get("top_logprobs") or [{"token": entry["token"], "logprob": entry["logprob"]}]
+        seen: dict[str, float] = {}
+        for alt in alternatives:
+            token = alt.get("token", "").strip()
+            if len(token) >= 2 and NO_RESPONSE.startswith(token):
+                seen.setdefault(alt.get("token", ""), math.exp(alt["logprob"]))
+        return min(1.0, sum(seen.values()))
+    return None
+
+
+_DIGIT = r"([0-3])(?!\.?\d)"
+_SEPARATOR = r"(?:\s+is\s+|\W{0,4})"
+_UMBRELA_PATTERNS = tuple(re.compile(p, re.IGNORECASE | re.MULTILINE) for p in (
+    r"final[ _]score" + _SEPARATOR + _DIGIT,
+    r"\bscore" + _SEPARATOR + _DIGIT,
+    r"\b(?:category|label|o)" + _SEPARATOR + _DIGIT,
+    r"^[^\w\n]*" + _DIGIT + r"[^\w\n]*$",
+))
+
+
+def parse_umbrela_label(text: str | None) -> int | None:
+    """UMBRELA's 0-3 label in ``text``, leniently: the last ``final score`` followed by a digit 0-3
+    (``##final score: 2``, ``"final_score": 2``); else the last ``score`` followed by one; else
+    the last ``category``, ``label`` or ``O`` followed by one; else a line that is only a digit
+    0-3 with punctuation around it. `` is `` or up to four non-word characters may separate the
+    word from the digit, which must stand alone (``3`` but not ``3.5`` or ``30``). None when nothing
+    matches: the pair's status is ``unparseable_label``, never a label 0 (UMBRELA's own fallback)."""
+    for pattern in _UMBRELA_PATTERNS:
+        found = pattern.findall(text or "")
+        if found:
+            return int(found[-1])
+    return None
+
+
+def _failed(completion: Completion) -> str | None:
+    return None if completion.ok else completion.status
+
+
+def judge_documents(pairs: pl.DataFrame, kinds: Iterable[str], clients: Mapping[str, LLMClient],
+                    prompts: Mapping[str, Prompt]) -> pl.DataFrame:
+    """The judgments table (:data:`JUDGMENT_SCHEMA`) of ``pairs`` (id, q, text): for each kind in
+    ``kinds`` one request per pair through ``clients[kind]`` with ``prompts[kind]`` (erag: the
+    answer prompt with the text as the one reference), a query's requests back to back."""
+    kinds = [kind for kind in KINDS if kind in set(kinds)]
+    groups = pairs["id"].to_list()
+    columns: dict[str, list] = {name: [None] * pairs.height for name in JUDGMENT_SCHEMA if name not in ("id", "text")}
+    rows = list(pairs.select("q", "text").iter_rows())
+    if "erag" in kinds:
+        client, prompt = clients["erag"], prompts["erag"]
+        done = client.run_all([client.complete(prompt.messages(query=q, references=format_references([t])))
+                               for q, t in rows], "eRAG answers", groups=groups)
+        for i, c in enumerate(done):
+            status = _failed(c) or (JUDGED if (c.content or "").strip() else "empty_answer")
+            if status == "empty_answer":
+                client.stats.failures_by_reason[status] += 1
+            columns["erag_status"][i] = status
+            columns["erag_answer"][i] = c.content if status == JUDGED else None
+    if "udcg" in kinds:
+        client, prompt = clients["udcg"], prompts["udcg"]
+        done = client.run_all([client.complete(prompt.messages(query=q, document=t)) for q, t in rows],
+                              "UDCG no-response probabilities", groups=groups)
+        for i, c in enumerate(done):
+            p = no_response_probability(c.logprobs) if c.ok else None
+            status = _failed(c) or (JUDGED if p is not None else "no_logprobs")
+            if status == "no_logprobs":
+                client.stats.failures_by_reason[status] += 1
+            columns["udcg_status"][i], columns["no_response_p"][i], columns["udcg_raw"][i] = status, p, c.content
+    if "umbrela" in kinds:
+        client, prompt = clients["umbrela"], prompts["umbrela"]
+        done = client.run_all([client.complete(prompt.messages(query=q, passage=t)) for q, t in rows],
+                              "UMBRELA labels", groups=groups)
+        for i, c in enumerate(done):
+            label = parse_umbrela_label(c.content) if c.ok else None
+            status = _failed(c) or (JUDGED if label is not None else "unparseable_label")
+            if status == "unparseable_label":
+                client.stats.failures_by_reason[status] += 1
+            columns["umbrela_status"][i], columns["umbrela_label"][i], columns["umbrela_raw"][i] = status, label, c.content
+    return pairs.select("id", "text").with_columns(
+        pl.Series(name, values, dtype=JUDGMENT_SCHEMA[name]) for name, values in columns.items())
+
+
+def judgment_statuses(judgments: pl.DataFrame) -> pl.Series:
+    """One status per (pair, kind asked): ``<kind>:<status>``, for the job summary's ``samples_by_status``."""
+    statuses = pl.concat([judgments.select(pl.format("{}:{}", pl.lit(kind), pl.col(f"{kind}_status")).alias("status"))
+                          for kind in KINDS])["status"]
+    return statuses.drop_nulls()

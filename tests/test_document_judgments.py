@@ -1,0 +1,268 @@
+"""Document judgments: parsing, the measures built from them (eRAG's aggregation, UDCG's formula,
+the UMBRELA measures, worked by hand and checked against pytrec_eval / ir_measures), the stage
+against the loopback OpenAI server (every response shape becomes a status), the analysis table's
+judgment lists and UMBRELA's agreement with the qrels."""
+
+from __future__ import annotations
+
+import math
+
+import ir_measures
+import numpy as np
+import polars as pl
+import pytest
+import pytrec_eval
+
+from conftest import REPO
+from retrieval_response.analysis.correlation_tables import default_measures, run_analysis
+from retrieval_response.analysis.measures import MEASURES, add_features, alpha_grid
+from retrieval_response.analysis.umbrela_agreement import kappa, umbrela_agreement
+from retrieval_response.llm.cache import ResponseCache
+from retrieval_response.llm.client import LLMClient
+from retrieval_response.llm.config import ModelConfig, PacingConfig
+from retrieval_response.llm.document_judgments import (
+    judge_documents,
+    judged_pairs,
+    model_sections,
+    no_response_probability,
+    parse_umbrela_label,
+)
+from retrieval_response.llm.prompts import ANSWER_FIELDS, UDCG_FIELDS, UMBRELA_FIELDS, load_prompt
+from retrieval_response.tables.collect import judgment_utilities, with_document_judgments
+from retrieval_response.testing.openai_server import OpenAIServer
+from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
+from test_llm_client import FAST, SHAPES
+
+pytestmark = pytest.mark.unit
+
+PROMPTS = {"erag": load_prompt(REPO / "resources/prompts/answer.txt", ANSWER_FIELDS),
+           "udcg": load_prompt(REPO / "resources/prompts/udcg.txt", UDCG_FIELDS),
+           "umbrela": load_prompt(REPO / "resources/prompts/umbrela.txt", UMBRELA_FIELDS)}
+
+
+def _sample(**lists) -> pl.DataFrame:
+    return pl.DataFrame({"id": ["S-0"], "E": ["e"], "Nc": [5], "Np": [2], "K": [3], "inK": [[1, 0, 1]],
+                         **{k: [v] for k, v in lists.items()}})
+
+
+def test_erag_and_udcg_on_a_hand_worked_sample():
+    """K = 3, inK = [1, 0, 1].
+
+    eRAG utilities u = [1, 0, 0.5]: eRAG_P = (1 + 0 + 0.5) / 3 = 0.5 (eRAG's ``P`` for continuous
+    labels, the mean over the cut), eRAG_success = max = 1.
+
+    UDCG utilities u = [0.9, 0.6, 0.3] (P(NO-RESPONSE) = 0.1, 0.4, 0.7), weights w = [+1, -1/3, +1]:
+    sum w*u = 0.9 - 0.2 + 0.3 = 1.0, mean = 1/3, UDCG = 1 / (1 + e^(-1/3)) = 1 / 1.716531 = 0.582570.
+
+    UMBRELA labels [3, 0, 2]: n_p_umbrela = 2 (labels >= 2), P_umbrela = 2/3,
+    T_umbrela(0.5) = 0.5 * 2 - 0.5 * (1/3) = 0.833333; gains 2^l - 1 = [7, 0, 3]:
+    DCG = 7/1 + 0/log2(3) + 3/log2(4) = 8.5, ideal [7, 3, 0]: 7 + 3/log2(3) = 8.892789,
+    nDCG_umbrela = 8.5 / 8.892789 = 0.955830.
+    """
+    features = add_features(_sample(erag_utility=[1.0, 0.0, 0.5], udcg_utility=[0.9, 0.6, 0.3],
+                                    umbrela_label=[3, 0, 2])).row(0, named=True)
+    assert features["eRAG_P"] == pytest.approx(0.5)
+    assert features["eRAG_success"] == 1.0
+    assert features["UDCG"] == pytest.approx(0.582570, abs=1e-6)
+    assert features["UDCG"] == pytest.approx(1 / (1 + math.exp(-1 / 3)), abs=1e-15)
+    assert features["n_p_umbrela"] == 2
+    assert features["nDCG_umbrela"] == pytest.approx(0.955830, abs=1e-6)
+    values = {name: MEASURES[name].evaluate({c: np.array([features[c]]) for c in MEASURES[name].features},
+                                            np.array([0.5]))[0, 0]
+              for name in ("T_umbrela", "P_umbrela", "eRAG_P", "UDCG")}
+    assert values["T_umbrela"] == pytest.approx(0.833333, abs=1e-6)
+    assert values["P_umbrela"] == pytest.approx(2 / 3)
+
+
+def test_udcg_is_the_released_code_formula_on_random_samples():
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        k = int(rng.integers(1, 8))
+        inK, u = rng.integers(0, 2, k).tolist(), rng.random(k).tolist()
+        score = sum(ui * (1.0 if r else -1 / 3) for r, ui in zip(inK, u, strict=True)) / k
+        sample = _sample(udcg_utility=u).with_columns(pl.Series("inK", [inK]), K=pl.lit(k))
+        assert add_features(sample)["UDCG"][0] == pytest.approx(1 / (1 + math.exp(-score)), abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_erag_matches_pytrec_eval_on_binary_utilities_as_erag_eval_does(seed):
+    """eRAG's ``eval`` hands 0/1 labels to pytrec_eval (run scores len - j, qrels = the labels):
+    P_K and success_K equal eRAG_P and eRAG_success."""
+    rng = np.random.default_rng(seed)
+    rows = [rng.integers(0, 2, int(rng.integers(1, 7))).astype(float).tolist() for _ in range(25)]
+    samples = pl.DataFrame({"id": [f"S-{i}" for i in range(25)], "E": "e", "Nc": 8, "Np": 2,
+                            "K": [len(r) for r in rows], "inK": [[0] * len(r) for r in rows], "erag_utility": rows})
+    features = add_features(samples)
+    for i, labels in enumerate(rows):
+        k = len(labels)
+        qrel = {"q": {str(j): int(v) for j, v in enumerate(labels)}}
+        run = {"q": {str(j): float(k - j) for j in range(k)}}
+        result = pytrec_eval.RelevanceEvaluator(qrel, {f"P_{k}", f"success_{k}"}).evaluate(run)["q"]
+        assert features["eRAG_P"][i] == pytest.approx(result[f"P_{k}"])
+        assert features["eRAG_success"][i] == pytest.approx(result[f"success_{k}"])
+
+
+def test_umbrela_ndcg_matches_ir_measures_with_exponential_gains():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        labels = rng.integers(0, 4, int(rng.integers(1, 6))).tolist()
+        if not any(labels):
+            continue
+        k = len(labels)
+        qrels = [ir_measures.Qrel("q", f"d{j}", label) for j, label in enumerate(labels)]
+        run = [ir_measures.ScoredDoc("q", f"d{j}", 100.0 - j) for j in range(k)]
+        measure = ir_measures.nDCG(gains={g: 2**g - 1 for g in range(4)}) @ k
+        expected = ir_measures.calc_aggregate([measure], qrels, run)[measure]
+        mine = add_features(_sample(umbrela_label=labels).with_columns(pl.Series("inK", [[0] * k]), K=pl.lit(k)))
+        assert mine["nDCG_umbrela"][0] == pytest.approx(expected, abs=1e-12), labels
+
+
+def test_a_missing_judgment_leaves_the_measure_null_and_lists_of_another_length_count_as_missing():
+    features = add_features(pl.concat([
+        _sample(erag_utility=[1.0, None, 0.5], udcg_utility=[0.9, 0.6, 0.3], umbrela_label=[3, None, 2]),
+        _sample(erag_utility=[1.0], udcg_utility=None, umbrela_label=[3, 0, 2]),
+    ], how="diagonal_relaxed"))
+    assert features["eRAG_P"].to_list() == [None, None]
+    assert features["eRAG_success"].to_list() == [None, None]
+    assert features["UDCG"][0] == pytest.approx(0.582570, abs=1e-6) and features["UDCG"][1] is None
+    assert features["n_p_umbrela"].to_list() == [None, 2]
+
+
+@pytest.mark.parametrize("text, label", [
+    ("##final score: 2", 2), ("##M: 1\n##T: 3\n##final score: 0", 0), ('{"final_score": 3}', 3), ("3", 3),
+    ("**1**", 1), ("Relevance category: 2", 2), ("O: 1", 1), ("The score is 3", 3),
+    ("score is 3.5", None), ("Answer 3fa2c1.", None), ("30", None), ("", None), (None, None), ("four", None)])
+def test_umbrela_labels_are_parsed_leniently_and_nothing_is_guessed(text, label):
+    assert parse_umbrela_label(text) == label
+
+
+def test_no_response_probability_from_the_first_token():
+    def entry(token, alternatives):
+        return {"token": token, "logprob": math.log(alternatives[0][1]),
+                "top_logprobs": [{"token": t, "logprob": math.log(p)} for t, p in alternatives]}
+
+    assert no_response_probability([entry("NO", [("NO", 0.7), ("The", 0.2), (" NO", 0.05)])]) == pytest.approx(0.75)
+    assert no_response_probability([entry("\n", [("\n", 1.0)]), entry("N", [("N", 0.6), ("Paris", 0.4)])]) == 0.0
+    assert no_response_probability([entry("Paris", [("Paris", 0.9), ("NO-", 0.1)])]) == pytest.approx(0.1)
+    assert no_response_probability(None) is None and no_response_probability([]) is None
+
+
+def test_pairs_are_the_distinct_texts_of_every_top_k():
+    texts = synthetic_texts(3, n_pos=2, n_neg=4)
+    ranked = [synthetic_ranked(texts, "A", 5, 2, [1, 2], seed=1), synthetic_ranked(texts, "B", 5, 2, [1, 3], seed=2),
+              synthetic_ranked(texts, "A", 6, 2, [2], seed=3)]
+    pairs = judged_pairs(ranked, texts)
+    expected = set()
+    for table, (nc, np_) in zip(ranked, [(5, 2), (5, 2), (6, 2)], strict=True):
+        for row in table.join(texts, on="id").iter_rows(named=True):
+            candidates = row["p"][:np_] + row["n"][:nc - np_]
+            expected |= {(row["id"], candidates[i]) for i in row["rank"][:max(row["K"])]}
+    assert set(pairs.select("id", "text").iter_rows()) == expected and pairs.height == len(expected)
+
+
+def _clients(server, tmp_path, kinds=("erag", "udcg", "umbrela"), pacing=FAST):
+    llm = {"generator": {"model": "openai/loopback", "api_base": server.base_url, "api_key_env": "RR_TEST_KEY",
+                         "max_tokens": 20},
+           "grader": {"model": "openai/loopback", "api_base": server.base_url, "api_key_env": "RR_TEST_KEY",
+                      "max_tokens": 4}}
+    cache = ResponseCache(tmp_path / "cache")
+    return {kind: LLMClient(ModelConfig.from_mapping(section), pacing, cache, jitter_seed=0)
+            for kind, section in model_sections(llm, kinds).items()}
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch):
+    monkeypatch.setenv("RR_TEST_KEY", "sk-test")
+
+
+def test_one_call_per_pair_and_kind_and_a_rerun_costs_nothing(tmp_path):
+    texts = synthetic_texts(3, n_pos=2, n_neg=4)
+    pairs = judged_pairs([synthetic_ranked(texts, "A", 5, 2, [1, 3])], texts)
+    with OpenAIServer() as server:
+        clients = _clients(server, tmp_path)
+        judgments = judge_documents(pairs, ["umbrela", "erag", "udcg"], clients, PROMPTS)
+        assert server.stats()["requests"] == 3 * pairs.height
+        again = judge_documents(pairs, ["erag", "udcg", "umbrela"], _clients(server, tmp_path), PROMPTS)
+        assert server.stats()["requests"] == 3 * pairs.height
+    assert judgments.equals(again)
+    assert (judgments["erag_status"] == "ok").all() and (judgments["umbrela_status"] == "ok").all()
+    assert (judgments["udcg_status"] == "ok").all()
+    assert set(judgments["no_response_p"].to_list()) <= {0.0, 1.0} and judgments["umbrela_label"].is_between(0, 3).all()
+
+
+def test_kinds_not_asked_for_stay_null_and_cost_nothing(tmp_path):
+    texts = synthetic_texts(2, n_pos=2, n_neg=4)
+    pairs = judged_pairs([synthetic_ranked(texts, "A", 5, 2, [2])], texts)
+    with OpenAIServer() as server:
+        judgments = judge_documents(pairs, ["udcg"], _clients(server, tmp_path, ["udcg"]), PROMPTS)
+        assert server.stats()["requests"] == pairs.height
+    assert judgments["erag_status"].is_null().all() and judgments["umbrela_label"].is_null().all()
+
+
+@pytest.mark.parametrize("fault, reason, retried", SHAPES)
+def test_every_response_shape_becomes_a_status(tmp_path, fault, reason, retried):
+    texts = synthetic_texts(1, n_pos=2, n_neg=4)
+    pairs = judged_pairs([synthetic_ranked(texts, "A", 5, 2, [1])], texts)
+    pacing = PacingConfig(**{**FAST.__dict__, "max_retries": 0})
+    with OpenAIServer(script=[fault] * 3) as server:
+        judgments = judge_documents(pairs, ["erag", "udcg", "umbrela"], _clients(server, tmp_path, pacing=pacing),
+                                    PROMPTS)
+    statuses = judgments.select("erag_status", "udcg_status", "umbrela_status").row(0)
+    if reason is None:
+        assert statuses[0] == "ok" and statuses[2] in ("ok", "unparseable_label")
+        return
+    expected = f"retries_exhausted:{reason}" if retried else reason
+    assert statuses == (expected, expected, expected)
+    assert judgments.select("erag_answer", "no_response_p", "umbrela_label").row(0) == (None, None, None)
+
+
+def test_unparseable_labels_and_missing_logprobs_are_statuses(tmp_path):
+    texts = synthetic_texts(1, n_pos=2, n_neg=4)
+    pairs = judged_pairs([synthetic_ranked(texts, "A", 5, 2, [1])], texts)
+    with OpenAIServer(answer=lambda messages: "I cannot say.") as server:
+        clients = _clients(server, tmp_path)
+        judgments = judge_documents(pairs, ["udcg", "umbrela"], clients, PROMPTS)
+    assert judgments["umbrela_status"].to_list() == ["unparseable_label"]
+    assert judgments["umbrela_raw"].to_list() == ["I cannot say."]
+    assert judgments["udcg_status"].to_list() == ["ok"] and judgments["no_response_p"].to_list() == [0.0]
+    assert clients["umbrela"].stats.failures_by_reason == {"unparseable_label": 1}
+
+
+def test_judgment_lists_reach_the_analysis_and_are_correlated():
+    texts = synthetic_texts(6, n_pos=2, n_neg=4).with_columns(answers=pl.lit(["alpha"]))
+    ranked = synthetic_ranked(texts, "A", 5, 2, [1, 2, 3])
+    pairs = judged_pairs([ranked], texts)
+    judgments = pairs.select(
+        "id", "text", erag_answer=pl.when(pl.col("text").str.contains("Positive")).then(pl.lit("alpha")).otherwise(
+            pl.lit("no")), no_response_p=pl.when(pl.col("text").str.contains("Positive")).then(0.1).otherwise(0.8),
+        umbrela_label=pl.when(pl.col("text").str.contains("Positive")).then(3).otherwise(0).cast(pl.Int8))
+    utilities = judgment_utilities(judgments, texts.select("id", "answers"))
+    graded = (ranked.explode("K", "P", "R")
+              .with_columns(rank=pl.col("rank").list.head(pl.col("K")))
+              .with_columns(inK=pl.col("rank").list.eval((pl.element() < 2).cast(pl.Int8))))
+    graded = with_document_judgments(graded, texts, utilities)
+    assert graded["erag_utility"].to_list() == [[float(i < 2) for i in r] for r in graded["rank"].to_list()]
+    assert graded["umbrela_label"].to_list() == [[3 * int(i < 2) for i in r] for r in graded["rank"].to_list()]
+    graded = graded.with_columns(grade=(pl.col("inK").list.sum() + 1).cast(pl.Int8))
+    names = default_measures(graded)
+    assert {"eRAG_P", "eRAG_success", "UDCG", "T_umbrela", "P_umbrela", "nDCG_umbrela", "RR@K", "AP@K"} <= set(names)
+    correlations, differences = run_analysis(graded, segmentation="fit", alpha_grid=alpha_grid("linear:5"),
+                                             min_segment_samples=2, bootstrap_resamples=10)
+    assert {"eRAG_P", "UDCG", "T_umbrela"} <= set(correlations["measure"])
+    assert {"eRAG_P-T", "UDCG-T", "T_umbrela-T"} <= set(differences["difference"])
+
+
+def test_umbrela_agreement_counts_and_kappa():
+    """Query S-0: labels (3, 2, 0, 1) on qrels (1, 1, 0, 0): tp 2, tn 2, kappa 1. Query S-1:
+    labels (0, 3) on qrels (1, 0): fn 1, fp 1. All: tp 2, fp 1, fn 1, tn 2, n 6, p_o = 4/6,
+    p_e = (3*3 + 3*3) / 36 = 1/2, kappa = (2/3 - 1/2) / (1/2) = 1/3."""
+    texts = pl.DataFrame({"id": ["S-0", "S-1"], "p": [["a", "b"], ["c"]], "n": [["x", "y"], ["z"]]})
+    judgments = pl.DataFrame({"id": ["S-0"] * 4 + ["S-1"] * 3, "text": ["a", "b", "x", "y", "c", "z", "w"],
+                              "umbrela_label": pl.Series([3, 2, 0, 1, 0, 3, None], dtype=pl.Int8)})
+    table = umbrela_agreement([(judgments, texts)], resamples=50, seed=0)
+    row = table.filter(pl.col("subset") == "all").row(0, named=True)
+    assert (row["tp"], row["fp"], row["fn"], row["tn"], row["n"]) == (2, 1, 1, 2, 6)
+    assert row["kappa"] == pytest.approx(1 / 3) and row["agreement"] == pytest.approx(4 / 6)
+    assert row["n_label3_qrel1"] == 1 and row["n_label3_qrel0"] == 1 and row["n_unlabelled"] == 0
+    assert row["kappa_ci_low"] <= row["kappa"] <= row["kappa_ci_high"]
+    assert kappa(np.array([3, 0, 0, 0])).item() != kappa(np.array([3, 0, 0, 0])).item()  # one class: NaN
