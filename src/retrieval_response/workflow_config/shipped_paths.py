@@ -24,10 +24,12 @@ def shipped_or_local(path: str | None, workflow_dir: str | os.PathLike) -> str |
 
 
 def resolve_shipped_paths(config: MutableMapping, workflow_dir: str | os.PathLike) -> None:
-    """Apply :func:`shipped_or_local` in place to every dataset ``path``, every ``llm.prompts`` file
+    """Apply :func:`shipped_or_local` in place to every dataset ``path`` and ``run``, every ``llm.prompts`` file
     and the ``model_path`` of each configured LLM role."""
     for dataset in config["datasets"].values():
         dataset["path"] = shipped_or_local(dataset["path"], workflow_dir)
+        if dataset.get("run"):
+            dataset["run"] = shipped_or_local(dataset["run"], workflow_dir)
     prompts = config["llm"]["prompts"]
     for name in prompts:
         prompts[name] = shipped_or_local(prompts[name], workflow_dir)
