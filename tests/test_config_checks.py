@@ -215,3 +215,47 @@ def test_schema_violation_becomes_one_line_naming_the_key():
     assert converted is not None
     assert str(converted).startswith(f"{CONFIG_FILE}: config key llm.shards: ")
     assert schema_input_error(ValueError("other"), CONFIG_FILE) is None
+
+
+def run_config(tmp_path, run_line: str = "q1 Q0 d1 1 0.5 MyRun", **dataset) -> dict:
+    """The valid config with a second dataset: a BEIR qrels file ranked by a run."""
+    config = valid_config()
+    qrels = tmp_path / "beir" / "qrels" / "test.tsv"
+    qrels.parent.mkdir(parents=True)
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    (tmp_path / "run.trec").write_text(run_line + "\n")
+    config["datasets"]["judged"] = {"layout": "beir", "path": str(qrels), "run": str(tmp_path / "run.trec"), **dataset}
+    config["embedders"]["BM25"] = {"backend": "bm25", "k1": 0.9, "b": 0.4}
+    validate(config, SCHEMA)
+    return config
+
+
+def test_a_run_adds_one_ranker_named_by_its_tag_or_run_code(tmp_path):
+    from retrieval_response.workflow_config.plan import dataset_rankers, ranker_kind, resolve_run_codes
+
+    config = run_config(tmp_path, embedders=["BM25"])
+    check_config(config, CONFIG_FILE, ENV)
+    resolve_run_codes(config, CONFIG_FILE)
+    assert dataset_rankers(config, "judged") == ["BM25", "MyRun"]
+    assert [ranker_kind(config, "judged", code) for code in ("BM25", "MyRun")] == ["lexical", "run"]
+    assert ranker_kind(config, "faq", "ML6") == "dense"
+    named = run_config(tmp_path / "named", run_code="Prod", embedders=[])
+    resolve_run_codes(named, CONFIG_FILE)
+    assert dataset_rankers(named, "judged") == ["Prod"]
+
+
+def test_run_and_bm25_mistakes_are_refused_at_start_up(tmp_path):
+    from retrieval_response.workflow_config.plan import resolve_run_codes
+
+    config = run_config(tmp_path / "a")
+    config["datasets"]["judged"]["layout"] = "trec"
+    config["datasets"]["faq"]["run"] = config["datasets"]["judged"]["run"]
+    assert "layout 'generic' has none" in str(refused(config))
+    config = run_config(tmp_path / "b")
+    config["embedders"]["BM25"]["model"] = "x"
+    assert str(refused(config)).startswith(f"{CONFIG_FILE}: config key embedders.BM25.model: does not apply")
+    for line, rule in (("q1 Q0 d1 1 0.5 ML6", "also an embedder"), ("q1 Q0 d1 1 0.5 ../x", "cannot be used"),
+                       ("q1 d1 1 0.5 T", "expected 6 fields")):
+        config = run_config(tmp_path / f"c{len(rule)}", run_line=line)
+        with pytest.raises(InputError, match=rule):
+            resolve_run_codes(config, CONFIG_FILE)

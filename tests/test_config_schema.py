@@ -14,6 +14,7 @@ from retrieval_response.analysis.segments import FINER_KEYS, SEGMENTATIONS
 from retrieval_response.datasets.hotpotqa import GRANULARITIES
 from retrieval_response.datasets.layouts import LAYOUTS
 from retrieval_response.embedding.registry import BACKENDS
+from retrieval_response.workflow_config.plan import LEXICAL_BACKENDS
 
 pytestmark = pytest.mark.unit
 
@@ -28,7 +29,7 @@ ANALYSIS = SCHEMA["properties"]["analysis"]["properties"]
     [
         (DATASET["layout"]["enum"], LAYOUTS),
         (DATASET["level"]["enum"], (*GRANULARITIES, None)),
-        (EMBEDDER["backend"]["enum"], tuple(BACKENDS)),
+        (EMBEDDER["backend"]["enum"], (*BACKENDS, *LEXICAL_BACKENDS)),
         (ANALYSIS["segmentations"]["items"]["enum"], SEGMENTATIONS),
         (ANALYSIS["finer_keys"]["items"]["enum"], FINER_KEYS),
         (ANALYSIS["corr_types"]["items"]["enum"], CORR_TYPES),

@@ -56,6 +56,7 @@ startup_check(
     PeriodicityDetector().is_periodic,
 )
 startup_check(checks.check_config, config, CONFIG_FILE)
+startup_check(plan.resolve_run_codes, config, CONFIG_FILE)
 # Credentials and query tokens of api_base go to the jobs through the environment, not through
 # the config that Snakemake writes into every job script.
 startup_check(withhold_api_base_secrets, config["llm"], CONFIG_FILE)
@@ -90,6 +91,38 @@ def design_pairs(wildcards):
 def dataset_units():
     """Every (dataset, embedder, design name) of the config, in a stable order."""
     return plan.dataset_units(config)
+
+
+def embedded_pairs():
+    """Every (dataset, embedder code) whose ranker is dense (served by the embed rule)."""
+    return plan.embedded_pairs(config)
+
+
+def rank_inputs(wildcards):
+    """Inputs of the rank rule: the texts, plus the vectors of a dense embedder, or the run file and
+    the dataset's qrels file (beside which the corpus lies) of a run; a lexical ranker needs the
+    texts only."""
+    inputs = {"texts": f"results/texts/{wildcards.dataset}.parquet"}
+    kind = plan.ranker_kind(config, wildcards.dataset, wildcards.embedder)
+    if kind == "dense":
+        inputs["vectors"] = (
+            f"results/embeddings/{wildcards.embedder}/{wildcards.dataset}.parquet"
+        )
+    elif kind == "run":
+        inputs["run"] = DATASETS[wildcards.dataset]["run"]
+        inputs["source"] = DATASETS[wildcards.dataset]["path"]
+    return inputs
+
+
+def ranker_params(wildcards):
+    """What the rank script needs to know of the ranker: its kind, its registry entry (null for a run)
+    and the dataset's layout."""
+    kind = plan.ranker_kind(config, wildcards.dataset, wildcards.embedder)
+    return {
+        "kind": kind,
+        "spec": None if kind == "run" else EMBEDDERS[wildcards.embedder],
+        "layout": DATASETS[wildcards.dataset]["layout"],
+    }
 
 
 def design_of(wildcards):

@@ -32,7 +32,7 @@ LLM_SUMMARIES = (
 # The benchmark file of every timed job (for the run summary).
 STAGE_BENCHMARKS = (
     [f"results/benchmarks/prepare_dataset/{d}.tsv" for d in sorted(DATASETS)]
-    + sorted({f"results/benchmarks/embed/{e}/{d}.tsv" for d, e, _ in dataset_units()})
+    + sorted(f"results/benchmarks/embed/{e}/{d}.tsv" for d, e in embedded_pairs())
     + [f"results/benchmarks/rank/{d}/{e}/{s}.tsv" for d, e, s in dataset_units()]
     + [f"results/benchmarks/answer_ideal/{d}.tsv" for d in sorted(DATASETS)]
     + [

@@ -1,4 +1,5 @@
-"""Stage 3: rank each query's candidates by cosine similarity, per (Nc, Np) design."""
+"""Stage 3: rank each query's candidates per (Nc, Np) design: by cosine similarity (dense
+embedders), by BM25 (lexical), or in the order of the dataset's run file."""
 
 # All ranked-sample files of the config.
 RANKED_TARGETS = [f"results/ranked/{d}/{e}/{s}.parquet" for d, e, s in dataset_units()]
@@ -6,8 +7,7 @@ RANKED_TARGETS = [f"results/ranked/{d}/{e}/{s}.parquet" for d, e, s in dataset_u
 
 rule rank:
     input:
-        texts="results/texts/{dataset}.parquet",
-        vectors="results/embeddings/{embedder}/{dataset}.parquet",
+        unpack(rank_inputs),
     output:
         ranked="results/ranked/{dataset}/{embedder}/{design}.parquet",
         report="results/ranked/{dataset}/{embedder}/{design}.report.json",
@@ -19,6 +19,7 @@ rule rank:
         "../../envs/embed.yaml"
     params:
         design=design_of,
+        ranker=ranker_params,
     script:
         "../scripts/rank.py"
 

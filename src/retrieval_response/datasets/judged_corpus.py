@@ -13,6 +13,8 @@ Ids are strings throughout (an integer ``_id`` is converted). A judged document'
 title and text joined by a newline (the text alone without a title). Per query, the positives
 ``p`` are the documents judged > 0, highest grade first (qrels order within a grade), with their
 grades in ``p_grade``; the negatives ``n`` are the documents judged <= 0, in qrels order.
+``p_doc`` and ``n_doc`` hold the document ids of ``p`` and ``n``, position by position (a run
+file names documents by these ids).
 A query without judgements is left out (counted as ``queries_without_judgements``). Rows get
 the id ``<subset>-<n>`` (subset ``B`` or ``T``, n the query's 0-based position in the queries
 file) and ``source_id`` = the query's id. Every bad record is one InputError naming the file,
@@ -30,8 +32,11 @@ from retrieval_response.datasets.validation import TEXTS_COLUMNS, TEXTS_SCHEMA, 
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.json_records import existing_file, iter_json_lines, read_text
 
-COLUMNS = (*TEXTS_COLUMNS, "p_grade", "source_id")
-SCHEMA = {**TEXTS_SCHEMA, "p_grade": pl.List(pl.Int64), "source_id": pl.String}
+COLUMNS = (*TEXTS_COLUMNS, "p_grade", "p_doc", "n_doc", "source_id")
+SCHEMA = {
+    **TEXTS_SCHEMA, "p_grade": pl.List(pl.Int64), "p_doc": pl.List(pl.String), "n_doc": pl.List(pl.String),
+    "source_id": pl.String,
+}
 BEIR_HEADER = ("query-id", "corpus-id", "score")
 Judgement = tuple[str, str, int, str]
 """(query id, document id, grade, line label) of one qrels line."""
@@ -133,18 +138,21 @@ def texts_table(
     frame = pl.DataFrame(
         {
             "source_id": [q for q, _, _, _ in judgements],
+            "doc_id": [d for _, d, _, _ in judgements],
             "doc": [documents[d] for _, d, _, _ in judgements],
             "grade": [g for _, _, g, _ in judgements],
         },
-        schema={"source_id": pl.String, "doc": pl.String, "grade": pl.Int64},
+        schema={"source_id": pl.String, "doc_id": pl.String, "doc": pl.String, "grade": pl.Int64},
     ).with_row_index("order")
     positives = (
         frame.filter(pl.col("grade") > 0)
         .sort(["grade", "order"], descending=[True, False])
         .group_by("source_id", maintain_order=True)
-        .agg(p=pl.col("doc"), p_grade=pl.col("grade"))
+        .agg(p=pl.col("doc"), p_grade=pl.col("grade"), p_doc=pl.col("doc_id"))
     )
-    negatives = frame.filter(pl.col("grade") <= 0).group_by("source_id", maintain_order=True).agg(n=pl.col("doc"))
+    negatives = frame.filter(pl.col("grade") <= 0).group_by("source_id", maintain_order=True).agg(
+        n=pl.col("doc"), n_doc=pl.col("doc_id")
+    )
     order = pl.DataFrame(
         {"source_id": list(queries), "q": list(queries.values())}, schema={"source_id": pl.String, "q": pl.String}
     ).with_row_index("position")
@@ -159,6 +167,8 @@ def texts_table(
             p=pl.col("p").fill_null([]),
             n=pl.col("n").fill_null([]),
             p_grade=pl.col("p_grade").fill_null([]),
+            p_doc=pl.col("p_doc").fill_null([]),
+            n_doc=pl.col("n_doc").fill_null([]),
             answers=pl.lit([], dtype=pl.List(pl.String)),
         )
         .select(COLUMNS)
@@ -199,3 +209,17 @@ def read_trec(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
     queries = companion_texts(qrels, "queries")
     return texts_table(qrels, "T", trec_judgements(qrels), queries, documents)
 
+
+
+def corpus_ids(layout: str, path: str | Path) -> tuple[pl.Series, pl.Series]:
+    """(document ids, query ids) of the corpus and queries of the ``beir`` or ``trec`` dataset whose
+    qrels file is ``path``: the ids a run file may name. ValueError for another layout."""
+    qrels = existing_file(path)
+    if layout == "beir":
+        documents = jsonl_texts(qrels.parent.parent / "corpus.jsonl", "_id", with_title=True)
+        queries = jsonl_texts(qrels.parent.parent / "queries.jsonl", "_id", with_title=False)
+    elif layout == "trec":
+        documents, queries = companion_texts(qrels, "documents"), companion_texts(qrels, "queries")
+    else:
+        raise ValueError(f"layout {layout!r} has no document ids; a run needs 'beir' or 'trec'")
+    return pl.Series("docid", list(documents), dtype=pl.String), pl.Series("qid", list(queries), dtype=pl.String)

@@ -167,7 +167,19 @@ def texts_frame(rows: list[tuple], columns: tuple[str, ...]) -> pl.DataFrame:
 def drop_repeated_negatives(texts: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     """``texts`` with each query's repeated negatives removed (first occurrence kept, order kept)
     and the number of negatives removed. Repeated positives are not touched: they make a query
-    unusable (``sampling.DUPLICATE_TEXT``)."""
-    deduplicated = texts.with_columns(pl.col("n").list.unique(maintain_order=True))
+    unusable (``sampling.DUPLICATE_TEXT``). An ``n_doc`` column (document ids of ``n``) loses
+    the same positions."""
+    if "n_doc" not in texts.columns:
+        deduplicated = texts.with_columns(pl.col("n").list.unique(maintain_order=True))
+    else:
+        rows = texts.select("n", "n_doc").with_row_index("row")
+        kept = (
+            rows.explode("n", "n_doc")
+            .filter(pl.col("n").is_not_null() & pl.struct("row", "n").is_first_distinct())
+            .group_by("row", maintain_order=True).agg("n", "n_doc")
+        )
+        kept = rows.select("row").join(kept, on="row", how="left", maintain_order="left")
+        empty = pl.lit([], dtype=texts.schema["n"])
+        deduplicated = texts.with_columns(n=kept["n"].fill_null(empty), n_doc=kept["n_doc"].fill_null(empty))
     removed = texts["n"].list.len().sum() - deduplicated["n"].list.len().sum()
     return deduplicated, int(removed)

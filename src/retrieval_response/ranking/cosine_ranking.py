@@ -31,14 +31,17 @@ TOLERANCE = 1e-9
 
 @dataclass
 class RankingReport:
-    """Counts of queries read, ranked, and skipped by reason for one (E, Nc, Np) design."""
+    """Counts of queries read, ranked, and skipped by reason for one (E, Nc, Np) design, and the
+    ranker's notes (e.g. a run's ``candidates_not_in_run``)."""
 
     queries: int = 0
     ranked: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
+    notes: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        return {"queries": self.queries, "ranked": self.ranked, "skipped": dict(self.skipped)}
+        """``queries``, ``ranked``, ``skipped`` by reason, and the notes' keys."""
+        return {"queries": self.queries, "ranked": self.ranked, "skipped": dict(self.skipped), **self.notes}
 
 
 def design_ks(Ks: list[int], Nc: int, Np: int) -> list[int]:
@@ -104,8 +107,15 @@ def rank_samples(
         query_vectors = encode(serving["q"].to_list(), "query")
         candidate_vectors = encode(candidate_texts, "passage").reshape(Q, Nc, -1)
         rank = cosine_rank(query_vectors, candidate_vectors)
+    return ranked_table(serving, rank, embedder_code=embedder_code, Np=Np, Ks=Ks), report
+
+
+def ranked_table(serving: pl.DataFrame, rank: np.ndarray, *, embedder_code: str, Np: int, Ks: list[int]) -> pl.DataFrame:
+    """The ranked layout (``RANKED_SCHEMA``) of ``serving`` (id, subset) with candidate order ``rank``
+    (int (Q, Nc), row q for query q); P and R at each K of the sorted list ``Ks``."""
+    Q, Nc = serving.height, rank.shape[1]
     P, R = precision_recall(rank, Np, Ks)
-    table = pl.DataFrame(
+    return pl.DataFrame(
         {
             "id": serving["id"],
             "subset": serving["subset"],
@@ -115,11 +125,10 @@ def rank_samples(
             "K": pl.Series(np.tile(np.asarray(Ks, dtype=np.int32), (Q, 1))).cast(pl.List(pl.Int32)),
             "P": pl.Series(P).cast(pl.List(pl.Float64)),
             "R": pl.Series(R).cast(pl.List(pl.Float64)),
-            "rank": pl.Series(rank).cast(pl.List(pl.Int32)),
+            "rank": pl.Series(rank.astype(np.int32)).cast(pl.List(pl.Int32)),
         },
         schema=RANKED_SCHEMA,
     )
-    return table, report
 
 
 def _first_violation(df: pl.DataFrame, bad: pl.Expr) -> str | None:

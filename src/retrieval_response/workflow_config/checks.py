@@ -4,7 +4,7 @@
 problem. It checks, in order: names that become path components (dataset names, embedder
 codes, design names, generic subset names: ``retrieval_response.infra.paths.safe_name``), the keys
 that depend on each other (designs, K, embedder lists, a dataset's level and subset against its
-layout, LLM roles), that every input file named
+layout, a run's layout, BM25 settings, LLM roles), that every input file named
 by the config exists, the ``analysis.alpha_grid`` syntax and size, the prompt files, and the
 API-key environment variable of each configured model (by name; its value is never shown).
 The JSON schema (workflow/schemas/config.schema.yaml) has filled the defaults beforehand;
@@ -26,6 +26,7 @@ from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.paths import UnsafeNameError, safe_name
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, UDCG_FIELDS, UMBRELA_FIELDS, load_prompt
 from retrieval_response.workflow_config.plan import (
+    LEXICAL_BACKENDS,
     dataset_designs,
     dataset_embedders,
     design_cutoffs,
@@ -35,6 +36,8 @@ from retrieval_response.workflow_config.plan import (
 )
 
 LLM_ROLES = ("generator", "grader")
+RUN_LAYOUTS = ("beir", "trec")
+"""Layouts whose texts tables carry document ids, so that a run file can rank them."""
 
 
 def _name(config_file: str, key: str, value: object, what: str) -> None:
@@ -61,7 +64,7 @@ def check_designs(config: Mapping, config_file: str) -> None:
     datasets, embedders = config["datasets"], config["embedders"]
     if not config.get("published") and not datasets:
         raise InputError(config_file, "config key datasets", "no dataset configured and no published data given")
-    if datasets and not embedders:
+    if any(not embedders and not dataset.get("run") for dataset in datasets.values()):
         raise InputError(config_file, "config key embedders", "datasets are configured but no embedder is registered")
     for name in datasets:
         for code in dataset_embedders(config, name):
@@ -71,6 +74,8 @@ def check_designs(config: Mapping, config_file: str) -> None:
                     f"config key datasets.{name}.embedders",
                     f"unknown embedder code {code!r}; registered codes: {', '.join(sorted(embedders))}",
                 )
+        if not dataset_embedders(config, name) and not datasets[name].get("run"):
+            raise InputError(config_file, f"config key datasets.{name}.embedders", "no embedder and no run: nothing ranks it")
         designs = dataset_designs(config, name)
         names = [design_name(design) for design in designs]
         if len(set(names)) != len(names):
@@ -90,9 +95,20 @@ def check_designs(config: Mapping, config_file: str) -> None:
                 )
 
 
+def check_lexical(config: Mapping, config_file: str) -> None:
+    """Each bm25 registry entry has only BM25 keys with valid values (``ranking.lexical.bm25_settings``)."""
+    from retrieval_response.ranking.lexical import bm25_settings
+
+    for code, spec in config["embedders"].items():
+        if spec.get("backend") in LEXICAL_BACKENDS:
+            bm25_settings(code, spec, config_file)
+
+
 def input_files(config: Mapping) -> list[tuple[str, str]]:
     """(config key, path) of every input file the config names: datasets, published files, human grades."""
     files = [(f"datasets.{name}.path", dataset["path"]) for name, dataset in config["datasets"].items()]
+    files += [(f"datasets.{name}.run", dataset["run"]) for name, dataset in config["datasets"].items()
+              if dataset.get("run")]
     published = config.get("published") or {}
     files += [(f"published.{key}", published[key]) for key in ("graded", "ranked", "texts", "human") if published.get(key)]
     if config["analysis"].get("human"):
@@ -101,10 +117,14 @@ def input_files(config: Mapping) -> list[tuple[str, str]]:
 
 
 def check_dataset_options(config: Mapping, config_file: str) -> None:
-    """Each dataset's ``level`` and ``subset`` apply to its layout (``datasets.layouts.check_options``)."""
+    """Each dataset's ``level`` and ``subset`` apply to its layout (``datasets.layouts.check_options``);
+    a ``run`` needs a layout with document ids (``RUN_LAYOUTS``)."""
     for name, dataset in config["datasets"].items():
         check_options(config_file, dataset["layout"], level=dataset.get("level"), subset=dataset.get("subset"),
                       key=f"config key datasets.{name}.")
+        if dataset.get("run") and dataset["layout"] not in RUN_LAYOUTS:
+            rule = f"a run ranks documents by id; layout {dataset['layout']!r} has none (use {' or '.join(RUN_LAYOUTS)})"
+            raise InputError(config_file, f"config key datasets.{name}.run", rule)
 
 
 def check_input_files(config: Mapping, config_file: str) -> None:
@@ -181,6 +201,7 @@ def check_config(config: Mapping, config_file: str, environ: Mapping[str, str] =
     """All start-up checks of a schema-valid config; the first failure raises InputError (one line)."""
     check_names(config, config_file)
     check_designs(config, config_file)
+    check_lexical(config, config_file)
     check_dataset_options(config, config_file)
     check_input_files(config, config_file)
     check_alpha_grid(config, config_file)

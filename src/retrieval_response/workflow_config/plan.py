@@ -3,8 +3,11 @@ and the optional analyses.
 
 A design is one (Nc, Np) pair with its cut-offs K; its path component is ``Nc<Nc>_Np<Np>``
 (:data:`DESIGN_PATTERN`). A dataset runs its own ``designs`` and ``embedders`` when it lists
-them, else the top-level ``designs`` and every registered embedder. A unit is one
-(dataset, embedder code, design name): the grain of the rank, answer and grade rules.
+them, else the top-level ``designs`` and every registered embedder; a dataset with a ``run``
+file is ranked by that run too, under the code ``run_code`` (default: the run's tag). A unit is
+one (dataset, ranker code, design name): the grain of the rank, answer and grade rules. A
+ranker is a dense embedder (vectors from the embed rule), a lexical one (backend ``bm25``:
+the rank rule scores the texts itself) or a dataset's run.
 """
 
 from __future__ import annotations
@@ -39,15 +42,72 @@ def dataset_embedders(config: Mapping, dataset: str) -> list[str]:
     return config["datasets"][dataset].get("embedders", sorted(config["embedders"]))
 
 
+LEXICAL_BACKENDS = ("bm25",)
+"""Registry backends that score texts in the rank rule instead of embedding them."""
+
+
+def run_code(config: Mapping, dataset: str) -> str | None:
+    """The ranker code of ``dataset``'s run file: ``run_code``, else the tag of the run's first line
+    (InputError when that line is malformed); None without a run."""
+    entry = config["datasets"][dataset]
+    if not entry.get("run"):
+        return None
+    if entry.get("run_code"):
+        return entry["run_code"]
+    from retrieval_response.ranking.run_file import run_tag
+
+    return run_tag(entry["run"])
+
+
+def dataset_rankers(config: Mapping, dataset: str) -> list[str]:
+    """The ranker codes of ``dataset``: its embedders (``dataset_embedders``), then its run's code."""
+    code = run_code(config, dataset)
+    return dataset_embedders(config, dataset) + ([code] if code else [])
+
+
+def ranker_kind(config: Mapping, dataset: str, code: str) -> str:
+    """``run`` (the dataset's run file), ``lexical`` (a bm25 registry entry) or ``dense`` (vectors)."""
+    if code == run_code(config, dataset):
+        return "run"
+    return "lexical" if config["embedders"][code]["backend"] in LEXICAL_BACKENDS else "dense"
+
+
 def dataset_units(config: Mapping) -> list[tuple[str, str, str]]:
-    """Every (dataset, embedder code, design name) of the config: datasets sorted by name, then each
-    dataset's embedders and designs in their config order."""
+    """Every (dataset, ranker code, design name) of the config: datasets sorted by name, then each
+    dataset's rankers (``dataset_rankers``) and designs in their config order."""
     return [
         (name, code, design_name(design))
         for name in sorted(config["datasets"])
-        for code in dataset_embedders(config, name)
+        for code in dataset_rankers(config, name)
         for design in dataset_designs(config, name)
     ]
+
+
+def embedded_pairs(config: Mapping) -> list[tuple[str, str]]:
+    """The distinct (dataset, code) pairs whose ranker is dense, i.e. that the embed rule serves."""
+    return sorted({(name, code) for name, code, _ in dataset_units(config)
+                   if ranker_kind(config, name, code) == "dense"})
+
+
+def resolve_run_codes(config: Mapping, config_file: str) -> None:
+    """Fill each run dataset's ``run_code`` from its run's tag (in place), and check it: a safe name,
+    not one of the dataset's embedder codes. InputError ``config key datasets.<name>.run...``."""
+    from retrieval_response.infra.paths import UnsafeNameError, safe_name
+
+    for name, entry in config["datasets"].items():
+        if not entry.get("run"):
+            continue
+        key = f"config key datasets.{name}.run_code"
+        if not entry.get("run_code"):
+            entry["run_code"] = run_code(config, name)
+            key = f"config key datasets.{name}.run"
+        try:
+            safe_name(entry["run_code"], "run code")
+        except UnsafeNameError as error:
+            raise InputError(config_file, key, f"{error} (set datasets.{name}.run_code)") from None
+        if entry["run_code"] in dataset_embedders(config, name):
+            rule = f"run code {entry['run_code']!r} is also an embedder of the dataset; set another run_code"
+            raise InputError(config_file, key, rule)
 
 
 def design_pairs(config: Mapping, dataset: str) -> list[list[int]]:

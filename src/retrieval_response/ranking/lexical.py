@@ -1,0 +1,103 @@
+"""BM25 as a ranker, through the ``bm25s`` library (docs/CORPUS.md#bm25 says why bm25s).
+
+A registry entry ``{backend: bm25, k1, b, method}`` (defaults 1.5, 0.75, ``lucene``: bm25s's
+own) ranks texts lexically where a dense embedder ranks them by cosine. Texts are tokenised by
+``bm25s.tokenize``: lower-cased, words of two or more word characters, English stop words
+removed, no stemming. The collection whose statistics (document frequencies, mean length) BM25
+uses is every distinct candidate text of the dataset's texts table (all queries, positives and
+negatives), so a query's scores do not depend on the design. For a design (Nc, Np), ``rank``
+lists each query's candidates by descending BM25 score, ties in candidate order, as the cosine
+ranking does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import polars as pl
+
+from retrieval_response.infra.errors import InputError
+from retrieval_response.ranking.cosine_ranking import RankingReport, design_ks, ranked_table, select_serving
+
+DEFAULTS = {"k1": 1.5, "b": 0.75, "method": "lucene"}
+METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
+IGNORED_KEYS = {"backend", "query_prompt", "passage_prompt", "batch_size", "normalize"}
+"""Registry keys the schema fills into every entry, meaningless for BM25 (prompts are not added)."""
+
+
+def bm25_settings(code: str, spec: Mapping, source: str = "config") -> dict:
+    """``{"k1", "b", "method"}`` of the bm25 registry entry ``spec`` (defaults filled in).
+
+    InputError ``(source, "config key embedders.<code>.<key>", rule)`` for a key of a dense
+    backend (``model``, ``device``, ``cache_dir``), k1 <= 0, b outside [0, 1] or an unknown method.
+    """
+    unknown = sorted(set(spec) - IGNORED_KEYS - set(DEFAULTS))
+    if unknown:
+        raise InputError(source, f"config key embedders.{code}.{unknown[0]}",
+                         f"does not apply to the bm25 backend (its keys: {', '.join(DEFAULTS)})")
+    settings = {**DEFAULTS, **{key: spec[key] for key in DEFAULTS if key in spec}}
+    k1, b = settings["k1"], settings["b"]
+    if isinstance(k1, bool) or not isinstance(k1, int | float) or not k1 > 0:
+        raise InputError(source, f"config key embedders.{code}.k1", f"must be a number > 0, got {k1!r}")
+    if isinstance(b, bool) or not isinstance(b, int | float) or not 0 <= b <= 1:
+        raise InputError(source, f"config key embedders.{code}.b", f"must be a number in [0, 1], got {b!r}")
+    if settings["method"] not in METHODS:
+        raise InputError(source, f"config key embedders.{code}.method",
+                         f"unknown method {settings['method']!r}; expected one of {', '.join(METHODS)}")
+    return settings
+
+
+class BM25Index:
+    """A bm25s index over ``documents`` (in their order); ``scores`` of queries against all of them."""
+
+    def __init__(self, documents: list[str], settings: Mapping):
+        import bm25s
+
+        self._bm25s = bm25s
+        self.size = len(documents)
+        self.retriever = bm25s.BM25(k1=float(settings["k1"]), b=float(settings["b"]), method=settings["method"])
+        self.retriever.index(bm25s.tokenize(documents, stopwords="en", show_progress=False), show_progress=False)
+
+    def query_token_ids(self, queries: list[str]) -> list[list[int]]:
+        """Each query's token ids in the index's vocabulary (tokens the documents lack are dropped)."""
+        tokens = self._bm25s.tokenize(queries, stopwords="en", return_ids=False, show_progress=False)
+        return [self.retriever.get_tokens_ids(query) for query in tokens]
+
+    def scores(self, queries: list[str], columns: np.ndarray | None = None) -> np.ndarray:
+        """float32 (Q, D) BM25 scores of each query against every document, or (Q, C) against the
+        document indexes ``columns[q]`` (int (Q, C)) of each query only."""
+        ids = self.query_token_ids(queries)
+        width = self.size if columns is None else columns.shape[1]
+        out = np.zeros((len(queries), width), dtype=np.float32)
+        for q, token_ids in enumerate(ids):
+            row = self.retriever.get_scores_from_ids(token_ids) if token_ids else np.zeros(self.size, np.float32)
+            out[q] = row if columns is None else row[columns[q]]
+        return out
+
+
+def candidate_collection(texts: pl.DataFrame) -> list[str]:
+    """The distinct candidate texts of ``texts`` (all queries' ``p`` then ``n``, first occurrence order):
+    the collection BM25's statistics come from."""
+    return pl.concat([texts["p"].explode(), texts["n"].explode()]).drop_nulls().unique(maintain_order=True).to_list()
+
+
+def bm25_rank_samples(
+    texts: pl.DataFrame, spec: Mapping, *, embedder_code: str, Nc: int, Np: int, Ks: list[int]
+) -> tuple[pl.DataFrame, RankingReport]:
+    """Ranked samples of design (Nc, Np) of every serving query of ``texts``, by BM25 (``spec``: the
+    registry entry) over the collection ``candidate_collection(texts)``; the ranked layout and the
+    skip report, as ``cosine_ranking.rank_samples``."""
+    settings = bm25_settings(embedder_code, spec)
+    Ks = design_ks(Ks, Nc, Np)
+    serving, report = select_serving(texts, Nc, Np)
+    rank = np.zeros((0, Nc), dtype=np.int32)
+    if serving.height:
+        collection = candidate_collection(texts)
+        index = BM25Index(collection, settings)
+        lookup = pl.DataFrame({"text": collection, "column": np.arange(len(collection), dtype=np.int64)})
+        candidates = serving.select(text=pl.concat_list(pl.col("p").list.head(Np), pl.col("n").list.head(Nc - Np)))
+        columns = candidates.explode("text").join(lookup, on="text", how="left", maintain_order="left")["column"]
+        scores = index.scores(serving["q"].to_list(), columns.to_numpy().reshape(serving.height, Nc))
+        rank = np.argsort(-scores, axis=1, kind="stable").astype(np.int32)
+    return ranked_table(serving, rank, embedder_code=embedder_code, Np=Np, Ks=Ks), report

@@ -1,0 +1,181 @@
+"""TREC run files: your own retriever's ranking of a judged corpus, read as ranked samples and written back.
+
+A run file holds one run: lines ``qid Q0 docid rank score tag``, white space separated (the
+second field is not read, as in trec_eval). On a dataset of a layout with document ids
+(``beir``, ``trec``) the run *is* the ranking: for a design (Nc, Np) each query's candidates
+(its first Np positives and first Nc - Np negatives, by document id) are ordered by the run's
+score, highest first, ties broken by the run's rank column (lower first). Candidates the run
+does not rank follow all ranked ones, in candidate order, and are counted in the report as
+``candidates_not_in_run``; a query the run does not rank at all is skipped (``not_in_run``).
+Documents the run ranks that are not candidates of the query are ignored.
+
+Every bad record is one InputError naming the file, the line and the rule (the first one
+stops the reading): not six fields, a rank that is not an integer >= 1, a score that is not a
+finite number, a repeated (qid, docid) pair, a tag different from the first line's, a document
+not in the corpus, a query not in the queries.
+"""
+
+from __future__ import annotations
+
+import os
+
+import polars as pl
+
+from retrieval_response.infra.atomic import write_text
+from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.json_records import existing_file, read_text
+from retrieval_response.ranking.cosine_ranking import RankingReport, design_ks, ranked_table, select_serving
+
+RUN_SCHEMA = {"qid": pl.String, "docid": pl.String, "rank": pl.Int64, "score": pl.Float64, "tag": pl.String,
+              "line": pl.Int64}
+NOT_IN_RUN = "not_in_run"
+"""Skip reason of a query the run does not rank."""
+
+
+def _fail_at_first(path: os.PathLike, frame: pl.DataFrame, bad: pl.Expr, rule: pl.Expr | str) -> None:
+    """InputError ``(path, "line N", rule)`` for the first row of ``frame`` where ``bad`` holds."""
+    hits = frame.filter(bad.fill_null(True))
+    if hits.height:
+        first = hits.row(0, named=True)
+        text = hits.head(1).select(rule).item() if isinstance(rule, pl.Expr) else rule
+        raise InputError(path, f"line {first['line']}", text)
+
+
+def read_run(path: str | os.PathLike, *, documents: pl.Series | None = None,
+             queries: pl.Series | None = None) -> pl.DataFrame:
+    """The lines of the run file ``path`` as a table (``RUN_SCHEMA``: qid, docid, rank, score, tag, line).
+
+    ``line`` is the 1-based line number (blank lines counted, not read). ``documents`` and
+    ``queries``, when given, are the ids a docid and a qid must belong to. InputError for the
+    first bad record (module docstring) or a file without any line.
+    """
+    source = existing_file(path)
+    lines = pl.DataFrame({"text": read_text(source).splitlines()}, schema={"text": pl.String})
+    lines = lines.with_row_index("line", offset=1).with_columns(pl.col("line").cast(pl.Int64))
+    lines = lines.with_columns(fields=pl.col("text").str.extract_all(r"\S+")).filter(pl.col("fields").list.len() > 0)
+    if lines.height == 0:
+        raise InputError(source, "file", "no run lines (expected 'qid Q0 docid rank score tag' lines)")
+    _fail_at_first(source, lines, pl.col("fields").list.len() != 6,
+                   "expected 6 fields: qid Q0 docid rank score tag")
+    field = pl.col("fields").list.get
+    run = lines.select(
+        "line",
+        qid=field(0), docid=field(2), rank_text=field(3), score_text=field(4), tag=field(5),
+        rank=field(3).cast(pl.Int64, strict=False),
+        score=field(4).cast(pl.Float64, strict=False),
+    )
+    _fail_at_first(source, run, pl.col("rank").is_null() | (pl.col("rank") < 1),
+                   pl.format("rank '{}' must be an integer >= 1", "rank_text"))
+    _fail_at_first(source, run, ~pl.col("score").is_finite(),
+                   pl.format("score '{}' must be a finite number", "score_text"))
+    first_tag = run["tag"][0]
+    _fail_at_first(source, run, pl.col("tag") != first_tag,
+                   pl.format(f"tag '{{}}' differs from the first line's '{first_tag}': a run file holds one run",
+                             "tag"))
+    run = run.with_columns(first_line=pl.col("line").min().over("qid", "docid"))
+    _fail_at_first(source, run, pl.col("line") != pl.col("first_line"),
+                   pl.format("document '{}' repeated for query '{}' (first on line {})", "docid", "qid",
+                             "first_line"))
+    if documents is not None:
+        _fail_at_first(source, run, ~pl.col("docid").is_in(documents.implode()),
+                       pl.format("document '{}' is not in the corpus", "docid"))
+    if queries is not None:
+        _fail_at_first(source, run, ~pl.col("qid").is_in(queries.implode()),
+                       pl.format("query '{}' is not in the queries", "qid"))
+    return run.select(*RUN_SCHEMA).cast(RUN_SCHEMA)
+
+
+def run_tag(path: str | os.PathLike) -> str:
+    """The tag (last field) of the first non-blank line of the run file ``path``; InputError when that
+    line does not have 6 fields or the file has no line."""
+    source = existing_file(path)
+    with source.open(encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            fields = line.split()
+            if fields:
+                if len(fields) != 6:
+                    raise InputError(source, f"line {number}", "expected 6 fields: qid Q0 docid rank score tag")
+                return fields[5]
+    raise InputError(source, "file", "no run lines (expected 'qid Q0 docid rank score tag' lines)")
+
+
+def candidate_documents(serving: pl.DataFrame, Nc: int, Np: int) -> pl.DataFrame:
+    """Long table ``row, source_id, candidate, docid``: the candidate documents of each serving query
+    (first Np of ``p_doc`` then first Nc - Np of ``n_doc``), ``candidate`` their index 0..Nc-1."""
+    docs = serving.select(
+        pl.col("source_id"), docid=pl.concat_list(pl.col("p_doc").list.head(Np), pl.col("n_doc").list.head(Nc - Np))
+    ).with_row_index("row")
+    return docs.explode("docid").with_columns(candidate=pl.int_range(pl.len()).over("row").cast(pl.Int32))
+
+
+def run_rank_samples(
+    texts: pl.DataFrame, run: pl.DataFrame, *, embedder_code: str, Nc: int, Np: int, Ks: list[int]
+) -> tuple[pl.DataFrame, RankingReport]:
+    """Ranked samples of design (Nc, Np) ordered by ``run`` (``read_run``), in the ranked layout.
+
+    ``texts`` needs ``id, subset, source_id, p, n, p_doc, n_doc`` (the ``beir`` and ``trec``
+    layouts). A query is matched to the run by its ``source_id``. The report's ``skipped`` adds
+    ``not_in_run``, and its dict form ``candidates_not_in_run``. ValueError on a bad design or K,
+    or on texts without document ids.
+    """
+    missing = {"source_id", "p_doc", "n_doc"} - set(texts.columns)
+    if missing:
+        raise ValueError(f"a run ranks documents by id: the texts table lacks {sorted(missing)}")
+    Ks = design_ks(Ks, Nc, Np)
+    serving, report = select_serving(texts, Nc, Np)
+    in_run = serving["source_id"].is_in(run["qid"].unique().implode())
+    report.skipped[NOT_IN_RUN] = int((~in_run).sum())
+    serving = serving.filter(in_run)
+    report.ranked = serving.height
+    ordered = (
+        candidate_documents(serving, Nc, Np)
+        .join(run.select("qid", "docid", "rank", "score"), left_on=["source_id", "docid"],
+              right_on=["qid", "docid"], how="left")
+        .sort(["row", "score", "rank", "candidate"], descending=[False, True, False, False], nulls_last=True)
+    )
+    report.notes["candidates_not_in_run"] = int(ordered["score"].null_count())
+    rank = ordered["candidate"].to_numpy().reshape(serving.height, Nc)
+    return ranked_table(serving, rank, embedder_code=embedder_code, Np=Np, Ks=Ks), report
+
+
+def run_lines(ranked: pl.DataFrame, texts: pl.DataFrame, *, tag: str) -> str:
+    """The TREC run text of a ranked table of one design: per sample, its candidates by document id in
+    ranked order, ranks 1..Nc and scores Nc..1 (so reading it back gives the same order).
+
+    ``texts`` is the dataset's texts table (``id, source_id, p_doc, n_doc``). ValueError when
+    ``ranked`` holds more than one (E, Nc, Np) design or a sample is not in ``texts``.
+    """
+    designs = ranked.select("E", "Nc", "Np").unique()
+    if designs.height > 1:
+        raise ValueError(f"a run file holds one ranking; the table has {designs.height} (E, Nc, Np) designs")
+    if ranked.height == 0:
+        return ""
+    Nc, Np = int(ranked["Nc"][0]), int(ranked["Np"][0])
+    joined = ranked.select("id", "rank").join(texts.select("id", "source_id", "p_doc", "n_doc"), on="id", how="left")
+    if joined["source_id"].null_count():
+        raise ValueError("a ranked sample is not in the texts table")
+    docs = candidate_documents(joined, Nc, Np).select("row", "candidate", "docid")
+    order = (
+        joined.select("rank").with_row_index("row").explode("rank")
+        .with_columns(position=pl.int_range(1, pl.len() + 1).over("row"))
+        .join(docs, left_on=["row", "rank"], right_on=["row", "candidate"], how="left", maintain_order="left")
+        .join(joined.select("source_id").with_row_index("row"), on="row", how="left", maintain_order="left")
+    )
+    text = order.select(
+        pl.format("{} Q0 {} {} {} {}", "source_id", "docid", "position", (Nc + 1 - pl.col("position")), pl.lit(tag))
+    ).to_series()
+    return "\n".join(text.to_list()) + "\n"
+
+
+def write_run(ranked: pl.DataFrame, texts: pl.DataFrame, path: str | os.PathLike, *, tag: str) -> None:
+    """Write ``run_lines(ranked, texts, tag=tag)`` to ``path`` atomically."""
+    write_text(run_lines(ranked, texts, tag=tag), path)
+
+
+def rank_from_run(texts: pl.DataFrame, run_path: str | os.PathLike, *, documents: pl.Series,
+                  queries: pl.Series, embedder_code: str, Nc: int, Np: int,
+                  Ks: list[int]) -> tuple[pl.DataFrame, RankingReport]:
+    """``read_run`` of ``run_path`` checked against ``documents`` and ``queries``, then ``run_rank_samples``."""
+    run = read_run(run_path, documents=documents, queries=queries)
+    return run_rank_samples(texts, run, embedder_code=embedder_code, Nc=Nc, Np=Np, Ks=Ks)
+
