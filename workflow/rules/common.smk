@@ -16,6 +16,7 @@ from snakemake.io import PeriodicityDetector
 from snakemake.utils import validate
 
 from retrieval_response.analysis.segments import SEGMENTATIONS
+from retrieval_response.embedding import hub_models
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.paths import NAME_PATTERN
 from retrieval_response.llm.config import ModelConfig, withhold_api_base_secrets
@@ -146,3 +147,14 @@ def llm_threads(role):
     remote API. Without ``--cores`` (a cluster run), 1: set the cores of a cluster job with
     ``set-threads`` (commented in profiles/slurm)."""
     return job_threads(LLM.get(role), workflow.resource_settings.cores)
+
+
+# Hugging Face hub models (sentence_transformers backend): offline (HF_HUB_OFFLINE=1, inherited by
+# every job) unless models.allow_downloads is true; a hub model that is neither a local folder nor
+# cached while downloads are off stops the run here with one line.
+hub_models.apply_download_policy(config["models"]["allow_downloads"])
+MISSING_HUB_MODEL = hub_models.first_missing_model(
+    EMBEDDERS, allow_downloads=config["models"]["allow_downloads"]
+)
+if MISSING_HUB_MODEL:
+    sys.exit(f"{CONFIG_FILE}: {': '.join(MISSING_HUB_MODEL)}")

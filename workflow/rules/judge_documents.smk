@@ -19,10 +19,6 @@ JUDGMENT_TARGETS = (
     else []
 )
 JUDGMENT_SUMMARIES = [p.replace(".parquet", ".summary.json") for p in JUDGMENT_TARGETS]
-JUDGMENT_BENCHMARKS = [
-    f"results/benchmarks/judge_documents/{d}.tsv"
-    for d in (sorted(DATASETS) if JUDGMENT_KINDS else [])
-]
 JUDGMENT_PROMPTS = {
     kind: LLM["prompts"]["answer" if kind == "erag" else kind]
     for kind in JUDGMENT_KINDS

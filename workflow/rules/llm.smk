@@ -1,4 +1,4 @@
-"""Stage 4: ideal answers, top-K answers and grades through litellm, and the run summary.
+"""Stage 4: ideal answers, top-K answers and grades through litellm.
 
 Staleness: each rule's params hold exactly the model section it uses and its prompt file is an
 input, so changing the generator or the answer prompt reruns answers and grades, changing the
@@ -16,35 +16,6 @@ design's shards into its graded file.
 # Target lists of the config (lists, not functions beside rules: see prepare.smk).
 # All graded-sample files.
 GRADED_TARGETS = [f"results/graded/{d}/{e}/{s}.parquet" for d, e, s in dataset_units()]
-
-# Job summaries of every LLM job.
-LLM_SUMMARIES = (
-    [f"results/answers/ideal/{name}.summary.json" for name in sorted(DATASETS)]
-    + [
-        f"results/{kind}/{d}/{e}/{s}/{shard}.summary.json"
-        for kind in ("answers/topk", "graded")
-        for d, e, s in dataset_units()
-        for shard in SHARDS
-    ]
-    + JUDGMENT_SUMMARIES
-)
-
-# The benchmark file of every timed job (for the run summary).
-STAGE_BENCHMARKS = (
-    [f"results/benchmarks/prepare_dataset/{d}.tsv" for d in sorted(DATASETS)]
-    + sorted(f"results/benchmarks/embed/{e}/{d}.tsv" for d, e in embedded_pairs())
-    + [f"results/benchmarks/rank/{d}/{e}/{s}.tsv" for d, e, s in dataset_units()]
-    + [f"results/benchmarks/answer_ideal/{d}.tsv" for d in sorted(DATASETS)]
-    + [
-        f"results/benchmarks/{rule}/{d}/{e}/{s}/{shard}.tsv"
-        for rule in ("answer_topk", "grade")
-        for d, e, s in dataset_units()
-        for shard in SHARDS
-    ]
-    + JUDGMENT_BENCHMARKS
-    + [f"results/benchmarks/correlations/{s}.tsv" for s in ANALYSIS["segmentations"]]
-    + ["results/benchmarks/figures/figures.tsv"]
-)
 
 
 rule answer_ideal:
@@ -137,34 +108,3 @@ rule merge_graded:
         "../../envs/llm.yaml"
     script:
         "../scripts/merge_graded.py"
-
-
-rule llm_summary:
-    input:
-        summaries=LLM_SUMMARIES,
-    output:
-        summary="results/llm_summary.json",
-    log:
-        "logs/llm_summary.log",
-    localrule: True
-    conda:
-        "../../envs/llm.yaml"
-    script:
-        "../scripts/llm_summary.py"
-
-
-rule run_summary:
-    input:
-        llm="results/llm_summary.json",
-        benchmarks=STAGE_BENCHMARKS,
-    output:
-        summary="results/run_summary.json",
-    log:
-        "logs/run_summary.log",
-    localrule: True
-    conda:
-        "../../envs/analysis.yaml"
-    params:
-        models={role: model_param(role) for role in ("generator", "grader")},
-    script:
-        "../scripts/run_summary.py"

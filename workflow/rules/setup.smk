@@ -1,0 +1,31 @@
+"""Set-up before the config is read: the library on the path, no network for litellm's price map,
+the Snakemake version, and YAML alias bombs refused.
+
+The library is imported from this checkout's src/: installed editable in install.sh's venv, not
+installed at all in a --sdm conda setup (envs/snakemake.yaml, envs/<stage>.yaml). A YAML alias
+bomb stops here, in one line, before anything walks the config: Snakemake has loaded a
+--configfile already (as a graph of shared references, which is quick) but not yet validated it,
+and config.yaml is read only after this file. (A bomb of nested mappings given with --configfile
+hangs in Snakemake's own config merge, before the Snakefile runs.)
+"""
+
+import os
+import sys
+from pathlib import Path
+
+from snakemake.utils import min_version
+
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+
+from retrieval_response.infra.errors import InputError
+from retrieval_response.workflow_config.yaml_bounds import check_yaml_expansion
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+min_version("9.0")
+
+for _config_path in workflow.overwrite_configfiles or ["config.yaml"]:
+    try:
+        check_yaml_expansion(_config_path)
+    except InputError as error:
+        sys.exit(str(error))
