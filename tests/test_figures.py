@@ -18,19 +18,13 @@ import polars as pl
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from retrieval_response.analysis.correlation_tables import run_analysis
+from retrieval_response.analysis.correlation_tables import TARGETS, run_analysis
 from retrieval_response.analysis.segments import assign_segments, segment_labels, segment_sizes
-from retrieval_response.figures import analysis_figures
-from retrieval_response.figures.analysis_figures import (
-    GRADES,
-    MANIFEST_HTML,
-    MANIFEST_JSON,
-    TARGETS,
-    diverging_norm,
-    figure_set,
-    grade_distribution_matrix,
-    render_figures,
-)
+from retrieval_response.figures import tables as figure_tables
+from retrieval_response.figures.analysis_figures import figure_set, render_figures
+from retrieval_response.figures.grades import GRADES, grade_distribution_matrix
+from retrieval_response.figures.layout import diverging_norm
+from retrieval_response.figures.manifest import MANIFEST_HTML, MANIFEST_JSON
 from retrieval_response.figures.plotting import DPI, FONT, MAX_WIDTH_INCHES
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
 
@@ -209,7 +203,7 @@ def test_every_left_out_item_is_in_the_manifest(rendered, graded, target_tables)
     nulls = correlations["ratio"].filter(pl.col("value").is_null(), corr_type="spearman")
     assert nulls.filter(target="answer_f1", subset="Hp").height > 0
     for row in nulls.iter_rows(named=True):
-        reason = row["null_reason"] or analysis_figures.UNDEFINED
+        reason = row["null_reason"] or figure_tables.UNDEFINED
         assert any(e["scope"] == f"forest_ratio_{row['target']}.png" and e["subset"] == row["subset"]
                    and e["segment"] == row["segment"] and row["measure"] in e["measure"] and row["E"] in e["E"]
                    and e["reason"] == reason for e in manifest.left_out), row
@@ -289,7 +283,7 @@ def test_difference_stars_mark_intervals_that_exclude_zero(graded, tables):
 
 
 def test_forest_rows_follow_the_fixed_measure_order():
-    assert analysis_figures.ordered_measures(["R", "T", "nDCG@K", "F", "X", "F_e"]) == ["F", "F_e", "T", "nDCG@K", "R", "X"]
+    assert figure_tables.ordered_measures(["R", "T", "nDCG@K", "F", "X", "F_e"]) == ["F", "F_e", "T", "nDCG@K", "R", "X"]
 
 
 def test_diverging_colour_limits_are_symmetric():

@@ -3,7 +3,7 @@
 Everything is drawn on matplotlib's Agg canvas (no pyplot state) at :data:`DPI`, with
 tick labels, axis labels and panel titles at >= 9 pt, figures at most
 :data:`MAX_WIDTH_INCHES` wide and a constrained layout (no overlapping labels). PNGs are written
-atomically. What to draw (which rows, which panels) is decided by :mod:`retrieval_response.figures.analysis_figures`.
+atomically. What to draw (which rows, which panels) is decided by the module of each figure kind.
 """
 
 from __future__ import annotations
