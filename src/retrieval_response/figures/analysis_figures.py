@@ -1,5 +1,5 @@
 """The analysis figures (the paper's grade shares and heatmaps, and a forest plot of every measure) and their manifest:
-the run that draws every kind (one module per kind beside this one).
+the run that draws every kind (one module per kind beside this one), and the line that ends a workflow run.
 
 Files written into the figure folder; names come from fixed vocabularies only (kind,
 segmentation, target), never from the data:
@@ -10,35 +10,42 @@ segmentation, target), never from the data:
   and wide (K >= Np) segments (the paper's Fig 5); a panel per measure, columns = subset x {narrow, wide},
   rows = correlation type x embedder.
 - ``heatmap_ratio_<target>.png``: correlation per K/Np segment (the paper's Fig 6); a panel per subset,
-  rows = measure x embedder, first correlation type.
+  rows = measure x embedder (the measures with alpha and nDCG that the table has), first correlation type.
 - ``diff_ratio_<target>.png``: paired differences of correlations per K/Np segment (the paper's Fig 7),
   '*' where the bootstrap interval excludes 0.
-- ``forest_fit.png``: each measure's correlation with its bootstrap interval, a dot per
-  embedder; panel rows = subsets, columns = target x {narrow, wide}.
+- ``forest_fit.png``: each measure of the table (rows in the registry's order) with its correlation and
+  bootstrap interval, a dot per embedder; panel rows = subsets, columns = target x {narrow, wide}.
 - ``forest_ratio_<target>.png``: the same per K/Np segment.
 - ``figures.json`` and ``figures.html``: the manifest, i.e. every figure drawn (with its
-  panels) and everything left out, with the reason.
+  panels), everything left out with the reason, the combinations not run, the words of empty
+  panels and what the codes stand for.
 
-Tables may carry a ``target`` column (values in :data:`TARGETS`; absent means ``grade``) and a
-``null_reason`` column. Rows with a null value are left out of the drawing and listed with
-their ``null_reason`` (or :data:`UNDEFINED`). Segments below the minimum sample count are not
-in the tables; they are counted from the graded table and listed too. A figure with nothing to
-draw is not written; a panel with nothing to draw inside a figure that has data says why.
+Tables may carry a ``target`` column (values in ``TARGETS``; absent means ``grade``) and a
+``null_reason`` column. Empty panels and cells say why in one vocabulary (``labels.empty_terms``):
+``n < <minimum>`` (a segment below the minimum sample count: not in the tables, counted from the
+graded table) and ``undefined`` (a null value, with its ``null_reason``) are left out and listed;
+``not run`` (an embedder, subset and segment without any sample) is not left out: a heatmap shows
+a white cell or no row, a forest plot no dot, and the manifest lists it under ``not_run``. Signed
+values use one diverging colour scale per kind, centred on 0 with fixed limits. A figure with
+nothing to draw is not written. Each figure's footer explains its empty-cell words and its
+embedder and subset codes.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import polars as pl
 from matplotlib.figure import Figure
 
-from retrieval_response.analysis.segments import segment_keys
+from retrieval_response.analysis.segments import with_subset_and_level
 from retrieval_response.figures.fit_heatmap import fit_heatmap_figure
 from retrieval_response.figures.forest import fit_forest_figure, ratio_forest_figure
 from retrieval_response.figures.grades import grades_figure
-from retrieval_response.figures.manifest import Manifest, write_manifest
+from retrieval_response.figures.labels import SUBSET_NAMES, embedder_names
+from retrieval_response.figures.manifest import MANIFEST_HTML, Manifest, write_manifest
 from retrieval_response.figures.plotting import save_png
 from retrieval_response.figures.ratio_heatmaps import ratio_difference_figure, ratio_heatmap_figure
 from retrieval_response.figures.tables import (
@@ -47,61 +54,102 @@ from retrieval_response.figures.tables import (
     FOREST_COLUMNS,
     finer_keys_of,
     first_corr_type,
+    gaps_of,
     prepare_table,
+    record_absent,
     record_small,
-    small_segments,
+    small_reason,
     targets_of,
 )
 
+FOREST_PLOT = "forest_fit.png"
+"""The figure that answers the question at a glance."""
+REPORT_COMMAND = "snakemake --report report.html"
+
+
+def _codes(graded: pl.DataFrame, registry: dict | None) -> dict[str, dict[str, str]]:
+    """What the embedder and subset codes of ``graded`` stand for."""
+    names = embedder_names(registry)
+    samples = with_subset_and_level(graded)
+    embedders = sorted(samples["E"].unique().to_list())
+    subsets = sorted(samples["subset"].unique().to_list())
+    return {"embedders": {e: names.get(e, "a code of the samples") for e in embedders},
+            "subsets": {s: SUBSET_NAMES.get(s, f"ids starting {s}-") for s in subsets}}
+
 
 def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], differences: dict[str, pl.DataFrame],
-               *, corr_types: list[str], min_segment_samples: int) -> tuple[dict[str, Figure], Manifest]:
+               *, corr_types: list[str], min_segment_samples: int,
+               embedders: dict | None = None) -> tuple[dict[str, Figure], Manifest]:
     """Every figure that has something to draw, by file name, and the manifest.
 
     ``correlations`` / ``differences`` map a segmentation ("fit", "ratio") to its table. The
     heatmaps of fit segments show every type in ``corr_types``; the other figures the first
-    type of ``corr_types`` that the table has (the paper's figures are Spearman).
+    type of ``corr_types`` that the table has (the paper's figures are Spearman). ``embedders``:
+    the config's embedder registry, to say what its codes stand for.
     """
-    manifest = Manifest(min_segment_samples)
+    manifest = Manifest(min_segment_samples, codes=_codes(graded, embedders))
     figures: dict[str, Figure | None] = {"grades_ratio.png": grades_figure(graded, manifest)}
     for segmentation, raw in correlations.items():
         table = prepare_table(raw, CORRELATION_COLUMNS, f"correlations_{segmentation}")
         finer = finer_keys_of(table)
-        keys = segment_keys(finer)
-        small = small_segments(graded, segmentation, finer, min_segment_samples).join(
-            table.select(keys).unique(), on=keys, how="anti")  # a table may list them with a null value
-        record_small(manifest, small, segmentation, finer)
+        gaps = gaps_of(graded, segmentation, finer, min_segment_samples, table)  # a table may list small ones
+        record_small(manifest, gaps.small, segmentation, finer)
+        record_absent(manifest, gaps, segmentation)
         if table.is_empty():
-            manifest.leave_out(f"{segmentation} figures", f"figures not drawn: no segment with n >= "
-                               f"{min_segment_samples} graded samples")
+            manifest.leave_out(f"{segmentation} figures", small_reason(
+                min_segment_samples, "no segment with at least {minimum} graded samples; figures not drawn"))
             continue
         table = table.with_columns([pl.lit(None, pl.Float64).alias(c) for c in FOREST_COLUMNS
                                     if c not in table.columns])
         first = first_corr_type(table, corr_types)
         if segmentation == "fit":
             for target in targets_of(table):
-                figures[f"heatmap_fit_{target}.png"] = fit_heatmap_figure(table, small, target, corr_types, manifest)
-            figures["forest_fit.png"] = fit_forest_figure(table, small, first, manifest)
+                figures[f"heatmap_fit_{target}.png"] = fit_heatmap_figure(table, gaps, target, corr_types, manifest)
+            figures[FOREST_PLOT] = fit_forest_figure(table, gaps, first, manifest)
             continue
         for target in targets_of(table):
-            figures[f"heatmap_ratio_{target}.png"] = ratio_heatmap_figure(table, small, target, first, manifest)
-            figures[f"forest_ratio_{target}.png"] = ratio_forest_figure(table, small, target, first, manifest)
+            figures[f"heatmap_ratio_{target}.png"] = ratio_heatmap_figure(table, gaps, target, first, manifest)
+            figures[f"forest_ratio_{target}.png"] = ratio_forest_figure(table, gaps, target, first, manifest)
         if segmentation in differences:
             diff = prepare_table(differences[segmentation], DIFFERENCE_COLUMNS, f"differences_{segmentation}")
             for target in targets_of(diff):
-                figures[f"diff_ratio_{target}.png"] = ratio_difference_figure(diff, small, target, first, manifest)
+                figures[f"diff_ratio_{target}.png"] = ratio_difference_figure(diff, gaps, target, first, manifest)
     return {name: figure for name, figure in figures.items() if figure is not None}, manifest
 
 
 def render_figures(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], differences: dict[str, pl.DataFrame],
-                   folder: str | os.PathLike, *, corr_types: list[str], min_segment_samples: int) -> Manifest:
+                   folder: str | os.PathLike, *, corr_types: list[str], min_segment_samples: int,
+                   embedders: dict | None = None) -> Manifest:
     """Write every figure with something to draw (see the module docstring) and the manifest
-    (figures.json, figures.html) into ``folder``; return the manifest."""
+    (figures.json, figures.html) into ``folder``; return the manifest. ``embedders``: the
+    config's embedder registry (what the codes stand for)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     figures, manifest = figure_set(graded, correlations, differences, corr_types=corr_types,
-                                   min_segment_samples=min_segment_samples)
+                                   min_segment_samples=min_segment_samples, embedders=embedders)
     for name, figure in figures.items():
         save_png(figure, folder / name)
     write_manifest(manifest, folder)
     return manifest
+
+
+def results_line(folder: str | os.PathLike = "results/figures", configfiles=()) -> str | None:
+    """The one line that ends a workflow run: where the forest plot is (or, without one, the
+    figure list) and the command that gathers every figure with its caption into one HTML
+    report (with the run's ``--configfile`` when it is not the default). None when ``folder``
+    holds no manifest (a run that did not reach the figures)."""
+    folder = Path(folder)
+    if not (folder / MANIFEST_HTML).is_file():
+        return None
+    command = REPORT_COMMAND + "".join(f" --configfile {c}" for c in configfiles)
+    forest = folder / FOREST_PLOT
+    where = (f"the forest plot is {forest}" if forest.is_file()
+             else f"no forest plot was drawn ({folder / MANIFEST_HTML} says why)")
+    return f"Results: {where}; every figure with its caption: {command}"
+
+
+def announce_results(folder: str | os.PathLike = "results/figures", configfiles=()) -> None:
+    """Print :func:`results_line` to stderr, if there is one (a Snakefile's ``onsuccess``)."""
+    line = results_line(folder, configfiles)
+    if line:
+        print(line, file=sys.stderr, flush=True)

@@ -6,13 +6,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from retrieval_response.analysis.segments import segment_labels, with_subset_and_level
+from retrieval_response.figures.layout import SHARE_SCALE, figure_footer
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel, heatmap_figure
-from retrieval_response.figures.tables import n_range, ratio_order, record_small, require, small_segments
+from retrieval_response.figures.tables import gaps_of, n_range, ratio_order, record_small, require, small_reason
 
 GRADES: tuple[int, ...] = (1, 2, 3, 4, 5)
 
@@ -83,14 +83,16 @@ def grades_figure(graded: pl.DataFrame, manifest: Manifest, name: str = "grades_
     has a segment with enough graded samples (recorded in ``manifest``)."""
     samples = with_subset_and_level(graded)
     minimum = manifest.min_segment_samples
-    record_small(manifest, small_segments(graded, "ratio", [], minimum), "ratio", [])
+    gaps = gaps_of(graded, "ratio", [], minimum)
+    record_small(manifest, gaps.small, "ratio", [])
     panels = []
     for subset in sorted(samples["subset"].unique().to_list()):
         dist = grade_distribution_matrix(samples.filter(pl.col("subset") == subset), min_segment_samples=minimum)
         if dist.embedders:
             panels.append(_grade_panel(subset, dist))
         else:
-            manifest.leave_out(name, f"no K/Np segment with n >= {minimum} graded samples", subset=subset)
+            manifest.leave_out(name, small_reason(minimum, "no K/Np segment with at least {minimum} graded samples; "
+                                                   "panel not drawn"), subset=subset)
     if not panels:
         return None
     manifest.drawn.append({"file": name, "figure": "share of each grade per K/Np segment",
@@ -99,4 +101,6 @@ def grades_figure(graded: pl.DataFrame, manifest: Manifest, name: str = "grades_
         panels, title=(f"Distribution of the LLM grade per K/Np segment (segments with >= {minimum} graded samples); "
                        "each embedder's 5 cells in a column sum to 1"),
         xlabel="K/Np segment (round(K/Np, 1)) and its number of graded samples",
-        cmap="YlGnBu", norm=Normalize(0.0, 1.0), colorbar_label="share of samples")
+        cmap=SHARE_SCALE.cmap, norm=SHARE_SCALE.norm, colorbar_label="share of samples",
+        footer=figure_footer(manifest, (), samples["E"].unique().to_list(), [p.title for p in panels],
+                             gaps.never_run))

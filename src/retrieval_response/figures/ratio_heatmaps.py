@@ -6,18 +6,22 @@ from __future__ import annotations
 import polars as pl
 from matplotlib.figure import Figure
 
-from retrieval_response.figures.labels import CORR_LABELS, TARGET_LABELS, TARGET_SHORT
+from retrieval_response.analysis.measures import MEASURES
+from retrieval_response.figures.labels import CORR_LABELS, TARGET_LABELS, TARGET_SHORT, UNDEFINED
 from retrieval_response.figures.layout import (
+    CORRELATION_SCALE,
+    DIFFERENCE_SCALE,
     CellLayout,
-    all_values,
-    diverging_norm,
+    ColourScale,
+    figure_footer,
     heatmap_cells,
-    value_norm,
+    panel_words,
     with_sizes,
 )
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel, heatmap_figure
 from retrieval_response.figures.tables import (
+    Gaps,
     is_undefined,
     nothing_to_draw,
     ordered_groups,
@@ -26,53 +30,69 @@ from retrieval_response.figures.tables import (
     split_undefined,
 )
 
-RATIO_HEATMAP_MEASURES: tuple[str, ...] = ("F", "F_e", "F_e_partner", "T", "T_u", "nDCG")
+RATIO_HEATMAP_MEASURES: tuple[str, ...] = (*(m.name for m in MEASURES.values() if m.has_alpha), "nDCG")
+"""Rows of the ratio heatmap: the registry's measures with alpha, and nDCG; those the table has."""
 
 
-def _ratio_panels(rows: pl.DataFrame, small: pl.DataFrame, item: str, items: list[str], name: str,
+def _ratio_panels(rows: pl.DataFrame, gaps: Gaps, item: str, items: list[str], name: str,
                   manifest: Manifest, mark: pl.Expr | None = None) -> list[HeatmapPanel]:
-    """A panel per group: rows = item (measure or difference) x embedder, columns = its K/Np segments."""
-    embedders = sorted(rows["E"].unique().to_list())
-    small = small.join(pl.DataFrame({item: items}), how="cross")
+    """A panel per group: rows = item (measure or difference) x embedder, columns = its K/Np
+    segments; an embedder never run on the group has no rows there."""
+    by_item = pl.DataFrame({item: items})
+    cell_gaps = Gaps(gaps.small.join(by_item, how="cross"), gaps.absent.join(by_item, how="cross"), gaps.never_run)
     panels = []
     for group in ordered_groups(rows):
         part = rows.filter(pl.col("group") == group)
         if part.filter(~is_undefined("value")).is_empty():
-            manifest.leave_out(name, "panel not drawn: every correlation undefined", subset=group)
+            manifest.leave_out(name, f"{UNDEFINED}: every correlation of this subset; panel not drawn", subset=group)
             continue
+        never = set(gaps.never_run.filter(pl.col("group") == group)["E"].to_list())
+        embedders = sorted(set(rows["E"].unique().to_list()) - never)
         layout = CellLayout([item, "E"], [f"{i}\x1f{e}" for i in items for e in embedders], "segment",
-                             ratio_order(part["segment"].to_list()))
-        values, text, notes, common = heatmap_cells(part, small.filter(pl.col("group") == group), layout, mark)
-        panels.append(HeatmapPanel(group, values, text, notes, [f"{i}  {e}" for i in items for e in embedders],
-                                   with_sizes(layout.col_keys, common), len(embedders)))
+                            ratio_order(part["segment"].to_list()))
+        in_group = Gaps(*(f.filter(pl.col("group") == group) for f in (cell_gaps.small, cell_gaps.absent)),
+                        gaps.never_run)
+        cells = heatmap_cells(part, in_group, layout, manifest.min_segment_samples, mark)
+        panels.append(HeatmapPanel(group, cells.values, cells.text, cells.notes,
+                                   [f"{i}  {e}" for i in items for e in embedders],
+                                   with_sizes(layout.col_keys, cells.common), len(embedders), cells.not_drawn))
     return panels
 
 
-def ratio_heatmap_figure(table: pl.DataFrame, small: pl.DataFrame, target: str, corr_type: str,
+def _figure(panels: list[HeatmapPanel], rows: pl.DataFrame, gaps: Gaps, manifest: Manifest, *, title: str,
+            scale: ColourScale, colorbar_label: str) -> Figure:
+    groups = [p.title for p in panels]
+    return heatmap_figure(
+        panels, title=title, xlabel="K/Np segment (round(K/Np, 1))", cmap=scale.cmap, norm=scale.norm,
+        extend=scale.extend, colorbar_label=colorbar_label,
+        footer=figure_footer(manifest, panel_words(panels), rows["E"].unique().to_list(), groups, gaps.never_run))
+
+
+def ratio_heatmap_figure(table: pl.DataFrame, gaps: Gaps, target: str, corr_type: str,
                          manifest: Manifest) -> Figure | None:
     """Correlation of each measure with ``target`` per K/Np segment: a panel per
-    subset, rows = measure x embedder, columns = K/Np segments; ``corr_type`` only."""
+    subset, rows = measure x embedder, columns = K/Np segments; ``corr_type`` only, on
+    :data:`CORRELATION_SCALE`."""
     name = f"heatmap_ratio_{target}.png"
     rows = table.filter(pl.col("target") == target, pl.col("corr_type") == corr_type,
                         pl.col("measure").is_in(RATIO_HEATMAP_MEASURES))
     if split_undefined(rows, "measure", name, manifest).is_empty():
         return nothing_to_draw(manifest, name, rows)
     measures = ordered_measures(rows["measure"].unique().to_list())
-    panels = _ratio_panels(rows, small, "measure", measures, name, manifest)
+    panels = _ratio_panels(rows, gaps, "measure", measures, name, manifest)
     manifest.drawn.append({"file": name, "figure": f"correlation with {TARGET_SHORT[target]} per K/Np segment",
                            "segmentation": "ratio", "target": target, "corr_types": [corr_type],
                            "panels": [p.title for p in panels]})
-    return heatmap_figure(
-        panels, title=(f"{CORR_LABELS[corr_type]} correlation of each measure with {TARGET_LABELS[target]} per K/Np "
-                       "segment; alpha = max over the grid; grey: left out (see figures.json)"),
-        xlabel="K/Np segment (round(K/Np, 1))", cmap="viridis", norm=value_norm(all_values(panels)),
-        colorbar_label=f"{CORR_LABELS[corr_type]} correlation")
+    return _figure(panels, rows, gaps, manifest, scale=CORRELATION_SCALE,
+                   title=(f"{CORR_LABELS[corr_type]} correlation of each measure with {TARGET_LABELS[target]} per "
+                          "K/Np segment; alpha = max over the grid"),
+                   colorbar_label=f"{CORR_LABELS[corr_type]} correlation")
 
 
-def ratio_difference_figure(table: pl.DataFrame, small: pl.DataFrame, target: str, corr_type: str,
+def ratio_difference_figure(table: pl.DataFrame, gaps: Gaps, target: str, corr_type: str,
                             manifest: Manifest) -> Figure | None:
-    """Paired differences of correlations with ``target`` per K/Np segment: a
-    panel per subset, rows = difference x embedder, a diverging colour map centred on 0, '*'
+    """Paired differences of correlations with ``target`` per K/Np segment: a panel per subset,
+    rows = difference x embedder, on :data:`DIFFERENCE_SCALE` (diverging, centred on 0), '*'
     where the bootstrap interval [ci_low, ci_high] excludes 0."""
     name = f"diff_ratio_{target}.png"
     rows = table.filter(pl.col("target") == target, pl.col("corr_type") == corr_type)
@@ -81,12 +101,13 @@ def ratio_difference_figure(table: pl.DataFrame, small: pl.DataFrame, target: st
     differences = rows["difference"].unique(maintain_order=True).to_list()  # the analysis's order
     excludes_zero = (pl.col("ci_low") > 0) | (pl.col("ci_high") < 0)
     mark = pl.when(excludes_zero.fill_null(False)).then(pl.lit("*")).otherwise(pl.lit(""))
-    panels = _ratio_panels(rows, small, "difference", differences, name, manifest, mark)
+    panels = _ratio_panels(rows, gaps, "difference", differences, name, manifest, mark)
     manifest.drawn.append({"file": name, "figure": f"differences of correlations with {TARGET_SHORT[target]} "
                            "per K/Np segment", "segmentation": "ratio", "target": target,
                            "corr_types": [corr_type], "panels": [p.title for p in panels]})
-    return heatmap_figure(
-        panels, title=(f"Differences of {CORR_LABELS[corr_type]} correlations with {TARGET_LABELS[target]} per K/Np "
-                       "segment (X-Y = corr(X) - corr(Y)); * = bootstrap interval excludes 0"),
-        xlabel="K/Np segment (round(K/Np, 1))", cmap="RdBu_r", norm=diverging_norm(all_values(panels)),
-        colorbar_label=f"difference of {CORR_LABELS[corr_type]} correlations")
+    limit = DIFFERENCE_SCALE.norm.vmax
+    return _figure(panels, rows, gaps, manifest, scale=DIFFERENCE_SCALE,
+                   title=(f"Differences of {CORR_LABELS[corr_type]} correlations with {TARGET_LABELS[target]} per "
+                          "K/Np segment (X-Y = corr(X) - corr(Y)); * = bootstrap interval excludes 0"),
+                   colorbar_label=f"difference of {CORR_LABELS[corr_type]} correlations (beyond +-{limit:g}: "
+                                  "end colours)")
