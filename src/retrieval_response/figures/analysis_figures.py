@@ -1,5 +1,5 @@
 """The analysis figures (the paper's grade shares and heatmaps, and a forest plot of every measure) and their manifest:
-the run that draws every kind (one module per kind beside this one), and the line that ends a workflow run.
+the run that draws every kind (one module per kind beside this one).
 
 Files written into the figure folder; names come from fixed vocabularies only (kind,
 segmentation, target), never from the data:
@@ -34,7 +34,6 @@ embedder and subset codes.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -45,9 +44,10 @@ from retrieval_response.figures.fit_heatmap import fit_heatmap_figure
 from retrieval_response.figures.forest import fit_forest_figure, ratio_forest_figure
 from retrieval_response.figures.grades import grades_figure
 from retrieval_response.figures.labels import SUBSET_NAMES, embedder_names
-from retrieval_response.figures.manifest import MANIFEST_HTML, Manifest, write_manifest
+from retrieval_response.figures.manifest import Manifest, write_manifest
 from retrieval_response.figures.plotting import save_png
 from retrieval_response.figures.ratio_heatmaps import ratio_difference_figure, ratio_heatmap_figure
+from retrieval_response.figures.run_end import FOREST_PLOT
 from retrieval_response.figures.tables import (
     CORRELATION_COLUMNS,
     DIFFERENCE_COLUMNS,
@@ -61,10 +61,6 @@ from retrieval_response.figures.tables import (
     small_reason,
     targets_of,
 )
-
-FOREST_PLOT = "forest_fit.png"
-"""The figure that answers the question at a glance."""
-REPORT_COMMAND = "snakemake --report report.html"
 
 
 def _codes(graded: pl.DataFrame, registry: dict | None) -> dict[str, dict[str, str]]:
@@ -131,25 +127,3 @@ def render_figures(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], 
         save_png(figure, folder / name)
     write_manifest(manifest, folder)
     return manifest
-
-
-def results_line(folder: str | os.PathLike = "results/figures", configfiles=()) -> str | None:
-    """The one line that ends a workflow run: where the forest plot is (or, without one, the
-    figure list) and the command that gathers every figure with its caption into one HTML
-    report (with the run's ``--configfile`` when it is not the default). None when ``folder``
-    holds no manifest (a run that did not reach the figures)."""
-    folder = Path(folder)
-    if not (folder / MANIFEST_HTML).is_file():
-        return None
-    command = REPORT_COMMAND + "".join(f" --configfile {c}" for c in configfiles)
-    forest = folder / FOREST_PLOT
-    where = (f"the forest plot is {forest}" if forest.is_file()
-             else f"no forest plot was drawn ({folder / MANIFEST_HTML} says why)")
-    return f"Results: {where}; every figure with its caption: {command}"
-
-
-def announce_results(folder: str | os.PathLike = "results/figures", configfiles=()) -> None:
-    """Print :func:`results_line` to stderr, if there is one (a Snakefile's ``onsuccess``)."""
-    line = results_line(folder, configfiles)
-    if line:
-        print(line, file=sys.stderr, flush=True)
