@@ -18,19 +18,13 @@ import polars as pl
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from retrieval_response.analysis.correlation_tables import run_analysis
+from retrieval_response.analysis.correlation_tables import TARGETS, run_analysis
 from retrieval_response.analysis.segments import assign_segments, segment_labels, segment_sizes
-from retrieval_response.figures import analysis_figures
-from retrieval_response.figures.analysis_figures import (
-    GRADES,
-    MANIFEST_HTML,
-    MANIFEST_JSON,
-    TARGETS,
-    diverging_norm,
-    figure_set,
-    grade_distribution_matrix,
-    render_figures,
-)
+from retrieval_response.figures import tables as figure_tables
+from retrieval_response.figures.analysis_figures import figure_set, render_figures
+from retrieval_response.figures.grades import GRADES, grade_distribution_matrix
+from retrieval_response.figures.layout import CORRELATION_SCALE, DIFFERENCE_SCALE
+from retrieval_response.figures.manifest import MANIFEST_HTML, MANIFEST_JSON
 from retrieval_response.figures.plotting import DPI, FONT, MAX_WIDTH_INCHES
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
 
@@ -202,14 +196,15 @@ def test_every_left_out_item_is_in_the_manifest(rendered, graded, target_tables)
         listed = {(e["E"], e["subset"], e["segment"], e["n"]) for e in manifest.left_out
                   if e["scope"] == f"{segmentation} segments"}
         assert listed == set(small.select("E", "subset", "segment", "n").iter_rows())
-        assert all(e["reason"] == f"segment with n < {MINIMUM} graded samples" for e in manifest.left_out
+        assert all(e["reason"] == f"n < {MINIMUM}: segment with fewer than {MINIMUM} graded samples"
+                   for e in manifest.left_out
                    if e["scope"] == f"{segmentation} segments")
 
     correlations, _ = target_tables
     nulls = correlations["ratio"].filter(pl.col("value").is_null(), corr_type="spearman")
     assert nulls.filter(target="answer_f1", subset="Hp").height > 0
     for row in nulls.iter_rows(named=True):
-        reason = row["null_reason"] or analysis_figures.UNDEFINED
+        reason = "undefined: " + (row["null_reason"] or figure_tables.UNDEFINED_REASON)
         assert any(e["scope"] == f"forest_ratio_{row['target']}.png" and e["subset"] == row["subset"]
                    and e["segment"] == row["segment"] and row["measure"] in e["measure"] and row["E"] in e["E"]
                    and e["reason"] == reason for e in manifest.left_out), row
@@ -220,7 +215,7 @@ def test_manifest_html_lists_drawn_and_left_out(rendered):
     page = (folder / MANIFEST_HTML).read_text()
     assert page.startswith("<!DOCTYPE html>")
     assert all(d["file"] in page for d in manifest.drawn)
-    assert NO_ANSWER in page and f"segment with n &lt; {MINIMUM} graded samples" in page
+    assert NO_ANSWER in page and f"n &lt; {MINIMUM}: segment with fewer than {MINIMUM} graded samples" in page
 
 
 def test_null_values_are_not_drawn_and_panels_say_why(drawn):
@@ -230,7 +225,7 @@ def test_null_values_are_not_drawn_and_panels_say_why(drawn):
     assert sum(NO_ANSWER in note for note in notes) == 2 * len(JUDGE_FREE)  # Hp x {narrow, wide}, judge-free targets
     assert sum(f"n < {MINIMUM}" in note for note in notes) == len(TARGETS)  # M narrow, every target
     assert any(e["scope"] == "heatmap_ratio_answer_f1.png" and e.get("subset") == "Hp"
-               and e["reason"].startswith("panel not drawn") for e in manifest.left_out)
+               and e["reason"].endswith("panel not drawn") for e in manifest.left_out)
     ratio_panels = [axes.get_title(loc="left") for axes in figures_by_name["heatmap_ratio_answer_f1.png"].axes]
     assert "Hp" not in ratio_panels and "A" in ratio_panels
 
@@ -254,7 +249,7 @@ def test_undefined_everywhere_writes_only_the_grade_figure(graded, tables, tmp_p
     manifest = render_figures(graded, correlations, differences, tmp_path, corr_types=CORR_TYPES,
                               min_segment_samples=MINIMUM)
     assert sorted(p.name for p in tmp_path.glob("*.png")) == ["grades_ratio.png"]
-    not_drawn = {e["scope"] for e in manifest.left_out if e["reason"].startswith("figure not drawn")}
+    not_drawn = {e["scope"] for e in manifest.left_out if e["reason"].endswith("figure not drawn")}
     assert not_drawn == {"heatmap_fit_grade.png", "forest_fit.png", "heatmap_ratio_grade.png",
                          "forest_ratio_grade.png", "diff_ratio_grade.png"}
 
@@ -289,13 +284,14 @@ def test_difference_stars_mark_intervals_that_exclude_zero(graded, tables):
 
 
 def test_forest_rows_follow_the_fixed_measure_order():
-    assert analysis_figures.ordered_measures(["R", "T", "nDCG@K", "F", "X", "F_e"]) == ["F", "F_e", "T", "nDCG@K", "R", "X"]
+    assert figure_tables.ordered_measures(["R", "T", "nDCG@K", "F", "X", "F_e"]) == ["F", "F_e", "T", "nDCG@K", "R", "X"]
 
 
-def test_diverging_colour_limits_are_symmetric():
-    norm = diverging_norm(np.array([0.1, 0.3, np.nan, -0.05]))
-    assert (norm.vmin, norm.vmax) == (-0.3, 0.3)
-    assert norm(0.0) == pytest.approx(0.5)
+def test_signed_scales_are_diverging_centred_on_zero_with_fixed_limits():
+    for scale in (CORRELATION_SCALE, DIFFERENCE_SCALE):
+        assert scale.cmap == "RdBu_r" and scale.norm.vmin == -scale.norm.vmax
+        assert scale.norm(0.0) == pytest.approx(0.5)
+    assert (CORRELATION_SCALE.norm.vmin, CORRELATION_SCALE.norm.vmax) == (-1.0, 1.0)
 
 
 # --------------------------------------------------------------------------- grade distribution
@@ -391,4 +387,4 @@ def test_a_subset_without_any_defined_value_gets_no_panel_row(graded, tables):
     rows = [axes.get_ylabel() for axes in figures_by_name["forest_ratio_answer_f1.png"].axes if axes.get_ylabel()]
     assert set(rows) == {"A"}
     assert {"scope": "forest_ratio_answer_f1.png", "subset": "Hp",
-            "reason": "panel row not drawn: no defined correlation in this subset"} in manifest.left_out
+            "reason": "undefined: no defined correlation in this subset; panel row not drawn"} in manifest.left_out

@@ -84,6 +84,14 @@ def test_published_files_alone_produce_tables_and_figures(tmp_path):
     figures = {p.name for p in (tmp_path / "results/figures").iterdir()} - {".snakemake_timestamp"}
     assert figures == {"grades_ratio.png", "heatmap_fit_grade.png", "forest_fit.png", "heatmap_ratio_grade.png",
                        "forest_ratio_grade.png", "diff_ratio_grade.png", "figures.json", "figures.html"}
+    results = [line for line in proc.stderr.splitlines() if line.startswith("Results: ")]
+    assert results == ["Results: the forest plot is results/figures/forest_fit.png; every figure with its caption: "
+                       f"snakemake --report report.html --configfile {tmp_path / 'config.yaml'}"]
+    manifest = json.loads((tmp_path / "results/figures/figures.json").read_text())
+    assert manifest["codes"] == {"embedders": {"ML6": "all-MiniLM-L6-v2", "PML3": "paraphrase-MiniLM-L3-v2"},
+                                 "subsets": {"A": "arXiv", "M": "MS MARCO"}}
+    assert manifest["not_run"] == [] and all(e["reason"].startswith(("n < 20", "undefined"))
+                                            for e in manifest["left_out"])
     run_snakemake(tmp_path, "--report", "report.html")
     report = (tmp_path / "report.html").read_text()
     assert all(name in report for name in figures - {"figures.json"})

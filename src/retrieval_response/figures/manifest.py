@@ -1,0 +1,106 @@
+"""The manifest of a figure run: every figure drawn (with its panels), everything left out with the
+reason, the combinations without samples ("not run"), the words of empty panels and what the
+subset and embedder codes stand for; written as ``figures.json`` and ``figures.html``.
+
+Every left-out reason starts with the word its panel or cell shows (:func:`labels.empty_terms`):
+``n < <minimum>`` or ``undefined`` (``not computed`` for a measure missing from a table).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from retrieval_response.figures.labels import empty_terms
+from retrieval_response.infra.atomic import write_json, write_text
+
+MANIFEST_JSON = "figures.json"
+MANIFEST_HTML = "figures.html"
+
+
+@dataclass
+class Manifest:
+    """What a figure run drew and what it left out.
+
+    ``drawn``: one entry per PNG (file, description, panels). ``left_out``: one entry per item
+    left out, with ``scope`` (the file, or ``<segmentation> segments`` for segments below the
+    minimum, which are missing from every figure of that segmentation), the item's keys and a
+    ``reason`` that starts with the word the figure shows. Exact duplicates are recorded once.
+    ``not_run``: (segmentation, E, subset[, segment]) without any sample; figures show them as
+    "not run" (or leave their rows out), never as left out. ``codes``: what the embedder and subset
+    codes of the figures stand for.
+    """
+
+    min_segment_samples: int
+    drawn: list[dict] = field(default_factory=list)
+    left_out: list[dict] = field(default_factory=list)
+    not_run: list[dict] = field(default_factory=list)
+    codes: dict[str, dict[str, str]] = field(default_factory=lambda: {"embedders": {}, "subsets": {}})
+    _seen: set[str] = field(default_factory=set, repr=False)
+
+    def leave_out(self, scope: str, reason: str, **item) -> None:
+        """Record one left-out item (keys with a None value are dropped)."""
+        entry = {"scope": scope, **{k: v for k, v in item.items() if v is not None}, "reason": reason}
+        key = json.dumps(entry, sort_keys=True, default=str)
+        if key not in self._seen:
+            self._seen.add(key)
+            self.left_out.append(entry)
+
+    def leave_out_rows(self, scope: str, rows: pl.DataFrame) -> None:
+        """Record every row of ``rows`` (its columns are the item keys; ``reason`` is required)."""
+        for row in rows.to_dicts():
+            reason = row.pop("reason")
+            self.leave_out(scope, reason, **row)
+
+    def as_dict(self) -> dict:
+        """The JSON document: min_segment_samples, words (of empty panels and cells), codes, drawn,
+        left_out, not_run."""
+        return {"min_segment_samples": self.min_segment_samples, "words": empty_terms(self.min_segment_samples),
+                "codes": self.codes, "drawn": self.drawn, "left_out": self.left_out, "not_run": self.not_run}
+
+
+def manifest_html(manifest: Manifest) -> str:
+    """The manifest as a small HTML page: a table of the figures drawn, one of the items left out."""
+    def cells(values, tag="td") -> str:
+        return "<tr>" + "".join(f"<{tag}>{html.escape(str(v))}</{tag}>" for v in values) + "</tr>"
+
+    drawn = "".join(cells([d["file"], d["figure"], "; ".join(d["panels"])]) for d in manifest.drawn)
+    left = "".join(
+        cells([e["scope"], "; ".join(f"{k} {_listing(v)}" for k, v in e.items() if k not in ("scope", "reason")),
+               e["reason"]])
+        for e in manifest.left_out
+    )
+    not_run = "".join(cells([e["segmentation"], e["E"], e["subset"], e.get("segment", "every segment")])
+                      for e in manifest.not_run)
+    words = "".join(cells([word, meaning]) for word, meaning in empty_terms(manifest.min_segment_samples).items())
+    codes = "".join(cells([kind, code, name]) for kind, names in manifest.codes.items()
+                    for code, name in names.items())
+    return (
+        "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>Figures</title><style>"
+        "body{font-family:sans-serif;font-size:14px}table{border-collapse:collapse;margin-bottom:2em}"
+        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}</style></head><body>\n"
+        f"<h2>Figures drawn ({len(manifest.drawn)})</h2>\n<table>{cells(['file', 'figure', 'panels'], 'th')}"
+        f"{drawn}</table>\n<h2>Words of empty panels and cells</h2>\n"
+        f"<table>{cells(['word', 'meaning'], 'th')}{words}</table>\n<h2>Left out ({len(manifest.left_out)})</h2>\n"
+        f"<p>Segments need at least {manifest.min_segment_samples} graded samples.</p>\n"
+        f"<table>{cells(['scope', 'item', 'reason'], 'th')}{left}</table>\n"
+        f"<h2>Not run ({len(manifest.not_run)})</h2>\n<p>Embedders, subsets and segments without any sample: "
+        "not left out, there is nothing to draw.</p>\n"
+        f"<table>{cells(['segmentation', 'E', 'subset', 'segment'], 'th')}{not_run}</table>\n"
+        f"<h2>Codes</h2>\n<table>{cells(['kind', 'code', 'stands for'], 'th')}{codes}</table>\n</body></html>\n"
+    )
+
+
+def _listing(value) -> str:
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def write_manifest(manifest: Manifest, folder: str | os.PathLike) -> None:
+    """Write figures.json and figures.html into ``folder``, atomically."""
+    write_json(manifest.as_dict(), Path(folder) / MANIFEST_JSON)
+    write_text(manifest_html(manifest), Path(folder) / MANIFEST_HTML)

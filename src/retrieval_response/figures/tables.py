@@ -1,0 +1,209 @@
+"""Table preparation shared by every figure kind: column checks, targets, the ``group`` of a row
+(subset and finer keys), segments below the minimum, undefined values, and the order of groups,
+segments and measures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from retrieval_response.analysis.correlation_tables import TARGETS
+from retrieval_response.analysis.measures import MEASURES
+from retrieval_response.analysis.segments import FINER_KEYS, assign_segments, segment_keys, segment_sizes
+from retrieval_response.figures.labels import NOT_RUN, UNDEFINED, too_few
+from retrieval_response.figures.manifest import Manifest
+
+MEASURE_ORDER: tuple[str, ...] = tuple(MEASURES)
+"""Forest-plot rows, top to bottom: the measure registry's order; names outside it follow in name order."""
+FIT_SEGMENTS: tuple[str, ...] = ("narrow", "wide")
+UNDEFINED_REASON = "fewer than 2 samples, or the measure or the target is constant"
+"""Why a correlation is undefined when its table gives no ``null_reason``."""
+CORRELATION_COLUMNS = ("E", "subset", "segment", "n", "measure", "corr_type", "value")
+DIFFERENCE_COLUMNS = ("E", "subset", "segment", "n", "difference", "corr_type", "value", "ci_low", "ci_high")
+FOREST_COLUMNS = ("ci_low", "ci_high", "value_crossfit")
+
+
+def require(table: pl.DataFrame, columns, name: str) -> None:
+    """ValueError naming ``name`` and the missing ones when ``table`` lacks some of ``columns``."""
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise ValueError(f"{name}: missing column(s) {', '.join(missing)}")
+
+
+def finer_keys_of(table: pl.DataFrame) -> list[str]:
+    """The finer segment keys (level, Nc, Np) that ``table`` has as columns."""
+    return [k for k in FINER_KEYS if k in table.columns]
+
+
+def with_group(table: pl.DataFrame, finer: list[str]) -> pl.DataFrame:
+    """Add ``group``: the subset, then each finer key as "key value" (e.g. "Hp, Np 5")."""
+    parts = [pl.col("subset").cast(pl.String)] + [pl.format(f"{k} {{}}", pl.col(k)) for k in finer]
+    return table.with_columns(group=pl.concat_str(parts, separator=", "))
+
+
+def prepare_table(table: pl.DataFrame, columns, name: str) -> pl.DataFrame:
+    """``table`` with ``target`` (``grade`` where the table has none) and ``group`` columns.
+
+    Rejects missing ``columns`` and targets outside :data:`TARGETS` (ValueError naming ``name``).
+    """
+    require(table, columns, name)
+    if "target" not in table.columns:
+        table = table.with_columns(target=pl.lit("grade"))
+    unknown = sorted(set(table["target"].unique().to_list()) - set(TARGETS), key=str)
+    if unknown:
+        raise ValueError(f"{name}: target {unknown[0]!r} outside {', '.join(TARGETS)}")
+    return with_group(table, finer_keys_of(table))
+
+
+def targets_of(table: pl.DataFrame) -> list[str]:
+    """The targets of ``table``, in :data:`TARGETS` order."""
+    present = set(table["target"].to_list())
+    return [t for t in TARGETS if t in present]
+
+
+def is_undefined(column: str) -> pl.Expr:
+    """True where ``column`` is null or NaN."""
+    return pl.col(column).is_null() | pl.col(column).cast(pl.Float64).is_nan()
+
+
+def reason_of(table: pl.DataFrame) -> pl.Expr:
+    """``reason``: "undefined: " and the row's ``null_reason`` when the table has one, else
+    :data:`UNDEFINED_REASON`."""
+    why = pl.col("null_reason").fill_null(UNDEFINED_REASON) if "null_reason" in table.columns \
+        else pl.lit(UNDEFINED_REASON)
+    return pl.format(f"{UNDEFINED}: {{}}", why).alias("reason")
+
+
+def small_segments(graded: pl.DataFrame, segmentation: str, finer: list[str], min_segment_samples: int) -> pl.DataFrame:
+    """Segments (E, subset, finer keys, segment) with fewer than ``min_segment_samples`` graded
+    samples, with their size ``n`` and ``group``: the segments the analysis leaves out."""
+    keys = segment_keys(finer)
+    sizes = segment_sizes(assign_segments(graded, segmentation), keys, min_segment_samples)
+    return with_group(sizes.filter(~pl.col("kept")).select(*keys, "n"), finer)
+
+
+def small_reason(minimum: int, what: str = "segment with fewer than {minimum} graded samples") -> str:
+    """The left-out reason of a segment below ``minimum``: "n < <minimum>: <what>"."""
+    return f"{too_few(minimum)}: {what.format(minimum=minimum)}"
+
+
+def record_small(manifest: Manifest, small: pl.DataFrame, segmentation: str, finer: list[str]) -> None:
+    """Record the segments of ``small`` as left out of every figure of ``segmentation``."""
+    keys = segment_keys(finer)
+    reason = small_reason(manifest.min_segment_samples)
+    manifest.leave_out_rows(f"{segmentation} segments", small.select(*keys, "n", reason=pl.lit(reason)).sort(keys))
+
+
+def absent_segments(graded: pl.DataFrame, segmentation: str, finer: list[str]) -> pl.DataFrame:
+    """Segments (E, subset, finer keys, segment, ``group``) without any sample, for every embedder
+    of ``graded`` and every (subset, finer keys, segment) that some embedder has: the
+    combinations that were never run, which figures do not show as left out."""
+    keys = segment_keys(finer)
+    present = assign_segments(graded, segmentation).select(keys).unique()
+    places = [k for k in keys if k != "E"]
+    grid = present.select("E").unique().join(present.select(places).unique(), how="cross")
+    return with_group(grid.join(present, on=keys, how="anti").sort(keys), finer)
+
+
+def whole_groups(absent: pl.DataFrame, present_segments: pl.DataFrame) -> pl.DataFrame:
+    """(E, group) pairs of ``absent`` that miss every segment the group has in ``present_segments``
+    (columns group, segment): an embedder never run on that subset."""
+    per_group = present_segments.select("group", "segment").unique().group_by("group").len("all")
+    return (absent.group_by("E", "group").len("missing").join(per_group, on="group")
+            .filter(pl.col("missing") == pl.col("all")).select("E", "group").sort("group", "E"))
+
+
+@dataclass(frozen=True)
+class Gaps:
+    """The segments of one segmentation a figure cannot draw: ``small`` (below the minimum, with
+    their n: left out), ``absent`` (without any sample: not run) and ``never_run`` (E, group)
+    pairs without any sample at all. ``small`` and ``absent`` have the segment keys and ``group``."""
+
+    small: pl.DataFrame
+    absent: pl.DataFrame
+    never_run: pl.DataFrame
+
+
+def gaps_of(graded: pl.DataFrame, segmentation: str, finer: list[str], minimum: int,
+            listed: pl.DataFrame | None = None) -> Gaps:
+    """The :class:`Gaps` of ``segmentation`` in ``graded``; segments ``listed`` in a table (with
+    a null value) are not counted as small."""
+    keys = segment_keys(finer)
+    small = small_segments(graded, segmentation, finer, minimum)
+    if listed is not None:
+        small = small.join(listed.select(keys).unique(), on=keys, how="anti")
+    absent = absent_segments(graded, segmentation, finer)
+    present = with_group(assign_segments(graded, segmentation).select(keys).unique(), finer)
+    return Gaps(small, absent, whole_groups(absent, present))
+
+
+def record_absent(manifest: Manifest, gaps: Gaps, segmentation: str) -> None:
+    """Record ``gaps.absent`` in ``manifest.not_run``: one entry per never-run (E, group), one
+    per segment for the other absent segments."""
+    for row in gaps.never_run.iter_rows(named=True):
+        manifest.not_run.append({"segmentation": segmentation, "E": row["E"], "subset": row["group"]})
+    rest = gaps.absent.join(gaps.never_run, on=["E", "group"], how="anti").sort("group", "E", "segment")
+    manifest.not_run.extend({"segmentation": segmentation, "E": row["E"], "subset": row["group"],
+                             "segment": row["segment"]} for row in rest.iter_rows(named=True))
+
+
+def not_run_note(never_run: pl.DataFrame, groups) -> str:
+    """"not run: PML3 on Hp, Hs" for the (E, group) pairs of ``never_run`` among ``groups``;
+    empty when there are none."""
+    shown = never_run.filter(pl.col("group").is_in(list(groups)))
+    if shown.is_empty():
+        return ""
+    by_embedder = shown.group_by("E").agg(pl.col("group").unique().sort()).sort("E")
+    return f"{NOT_RUN}: " + "; ".join(f"{row['E']} on {', '.join(row['group'])}"
+                                      for row in by_embedder.iter_rows(named=True))
+
+
+def split_undefined(rows: pl.DataFrame, item: str, scope: str, manifest: Manifest) -> pl.DataFrame:
+    """Record the rows of ``rows`` with a null value as left out of ``scope``, one entry per
+    (target, correlation type, subset, segment, reason) listing the measures (or differences)
+    and embedders concerned; return the other rows."""
+    keys = ["target", "corr_type", "group", "segment", "reason"]
+    undefined = (
+        rows.filter(is_undefined("value")).with_columns(reason_of(rows))
+        .group_by(keys).agg(pl.col(item).unique().sort(), pl.col("E").unique().sort())
+        .sort(keys).rename({"group": "subset"})
+    )
+    manifest.leave_out_rows(scope, undefined)
+    return rows.filter(~is_undefined("value"))
+
+
+def nothing_to_draw(manifest: Manifest, name: str, rows: pl.DataFrame) -> None:
+    """Record figure ``name`` as not drawn (every value undefined, or no segment at all); return None."""
+    reason = (f"{UNDEFINED}: every correlation" if rows.height
+              else small_reason(manifest.min_segment_samples, "no segment with at least {minimum} graded samples"))
+    manifest.leave_out(name, f"{reason}; figure not drawn")
+
+
+def ordered_groups(rows: pl.DataFrame) -> list[str]:
+    """The groups of ``rows`` by subset, then finer keys."""
+    finer = finer_keys_of(rows)
+    return rows.select("group", "subset", *finer).unique().sort("subset", *finer)["group"].to_list()
+
+
+def ratio_order(segments) -> list[str]:
+    """The distinct K/Np segment labels of ``segments``, by value."""
+    return sorted(set(segments), key=float)
+
+
+def ordered_measures(names) -> list[str]:
+    """``names`` in :data:`MEASURE_ORDER`, unknown names last in name order."""
+    names = set(names)
+    return [m for m in MEASURE_ORDER if m in names] + sorted(names - set(MEASURE_ORDER))
+
+
+def first_corr_type(table: pl.DataFrame, corr_types: list[str]) -> str:
+    """The first of ``corr_types`` that ``table`` has (else its first in name order)."""
+    present = sorted(table["corr_type"].unique().to_list())
+    return next((c for c in corr_types if c in present), present[0])
+
+
+def n_range(sizes: pl.Series) -> str:
+    """"lowest-highest" of ``sizes`` (one number when they agree)."""
+    low, high = int(sizes.min()), int(sizes.max())
+    return f"{low}" if low == high else f"{low}-{high}"

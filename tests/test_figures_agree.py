@@ -1,0 +1,257 @@
+"""Figures that agree with their tables: one vocabulary for empty panels (figures, footers,
+figures.json / figures.html, captions, docs), never-run combinations not drawn as left out, the
+measures drawn are those of the table (F_e or F_e_partner), signed values on a diverging map
+centred on 0 with fixed limits per kind, codes explained, and the line that ends a run."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+
+from conftest import REPO
+from retrieval_response.analysis.correlation_tables import run_analysis
+from retrieval_response.figures.analysis_figures import figure_set, render_figures
+from retrieval_response.figures.labels import NOT_RUN, UNDEFINED, codes_legend, embedder_names, empty_terms
+from retrieval_response.figures.run_end import REPORT_COMMAND, announce_results, results_line
+from test_figures import CORR_TYPES, MINIMUM, NO_ANSWER, synthetic_graded, with_targets
+
+pytestmark = pytest.mark.unit
+
+NEVER = ("ME5S", "A")  # an embedder never run on a subset
+
+
+def analyse(graded: pl.DataFrame, measures=None):
+    correlations, differences = {}, {}
+    for segmentation in ("fit", "ratio"):
+        correlations[segmentation], differences[segmentation] = run_analysis(
+            graded, segmentation=segmentation, alpha_grid="linear:5", corr_types=CORR_TYPES,
+            min_segment_samples=MINIMUM, bootstrap_resamples=10, seed=0, measures=measures)
+    return ({k: with_targets(v) for k, v in correlations.items()},
+            {k: with_targets(v) for k, v in differences.items()})
+
+
+@pytest.fixture(scope="module")
+def partial_graded() -> pl.DataFrame:
+    """The synthetic samples without ME5S on subset A."""
+    graded = synthetic_graded()
+    return graded.filter(~((pl.col("E") == NEVER[0]) & (pl.col("subset") == NEVER[1])))
+
+
+@pytest.fixture(scope="module")
+def partial(partial_graded):
+    tables = analyse(partial_graded)
+    figures, manifest = figure_set(partial_graded, *tables, corr_types=CORR_TYPES, min_segment_samples=MINIMUM,
+                                   embedders={"E5Sv2": {"backend": "sentence_transformers",
+                                                        "model": "intfloat/e5-small-v2"}})
+    return figures, manifest, tables
+
+
+def footer(figure) -> str:
+    """The footer of a heatmap (its supxlabel) or of a forest plot (its legend's title)."""
+    if figure._supxlabel is not None and figure._supxlabel.get_text():
+        return " ".join(figure._supxlabel.get_text().split())
+    return " ".join(figure.legends[0].get_title().get_text().split())
+
+
+def empty_words(figure) -> list[str]:
+    """The words of every empty heatmap cell (grey text in small type) and empty forest panel."""
+    words = []
+    for axes in figure.axes:
+        for text in axes.texts:
+            value = " ".join(text.get_text().split())
+            if value and not value[0].isdigit() and not value.startswith(("-", "n=")):
+                words.append(value)
+    return words
+
+
+def word_of(text: str) -> str:
+    return next(w for w in empty_terms(MINIMUM) if text.startswith(w))
+
+
+# --------------------------------------------------------------------------- one vocabulary
+
+
+def test_every_empty_panel_and_cell_says_a_word_of_the_vocabulary(partial):
+    figures, manifest, _ = partial
+    shown = {name: [word_of(w) for w in empty_words(figure)] for name, figure in figures.items()}
+    assert set().union(*map(set, shown.values())) == {f"n < {MINIMUM}", UNDEFINED, NOT_RUN, "not computed"}
+    for name, words in shown.items():
+        assert not any(w in ("no data", "left out") for w in words), name
+        for word in set(words):  # the footer explains every word the figure shows
+            assert f"'{word}' =" in footer(figures[name]), (name, word)
+
+
+def test_left_out_reasons_start_with_the_word_their_panel_shows(partial):
+    _, manifest, _ = partial
+    assert manifest.left_out
+    for entry in manifest.left_out:
+        assert word_of(entry["reason"]) in (f"n < {MINIMUM}", UNDEFINED, "not computed"), entry
+    forest = [e for e in manifest.left_out if e["scope"] == "forest_fit.png"]
+    assert {e["reason"] for e in forest} >= {f"{UNDEFINED}: {NO_ANSWER}"}
+
+
+def test_the_manifest_files_carry_the_words_and_the_codes(partial_graded, tmp_path):
+    render_figures(partial_graded, *analyse(partial_graded), tmp_path, corr_types=CORR_TYPES,
+                   min_segment_samples=MINIMUM)
+    document = json.loads((tmp_path / "figures.json").read_text())
+    assert document["words"] == empty_terms(MINIMUM)
+    assert document["codes"]["subsets"] == {"A": "arXiv", "Hp": "HotpotQA paragraphs", "M": "MS MARCO"}
+    assert set(document["codes"]["embedders"]) == {"E5Sv2", "ME5S"}
+    page = (tmp_path / "figures.html").read_text()
+    for word in empty_terms(MINIMUM):
+        assert f"<td>{word.replace('<', '&lt;')}</td>" in page
+    assert "Not run (2)" in page and "no data" not in page
+
+
+@pytest.mark.parametrize("document", ["docs/OUTPUTS.md", "workflow/report/figures.rst"])
+def test_docs_and_captions_use_the_same_words(document):
+    text = (REPO / document).read_text()
+    for word in (UNDEFINED, NOT_RUN):
+        assert f'"{word}"' in text or f"`{word}`" in text, word
+    assert "n < 300" in text or '"n < {{ minimum }}"' in text
+    assert "no data" not in text and "grey: left out (see figures.json)" not in text
+
+
+# --------------------------------------------------------------------------- never run is not left out
+
+
+def test_a_never_run_embedder_gets_no_ratio_heatmap_rows(partial):
+    figures, _, _ = partial
+    for name in ("heatmap_ratio_grade.png", "diff_ratio_grade.png"):
+        panels = {axes.get_title(loc="left"): [t.get_text() for t in axes.get_yticklabels()]
+                  for axes in figures[name].axes if axes.get_title(loc="left")}
+        assert panels["A"] and not any(label.endswith(NEVER[0]) for label in panels["A"]), name
+        assert any(label.endswith(NEVER[0]) for label in panels["Hp"]), name
+        assert f"Not run: {NEVER[0]} on {NEVER[1]} (not drawn)" in footer(figures[name])
+
+
+def test_never_run_cells_of_the_fit_heatmap_are_white_and_say_not_run(partial):
+    figures, _, _ = partial
+    figure = figures["heatmap_fit_grade.png"]
+    axes = next(a for a in figure.axes if a.get_title(loc="left") == "T")
+    columns = [label.get_text().split("\n")[:2] for label in axes.get_xticklabels()]
+    rows = [label.get_text() for label in axes.get_yticklabels()]
+    texts = {(round(t.get_position()[1]), round(t.get_position()[0])): t.get_text() for t in axes.texts
+             if not t.get_text().startswith("n=")}
+    for r, row in enumerate(rows):
+        for c, (subset, _) in enumerate(columns):
+            if row.endswith(NEVER[0]) and subset == NEVER[1]:
+                assert texts[(r, c)] == NOT_RUN
+            else:
+                assert texts[(r, c)] != NOT_RUN
+    assert len(axes.images) == 2  # the colour scale, and the white layer of cells without samples
+
+
+def test_never_run_combinations_are_listed_apart_from_the_left_out(partial):
+    _, manifest, _ = partial
+    assert manifest.not_run == [{"segmentation": s, "E": NEVER[0], "subset": NEVER[1]} for s in ("fit", "ratio")]
+    assert not [e for e in manifest.left_out if e.get("subset") == NEVER[1] and NEVER[0] in str(e.get("E"))]
+
+
+def test_a_complete_run_has_nothing_not_run():
+    graded = synthetic_graded()
+    _, manifest = figure_set(graded, {}, {}, corr_types=CORR_TYPES, min_segment_samples=MINIMUM)
+    assert manifest.not_run == []
+
+
+# --------------------------------------------------------------------------- measures of the table
+
+
+@pytest.mark.parametrize(("measures", "estimated"), [(None, "F_e_partner"), (["F", "F_e", "T", "nDCG"], "F_e")])
+def test_forest_rows_and_ratio_rows_are_the_measures_of_the_table(measures, estimated):
+    graded = synthetic_graded()
+    if estimated == "F_e":  # the count of positives in the top 2K, as a ranking gives it
+        graded = graded.with_columns(np_2K=pl.min_horizontal(pl.col("Np"), 2 * pl.col("K")))
+    tables = analyse(graded, measures)
+    in_table = set(tables[0]["fit"]["measure"].to_list())
+    assert estimated in in_table and ({"F_e", "F_e_partner"} - {estimated}).isdisjoint(in_table)
+    figures, _ = figure_set(graded, *tables, corr_types=CORR_TYPES, min_segment_samples=MINIMUM)
+    forest_rows = [t.get_text() for t in figures["forest_fit.png"].axes[0].get_yticklabels()]
+    assert set(forest_rows) == in_table and estimated in forest_rows
+    ratio_rows = {t.get_text().split()[0] for a in figures["heatmap_ratio_grade.png"].axes for t in a.get_yticklabels()}
+    assert estimated in ratio_rows and ({"F_e", "F_e_partner"} - {estimated}).isdisjoint(ratio_rows)
+
+
+# --------------------------------------------------------------------------- colour scales
+
+
+def _scales(figures, prefix):
+    return {(a.images[0].cmap.name.removesuffix("_r") + ("_r" if a.images[0].cmap.name.endswith("_r") else ""),
+             a.images[0].norm.vmin, a.images[0].norm.vmax)
+            for name, figure in figures.items() if name.startswith(prefix) for a in figure.axes if a.images}
+
+
+@pytest.mark.parametrize(("prefix", "scale"), [("heatmap_", ("RdBu_r", -1.0, 1.0)),
+                                               ("diff_", ("RdBu_r", -0.5, 0.5)),
+                                               ("grades_", ("YlGnBu", 0.0, 1.0))])
+def test_one_fixed_colour_scale_per_kind_whatever_the_data(partial, prefix, scale):
+    figures, _, _ = partial
+    halved = {n: f for n, f in figure_set(synthetic_graded(seed=3), *analyse(synthetic_graded(seed=3)),
+                                          corr_types=CORR_TYPES, min_segment_samples=MINIMUM)[0].items()}
+    assert _scales(figures, prefix) == _scales(halved, prefix) == {scale}
+
+
+def test_signed_cells_of_opposite_sign_get_opposite_colours(partial):
+    figures, _, _ = partial
+    axes = next(a for a in figures["diff_ratio_grade.png"].axes if a.images)
+    image = axes.images[0]
+    values = np.ma.filled(image.get_array().astype(float), np.nan)
+    colours = image.cmap(image.norm(values))
+    positive, negative = values > 0.05, values < -0.05
+    assert positive.any() and negative.any()
+    assert (colours[positive][:, 0] > colours[positive][:, 2]).all()  # red
+    assert (colours[negative][:, 2] > colours[negative][:, 0]).all()  # blue
+
+
+# --------------------------------------------------------------------------- codes
+
+
+def test_every_figure_explains_its_codes(partial):
+    figures, _, _ = partial
+    for name, figure in figures.items():
+        text = footer(figure)
+        assert "E5Sv2 = e5-small-v2" in text and "ME5S = multilingual-e5-small" in text, name
+        assert "subsets: A = arXiv" in text, name
+
+
+@pytest.mark.parametrize(("registry", "code", "name"), [
+    ({"X1": {"backend": "gt_minilm_l6"}}, "X1", "all-MiniLM-L6-v2"),
+    ({"X2": {"backend": "sentence_transformers", "model": "org/some-model"}}, "X2", "some-model"),
+    ({"ML6": {"backend": "paraphrase_minilm_l3_onnx"}}, "ML6", "paraphrase-MiniLM-L3-v2 (ONNX)"),
+    (None, "PML3", "paraphrase-MiniLM-L3-v2"),
+])
+def test_embedder_codes_come_from_the_config_then_the_shipped_codes(registry, code, name):
+    assert embedder_names(registry)[code] == name
+
+
+def test_unknown_codes_say_where_they_come_from():
+    legend = codes_legend(["Zz"], ["Q, Np 2", "Hs"], {})
+    assert "Zz = a code of the samples" in legend and "Q = ids starting 'Q-'" in legend
+    assert "Hs = HotpotQA sentences" in legend
+
+
+# --------------------------------------------------------------------------- the end of a run
+
+
+def test_the_run_ends_with_the_forest_plot_and_the_report_command(tmp_path, capsys):
+    folder = tmp_path / "results/figures"
+    assert results_line(folder) is None  # a run that did not reach the figures says nothing
+    folder.mkdir(parents=True)
+    (folder / "figures.html").write_text("<html></html>")
+    assert "no forest plot was drawn" in results_line(folder) and REPORT_COMMAND in results_line(folder)
+    (folder / "forest_fit.png").write_bytes(b"png")
+    line = results_line(folder, ["config/study.yaml"])
+    assert line == (f"Results: the forest plot is {folder / 'forest_fit.png'}; every figure with its caption: "
+                    "snakemake --report report.html --configfile config/study.yaml")
+    announce_results(folder)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("Results: the forest plot is") and err.rstrip().endswith(
+        REPORT_COMMAND)
+
+
+def test_the_workflow_announces_the_results_on_success():
+    rules = (REPO / "workflow/rules/analysis.smk").read_text()
+    assert "onsuccess:" in rules and "announce_results(" in rules
