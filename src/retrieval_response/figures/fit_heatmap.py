@@ -6,6 +6,7 @@ from __future__ import annotations
 import polars as pl
 from matplotlib.figure import Figure
 
+from retrieval_response.analysis.measures import heatmap_measures
 from retrieval_response.figures.labels import CORR_LABELS, NOT_COMPUTED, TARGET_LABELS, TARGET_SHORT
 from retrieval_response.figures.layout import (
     CORRELATION_SCALE,
@@ -16,7 +17,6 @@ from retrieval_response.figures.layout import (
     panel_words,
     with_sizes,
 )
-from retrieval_response.analysis.measures import heatmap_measures
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel, heatmap_figure
 from retrieval_response.figures.tables import FIT_SEGMENTS, Gaps, nothing_to_draw, ordered_groups, split_undefined
