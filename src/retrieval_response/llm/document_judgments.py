@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import polars as pl
 
@@ -131,8 +131,21 @@ def parse_umbrela_label(text: str | None) -> int | None:
     return None
 
 
-def _failed(completion: Completion) -> str | None:
-    return None if completion.ok else completion.status
+def _judged(client: LLMClient, messages: list, what: str, groups: list, read: Callable[[Completion], object],
+            unreadable: str) -> tuple[list[str], list, list[str | None]]:
+    """Send ``messages`` through ``client`` and read each reply: (status, value, raw content) per
+    request. ``read`` gives the value of an answered request, None when it cannot: the status is
+    then ``unreadable`` (counted among the client's failures); a failed request keeps its status."""
+    statuses, values = [], []
+    done = client.run_all([client.complete(m) for m in messages], what, groups=groups)
+    for completion in done:
+        value = read(completion) if completion.ok else None
+        status = completion.status if not completion.ok else (JUDGED if value is not None else unreadable)
+        if status == unreadable:
+            client.stats.failures_by_reason[status] += 1
+        statuses.append(status)
+        values.append(value)
+    return statuses, values, [c.content for c in done]
 
 
 def judge_documents(pairs: pl.DataFrame, kinds: Iterable[str], clients: Mapping[str, LLMClient],
@@ -145,35 +158,17 @@ def judge_documents(pairs: pl.DataFrame, kinds: Iterable[str], clients: Mapping[
     columns: dict[str, list] = {name: [None] * pairs.height for name in JUDGMENT_SCHEMA if name not in ("id", "text")}
     rows = list(pairs.select("q", "text").iter_rows())
     if "erag" in kinds:
-        client, prompt = clients["erag"], prompts["erag"]
-        done = client.run_all([client.complete(prompt.messages(query=q, references=format_references([t])))
-                               for q, t in rows], "eRAG answers", groups=groups)
-        for i, c in enumerate(done):
-            status = _failed(c) or (JUDGED if (c.content or "").strip() else "empty_answer")
-            if status == "empty_answer":
-                client.stats.failures_by_reason[status] += 1
-            columns["erag_status"][i] = status
-            columns["erag_answer"][i] = c.content if status == JUDGED else None
+        columns["erag_status"], columns["erag_answer"], _ = _judged(
+            clients["erag"], [prompts["erag"].messages(query=q, references=format_references([t])) for q, t in rows],
+            "eRAG answers", groups, lambda c: c.content if (c.content or "").strip() else None, "empty_answer")
     if "udcg" in kinds:
-        client, prompt = clients["udcg"], prompts["udcg"]
-        done = client.run_all([client.complete(prompt.messages(query=q, document=t)) for q, t in rows],
-                              "UDCG no-response probabilities", groups=groups)
-        for i, c in enumerate(done):
-            p = no_response_probability(c.logprobs) if c.ok else None
-            status = _failed(c) or (JUDGED if p is not None else "no_logprobs")
-            if status == "no_logprobs":
-                client.stats.failures_by_reason[status] += 1
-            columns["udcg_status"][i], columns["no_response_p"][i], columns["udcg_raw"][i] = status, p, c.content
+        columns["udcg_status"], columns["no_response_p"], columns["udcg_raw"] = _judged(
+            clients["udcg"], [prompts["udcg"].messages(query=q, document=t) for q, t in rows],
+            "UDCG no-response probabilities", groups, lambda c: no_response_probability(c.logprobs), "no_logprobs")
     if "umbrela" in kinds:
-        client, prompt = clients["umbrela"], prompts["umbrela"]
-        done = client.run_all([client.complete(prompt.messages(query=q, passage=t)) for q, t in rows],
-                              "UMBRELA labels", groups=groups)
-        for i, c in enumerate(done):
-            label = parse_umbrela_label(c.content) if c.ok else None
-            status = _failed(c) or (JUDGED if label is not None else "unparseable_label")
-            if status == "unparseable_label":
-                client.stats.failures_by_reason[status] += 1
-            columns["umbrela_status"][i], columns["umbrela_label"][i], columns["umbrela_raw"][i] = status, label, c.content
+        columns["umbrela_status"], columns["umbrela_label"], columns["umbrela_raw"] = _judged(
+            clients["umbrela"], [prompts["umbrela"].messages(query=q, passage=t) for q, t in rows],
+            "UMBRELA labels", groups, lambda c: parse_umbrela_label(c.content), "unparseable_label")
     return pairs.select("id", "text").with_columns(
         pl.Series(name, values, dtype=JUDGMENT_SCHEMA[name]) for name, values in columns.items())
 
