@@ -11,13 +11,15 @@ subset ranked perfectly), both segmentations, targets ``grade`` (count tables) a
 ``grade_expected`` (per-sample kernel, exact mode only), plus the rounding-noise segments of
 ``noise_graded`` (paper mode); grid l350^0.95 U linear:9 U l60^0.7 (773 alphas).
 
-Usage: python benchmarks/exactness.py  (about 5 minutes on 2 cores). One line per
+Usage: python benchmarks/exactness.py [OUTPUT.json]  (about 5 minutes on 2 cores). One line per
 (mode, target, measure, corr type): the largest |difference| over segments and alphas, and the
-number of (segment, alpha) values compared.
+number of (segment, alpha) values compared; with OUTPUT.json the same rows as JSON (the table of
+docs/ANALYSIS.md is rendered from docs/exactness.json, and tests/test_exactness.py checks it).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import warnings
 from pathlib import Path
@@ -81,7 +83,7 @@ def compare(got: np.ndarray, expected: np.ndarray) -> tuple[float, int]:
     return float(np.max(np.abs(got[both] - expected[both]), initial=0.0)), int(both.sum())
 
 
-def main() -> None:
+def main(argv: list[str]) -> None:
     warnings.simplefilter("ignore", stats.NearConstantInputWarning)
     stress = stress_graded(seed=0, n_queries=120)
     runs = [("exact", stress, seg, target) for target in ("grade", "grade_expected") for seg in ("ratio", "fit")]
@@ -103,7 +105,12 @@ def main() -> None:
     print("mode   target          measure      corr_type   largest_difference  compared")
     for (mode, target, name, corr_type), (difference, count) in sorted(worst.items()):
         print(f"{mode:6} {target:15} {name:12} {corr_type:11} {difference:18.3g}  {count:8d}")
+    if argv:
+        rows = [{"mode": mode, "target": target, "measure": name, "corr_type": corr_type,
+                 "largest_difference": difference, "compared": count}
+                for (mode, target, name, corr_type), (difference, count) in sorted(worst.items())]
+        Path(argv[0]).write_text(json.dumps(rows, indent=1) + "\n")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -125,3 +125,23 @@ def test_proportional_cells_tie_and_cells_crossing_off_the_float_alpha_do_not(mu
     assert ranks[0, 0] == ranks[0, 1]
     ranks, _ = _exact_values("T_u", {"n_p": np.array([0, 3]), "K": np.array([2, 12])}, a[1:])
     assert (ranks[:, 0] != ranks[:, 1]).all()
+
+
+def test_the_guarantees_table_of_the_docs_is_the_committed_benchmark_output():
+    """docs/ANALYSIS.md's table of each mode's largest difference is docs/exactness.json (written by
+    ``python benchmarks/exactness.py docs/exactness.json``), the maximum over targets, as ``.2g``."""
+    import json
+    import re
+
+    from conftest import REPO
+
+    largest: dict[tuple[str, str, str], float] = {}
+    for row in json.loads((REPO / "docs/exactness.json").read_text()):
+        key = (row["mode"], row["measure"], row["corr_type"])
+        largest[key] = max(largest.get(key, 0.0), row["largest_difference"])
+    doc = (REPO / "docs/ANALYSIS.md").read_text()
+    rows = re.findall(r"^\| (exact|paper) \| ([A-Za-z_]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \|$", doc, re.M)
+    assert {(mode, measure) for mode, measure, *_ in rows} == {(mode, measure) for mode, measure, _ in largest}
+    for mode, measure, *cells in rows:
+        expected = [f"{largest[mode, measure, corr_type]:.2g}" for corr_type in CORR_TYPES]
+        assert [cell.strip() for cell in cells] == expected, (mode, measure)
