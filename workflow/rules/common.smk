@@ -20,7 +20,7 @@ from retrieval_response.embedding import hub_models
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.paths import NAME_PATTERN
 from retrieval_response.llm.config import ModelConfig, withhold_api_base_secrets
-from retrieval_response.llm.jobs import job_threads
+from retrieval_response.llm.jobs import job_threads, llm_cap, llm_jobs, llm_units
 from retrieval_response.llm.sharding import SHARD_PATTERN, shard_names
 from retrieval_response.workflow_config import checks, plan
 from retrieval_response.workflow_config.shipped_paths import resolve_shipped_paths
@@ -147,6 +147,26 @@ def llm_threads(role):
     remote API. Without ``--cores`` (a cluster run), 1: set the cores of a cluster job with
     ``set-threads`` (commented in profiles/slurm)."""
     return job_threads(LLM.get(role), workflow.resource_settings.cores)
+
+
+# The run's cap on the ``llm`` resource: llm.pacing.jobs, unless --resources (or a profile) sets a
+# smaller one. Set in the main process only: a job's own Snakemake (on a cluster node) schedules
+# no other job.
+LLM_JOBS = llm_jobs(LLM["pacing"])
+if workflow.is_main_process:
+    startup_check(
+        lambda: workflow.register_resource(
+            "llm",
+            llm_cap(workflow.global_resources.get("llm").value, LLM_JOBS, CONFIG_FILE),
+        )
+    )
+
+
+def llm_resource(*roles):
+    """The ``llm`` resource of the jobs that call the models of ``roles``: the whole cap
+    (llm.pacing.jobs) when one of them is local, so they run alone; 1 for hosted models, so up to
+    llm.pacing.jobs of their jobs run side by side."""
+    return llm_units([LLM.get(role) for role in roles], LLM_JOBS)
 
 
 # Hugging Face hub models (sentence_transformers backend): offline (HF_HUB_OFFLINE=1, inherited by

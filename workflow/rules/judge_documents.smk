@@ -41,7 +41,7 @@ rule judge_documents:
         "../../envs/llm.yaml"
     threads: max(llm_threads("generator"), llm_threads("grader"))
     resources:
-        llm=1,
+        llm=llm_resource("generator", "grader"),
     params:
         kinds=JUDGMENT_KINDS,
         prompts=JUDGMENT_PROMPTS,

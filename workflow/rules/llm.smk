@@ -3,10 +3,11 @@
 Staleness: each rule's params hold exactly the model section it uses and its prompt file is an
 input, so changing the generator or the answer prompt reruns answers and grades, changing the
 grader or the grading prompt reruns grades only. Pacing and the cache folder are read from the
-config inside the jobs (they change how, not what, is computed). Every LLM job holds
-``resources: llm=1``: ``--resources llm=N`` caps the LLM jobs running at once. A job of a local
-model takes every core of the run (``llm_threads``): the run's llama.cpp server owns the machine
-while it runs, and no embedding job runs beside it.
+config inside the jobs (they change how, not what, is computed). The ``llm`` resource follows
+the model kind (``llm_resource``): the run's cap is ``llm.pacing.jobs``; a hosted model's job
+holds 1 of it, so that many run side by side, each paced at 1/jobs of the configured rates; a
+local model's job holds the whole cap and takes every core of the run (``llm_threads``): the
+run's llama.cpp server owns the machine while it runs, and no other job runs beside it.
 
 Top-K answers and grades are split into ``llm.shards`` shards by query id (``{shard}`` =
 ``<i>-of-<n>``), so that on a cluster a failed job costs one shard; ``merge_graded`` joins a
@@ -34,7 +35,7 @@ rule answer_ideal:
         "../../envs/llm.yaml"
     threads: llm_threads("generator")
     resources:
-        llm=1,
+        llm=llm_resource("generator"),
     params:
         model=model_param("generator"),
         nps=dataset_nps,
@@ -59,7 +60,7 @@ rule answer_topk:
         "../../envs/llm.yaml"
     threads: llm_threads("generator")
     resources:
-        llm=1,
+        llm=llm_resource("generator"),
     params:
         model=model_param("generator"),
     script:
@@ -83,7 +84,7 @@ rule grade:
         "../../envs/llm.yaml"
     threads: llm_threads("grader")
     resources:
-        llm=1,
+        llm=llm_resource("grader"),
     params:
         model=model_param("grader"),
     script:

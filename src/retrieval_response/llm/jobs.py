@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import polars as pl
 
-from retrieval_response.infra.errors import JobFailure
+from retrieval_response.infra.errors import InputError, JobFailure
 from retrieval_response.infra.logs import tell
 from retrieval_response.llm.accounting import JOURNAL_DIR, CallJournal, CallStats
 from retrieval_response.llm.cache import ResponseCache
@@ -24,15 +24,66 @@ def client_from_config(model: Mapping, llm: Mapping, threads: int, stage: str, j
     threads and logs to ``<job_log>.llama-server``; ``stats``, when given, are the counters it adds
     to (several clients of one job share them). The model's ``api_base`` is the whole URL the
     start-up left in the environment (``with_api_base_secret``), never one from the job script."""
-    return LLMClient(ModelConfig.from_mapping(with_api_base_secret(model)), PacingConfig.from_mapping(llm.get("pacing") or {}),
+    return LLMClient(ModelConfig.from_mapping(with_api_base_secret(model)), job_pacing(llm.get("pacing") or {}, model),
                      ResponseCache(llm["cache"]), local_threads=threads, server_log=f"{job_log}.llama-server",
                      journal=CallJournal(JOURNAL_DIR, stage, job), stats=stats)
+
+
+# Hosted LLM jobs at once when llm.pacing.jobs is not set (the schema's default).
+DEFAULT_LLM_JOBS = 4
+
+
+def is_local(model: Mapping | None) -> bool:
+    """Whether a model section is a ``llamacpp/`` model, served by the run's own llama-server."""
+    return (model or {}).get("model", "").startswith("llamacpp/")
+
+
+def llm_jobs(pacing: Mapping) -> int:
+    """``llm.pacing.jobs``: the run's cap on LLM jobs at once (``DEFAULT_LLM_JOBS`` when unset)."""
+    return int(pacing.get("jobs") or DEFAULT_LLM_JOBS)
+
+
+def job_pacing(pacing: Mapping, model: Mapping | None) -> PacingConfig:
+    """The pacing of one job of ``model`` from the run's ``llm.pacing``. A hosted model's jobs run
+    up to ``jobs`` at once, so each gets ``requests_per_minute`` and ``tokens_per_minute`` divided
+    by ``jobs``: together they never exceed the configured rates. A local model's job runs alone
+    (``llm_units``) against its own server and keeps the whole rates. ``concurrency`` and the
+    retry settings are per job either way."""
+    values = dict(pacing)
+    share = 1 if is_local(model) else llm_jobs(values)
+    values.pop("jobs", None)
+    for key in ("requests_per_minute", "tokens_per_minute"):
+        if values.get(key):
+            values[key] = values[key] / share
+    return PacingConfig.from_mapping(values)
+
+
+def llm_units(models: Iterable[Mapping | None], jobs: int) -> int:
+    """The ``llm`` resource of a job that calls ``models``: ``jobs``, the whole cap, when one of
+    them is local (its llama-server owns the machine, so no other LLM job runs beside it); 1 for
+    hosted models, so that up to ``jobs`` of their jobs run side by side."""
+    return jobs if any(is_local(model) for model in models) else 1
+
+
+def llm_cap(given: int | None, jobs: int, config_file: str) -> int:
+    """The run's cap on the ``llm`` resource: ``jobs`` when the command line and profiles set none
+    (``given`` None); a ``given`` cap of at most ``jobs`` as given (fewer jobs at once, each still
+    paced for ``jobs``). A larger one would let more hosted jobs run than the pacing is divided
+    among: InputError naming ``config_file`` and ``llm.pacing.jobs``."""
+    if given is None:
+        return jobs
+    if given > jobs:
+        raise InputError(config_file, "config key llm.pacing.jobs",
+                         f"--resources llm={given} would run more LLM jobs at once than llm.pacing.jobs ({jobs}), "
+                         f"among which requests_per_minute and tokens_per_minute are divided: set llm.pacing.jobs "
+                         f"to {given} instead (the workflow sets the llm cap from it)")
+    return given
 
 
 def job_threads(model: Mapping | None, cores: int | None) -> int:
     """Threads of an LLM job of one model section: ``cores`` (1 when None) for a ``llamacpp/`` model,
     whose llama.cpp server owns the machine while the job runs; 1 for a remote API or no model."""
-    if not (model or {}).get("model", "").startswith("llamacpp/"):
+    if not is_local(model):
         return 1
     return cores or 1
 
