@@ -102,6 +102,60 @@ def test_erag_matches_pytrec_eval_on_binary_utilities_as_erag_eval_does(seed):
         assert features["eRAG_success"][i] == pytest.approx(result[f"success_{k}"])
 
 
+def test_erag_mrr_and_ndcg_on_hand_worked_binary_utilities():
+    """0/1 utilities u (K = 4 unless said):
+
+    - [0, 1, 0, 1]: MRR = 1/2 (first 1 at rank 2); DCG = 1/log2(3) + 1/log2(5) = 0.630930 +
+      0.430677 = 1.061606, ideal [1, 1, 0, 0]: IDCG = 1 + 1/log2(3) = 1.630930, nDCG = 0.650920.
+    - [1, 0, 0, 0]: MRR = 1, nDCG = 1 (the one 1 is already first).
+    - [0, 0, 0, 0]: MRR = 0, nDCG = 0 (pytrec_eval's values for a query without a relevant text).
+    - [0, 0, 1] (K = 3): MRR = 1/3, nDCG = (1/log2(4)) / 1 = 0.5.
+    - [1, 0.5, 0] (continuous, answer_f1 or answer_recall): null, as a top K with a missing utility.
+    """
+    rows = [[0.0, 1.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.5, 0.0],
+            [1.0, None, 0.0]]
+    samples = pl.DataFrame({"id": [f"S-{i}" for i in range(len(rows))], "E": "e", "Nc": 8, "Np": 2,
+                            "K": [len(r) for r in rows], "inK": [[0] * len(r) for r in rows], "erag_utility": rows})
+    features = add_features(samples)
+    assert features["eRAG_MRR"].to_list()[:4] == pytest.approx([0.5, 1.0, 0.0, 1 / 3])
+    assert features["eRAG_nDCG"].to_list()[:4] == pytest.approx([0.650920, 1.0, 0.0, 0.5], abs=1e-6)
+    assert features["eRAG_MRR"].to_list()[4:] == [None, None]
+    assert features["eRAG_nDCG"].to_list()[4:] == [None, None]
+    for name in ("eRAG_MRR", "eRAG_nDCG"):
+        assert MEASURES[name].needs == "erag_utility" and MEASURES[name].binary and MEASURES[name].correlatable
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_erag_mrr_and_ndcg_match_pytrec_eval_and_ir_measures_on_binary_utilities(seed):
+    """eRAG's ``eval`` hands 0/1 labels to pytrec_eval (run scores len - j, qrels = the K labels):
+    ``recip_rank`` and ``ndcg_cut_K`` equal eRAG_MRR and eRAG_nDCG, as do ir_measures' RR and nDCG@K."""
+    rng = np.random.default_rng(seed)
+    rows = [rng.integers(0, 2, int(rng.integers(1, 9))).astype(float).tolist() for _ in range(30)]
+    samples = pl.DataFrame({"id": [f"S-{i}" for i in range(30)], "E": "e", "Nc": 10, "Np": 2,
+                            "K": [len(r) for r in rows], "inK": [[0] * len(r) for r in rows], "erag_utility": rows})
+    features = add_features(samples)
+    for i, labels in enumerate(rows):
+        k = len(labels)
+        qrel = {"q": {str(j): int(v) for j, v in enumerate(labels)}}
+        run = {"q": {str(j): float(k - j) for j in range(k)}}
+        result = pytrec_eval.RelevanceEvaluator(qrel, {"recip_rank", f"ndcg_cut_{k}"}).evaluate(run)["q"]
+        assert features["eRAG_MRR"][i] == pytest.approx(result["recip_rank"], abs=1e-12), labels
+        assert features["eRAG_nDCG"][i] == pytest.approx(result[f"ndcg_cut_{k}"], abs=1e-12), labels
+        if any(labels):
+            qrels = [ir_measures.Qrel("q", f"d{j}", int(v)) for j, v in enumerate(labels)]
+            ranking = [ir_measures.ScoredDoc("q", f"d{j}", 100.0 - j) for j in range(k)]
+            expected = ir_measures.calc_aggregate([ir_measures.RR, ir_measures.nDCG @ k], qrels, ranking)
+            assert features["eRAG_MRR"][i] == pytest.approx(expected[ir_measures.RR], abs=1e-12)
+            assert features["eRAG_nDCG"][i] == pytest.approx(expected[ir_measures.nDCG @ k], abs=1e-12)
+
+
+def test_erag_mrr_and_ndcg_are_default_measures_only_with_binary_utilities():
+    base = _sample(erag_utility=[1.0, 0.0, 1.0])
+    assert {"eRAG_MRR", "eRAG_nDCG", "eRAG_P"} <= set(default_measures(base))
+    continuous = default_measures(_sample(erag_utility=[1.0, 0.5, 0.0]))
+    assert "eRAG_P" in continuous and not {"eRAG_MRR", "eRAG_nDCG"} & set(continuous)
+
+
 def test_umbrela_ndcg_matches_ir_measures_with_exponential_gains():
     rng = np.random.default_rng(3)
     for _ in range(20):

@@ -1,5 +1,6 @@
 """llm_cost prints calls and tokens for every config and ``dollars=unknown`` when litellm has no price."""
 
+import json
 import os
 import re
 import subprocess
@@ -39,3 +40,63 @@ def test_unpriced_model_gives_unknown_dollars(tmp_path, model):
     result = _run(config)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1].endswith("dollars=unknown")
+
+
+def _tiny(tmp_path: Path, designs: list[dict], generator: str = "openai/loopback",
+          grader: str = "openai/loopback") -> dict:
+    """A tiny generic dataset with judgments on: query a-0 has positives a1, a2 and negatives x, y,
+    z; query a-1 has positive b1 and the same negatives (a text shared by two queries is two pairs)."""
+    records = [{"id": "a-0", "q": "Which is a?", "p": ["a one.", "a two."], "n": ["x text.", "y text.", "z text."]},
+               {"id": "a-1", "q": "Which is b?", "p": ["b one."], "n": ["x text.", "y text.", "z text."]}]
+    (tmp_path / "tiny.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    return {"datasets": {"tiny": {"layout": "generic", "path": "tiny.jsonl"}}, "designs": designs, "K": [1],
+            "embedders": {"ML6": {"backend": "gt_minilm_l6"}, "PML3": {"backend": "paraphrase_minilm_l3_onnx"}},
+            "document_judgments": {"kinds": ["erag", "udcg", "umbrela"]},
+            "llm": {"generator": {"model": generator}, "grader": {"model": grader}}}
+
+
+def test_judgment_calls_match_a_hand_count_on_a_tiny_config(tmp_path):
+    """Designs (Nc 3, Np 1, K 1 and 3) and (Nc 4, Np 2, K 1 and 2), two embedders.
+
+    a-0 serves both: candidates {a1, x, y} and {a1, a2, x, y}, union 4 texts. a-1 (one positive)
+    serves the first only: {b1, x, y}, 3 texts. 7 pairs, so 7 calls per kind, whatever the number
+    of embedders (a pair is judged once). The second design's largest K (2) is below its Nc (4):
+    the count is an upper bound. The first design alone (largest K 3 = Nc 3) gives 3 + 3 = 6
+    pairs, exact: every candidate is in the top 3 of some ranking."""
+    from retrieval_response.reports.llm_cost import estimate, report
+
+    both = _tiny(tmp_path, [{"Nc": 3, "Np": 1, "K": [1, 3]}, {"Nc": 4, "Np": 2, "K": [1, 2]}])
+    est = estimate(both, tmp_path)
+    assert [est.workload.stages[kind].calls for kind in ("erag", "udcg", "umbrela")] == [7, 7, 7]
+    assert not est.workload.judgments_exact
+    assert all(est.workload.stages[kind].prompt_tokens > 7 * 10 for kind in ("erag", "udcg", "umbrela"))
+    assert "7 distinct (query, text) pairs per kind, an upper bound" in report(est, "tiny")
+
+    exact = estimate(_tiny(tmp_path, [{"Nc": 3, "Np": 1, "K": [1, 3]}]), tmp_path)
+    assert exact.workload.stages["umbrela"].calls == 6 and exact.workload.judgments_exact
+    assert "6 distinct (query, text) pairs per kind, exact" in report(exact, "tiny")
+
+    off = _tiny(tmp_path, [{"Nc": 3, "Np": 1, "K": [1, 3]}])
+    off["document_judgments"] = {"kinds": []}
+    assert all(stage.calls == 0 for name, stage in estimate(off, tmp_path).workload.stages.items()
+               if name in ("erag", "udcg", "umbrela"))
+
+
+def test_judgments_are_priced_at_the_model_each_kind_uses(tmp_path):
+    """erag and udcg at the generator's price, umbrela (like the grades) at the grader's."""
+    import litellm
+
+    from retrieval_response.reports.llm_cost import estimate
+
+    est = estimate(_tiny(tmp_path, [{"Nc": 3, "Np": 1, "K": [1, 3]}], "openai/gpt-4o-mini", "openai/gpt-4o"),
+                   tmp_path)
+    stages = est.workload.stages
+
+    def cost(model, names):
+        return litellm.cost_per_token(model=model, prompt_tokens=round(sum(stages[n].prompt_tokens for n in names)),
+                                      completion_tokens=round(sum(stages[n].completion_tokens for n in names)))
+
+    generator = cost("openai/gpt-4o-mini", ("ideal", "topk", "erag", "udcg"))
+    grader = cost("openai/gpt-4o", ("grade", "umbrela"))
+    assert est.dollars() == pytest.approx((generator[0] + grader[0], generator[1] + grader[1]))
+    assert stages["umbrela"].prompt_tokens > 0 and grader[0] > 0

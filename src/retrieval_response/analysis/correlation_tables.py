@@ -121,12 +121,15 @@ def default_measures(graded: pl.DataFrame, ranked: pl.DataFrame | None = None) -
     """The registry's ``default`` measures in registry order (F, F_e, T, T_u, nDCG, nDCG@K, RR@K,
     AP@K, P, R, then the judgment measures): one F_e variant (counted in the ranking when
     ``ranked`` or ``np_2K`` is there, else the paper's partner lookup ``F_e_partner``), and a
-    measure built from judgments only when its judgment column (``needs``) has a value."""
+    measure built from judgments only when its judgment column (``needs``) has a value and, for a
+    ``binary`` measure (eRAG_MRR, eRAG_nDCG), when every value of that column is 0 or 1."""
     skipped = "F_e_partner" if ranked is not None or "np_2K" in graded.columns else "F_e"
-    judged = {c for c in JUDGMENT_COLUMNS
-              if c in graded.columns and graded[c].explode().cast(pl.Float64).fill_nan(None).drop_nulls().len() > 0}
+    values = {c: graded[c].explode().cast(pl.Float64).fill_nan(None).drop_nulls()
+              for c in JUDGMENT_COLUMNS if c in graded.columns}
+    judged = {c for c, v in values.items() if v.len() > 0}
+    binary = {c for c in judged if values[c].is_in([0.0, 1.0]).all()}
     return [name for name, m in MEASURES.items()
-            if m.default and name != skipped and (m.needs is None or m.needs in judged)]
+            if m.default and name != skipped and (m.needs is None or m.needs in (binary if m.binary else judged))]
 
 
 def default_targets(graded: pl.DataFrame) -> list[str]:

@@ -253,6 +253,39 @@ def erag_success(utility: pl.Series) -> np.ndarray:
     return np.where(complete, best, np.nan)
 
 
+def _binary(utility: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_flat` of ``utility`` with, instead of completeness, whether each sample's top K has
+    every utility and each one 0 or 1 (eRAG hands such labels to pytrec_eval)."""
+    flat, owner, rank, complete = _flat(utility)
+    other = np.bincount(owner, weights=~np.isin(flat, (0.0, 1.0)), minlength=len(complete))
+    return flat, owner, rank, complete & (other == 0)
+
+
+def erag_mrr(utility: pl.Series) -> np.ndarray:
+    """eRAG_MRR = 1 / (rank of the first text with u_i = 1 in the top K), 0 when none has (eRAG's
+    pytrec_eval ``recip_rank`` on 0/1 labels); NaN when a utility is missing or is not 0 or 1
+    (continuous utilities: ``answer_recall``, ``answer_f1``)."""
+    flat, owner, rank, binary = _binary(utility)
+    first = np.full(len(binary), np.inf)
+    hit = flat == 1.0
+    np.minimum.at(first, owner[hit], rank[hit].astype(np.float64))
+    return np.where(binary, 1.0 / first, np.nan)
+
+
+def erag_ndcg(utility: pl.Series) -> np.ndarray:
+    """eRAG_nDCG = DCG / IDCG over the top K with gains u_i in {0, 1} and discount log2(i+1), the
+    ideal putting the top K's own m = sum u_i ones first (IDCG = sum_{i<=m} 1/log2(i+1)); 0 when
+    m = 0. eRAG's pytrec_eval ``ndcg_cut_K`` on 0/1 labels, whose qrels are the K judged texts;
+    NaN when a utility is missing or is not 0 or 1."""
+    flat, owner, rank, binary = _binary(utility)
+    gains = np.where(flat == 1.0, 1.0, 0.0)
+    dcg_value = np.bincount(owner, weights=gains * _discounts(int(rank.max(initial=0)))[rank - 1],
+                            minlength=len(binary))
+    ideal = _ideal_dcg(np.bincount(owner, weights=gains, minlength=len(binary)).astype(np.int64))
+    value = np.divide(dcg_value, ideal, out=np.zeros_like(dcg_value), where=ideal > 0)
+    return np.where(binary, value, np.nan)
+
+
 def udcg(utility: pl.Series, inK: pl.Series) -> np.ndarray:
     """UDCG = sigmoid((1/K) * sum_{i<=K} w_i * u_i), u_i = 1 - P(NO-RESPONSE | text i alone),
     w_i = UDCG_RELEVANT_WEIGHT (+1) when text i is relevant (inK_i = 1) else UDCG_IRRELEVANT_WEIGHT
@@ -337,7 +370,8 @@ class Measure:
     ``evaluator_computes``: the ranked-list evaluator reports it under this name. ``default``: the
     analysis correlates it unless told otherwise; ``needs``: the judgment column of
     :data:`JUDGMENT_COLUMNS` it is built from (the analysis correlates it by default only when that
-    column holds a value). ``heatmaps``: the segmentations whose heatmap figures draw it.
+    column holds a value, and, with ``binary``, only when every such value is 0 or 1).
+    ``heatmaps``: the segmentations whose heatmap figures draw it.
     """
 
     name: str
@@ -348,6 +382,7 @@ class Measure:
     evaluator_computes: bool = False
     default: bool = False
     needs: str | None = None
+    binary: bool = False
     heatmaps: tuple[str, ...] = ()
 
     @property
@@ -407,6 +442,8 @@ MEASURES: dict[str, Measure] = {
                 default=True),
         _feature_measure("eRAG_P", erag_precision, default=True, needs="erag_utility", heatmaps=("ratio",)),
         _feature_measure("eRAG_success", erag_success, default=True, needs="erag_utility"),
+        _feature_measure("eRAG_MRR", erag_mrr, default=True, needs="erag_utility", binary=True),
+        _feature_measure("eRAG_nDCG", erag_ndcg, default=True, needs="erag_utility", binary=True),
         _feature_measure("UDCG", udcg, default=True, needs="udcg_utility", heatmaps=("ratio",)),
         _alpha_measure("T_umbrela", t_measure, "n_p_umbrela", "K", compat=True, default=True, needs="umbrela_label",
                        heatmaps=("ratio",)),
@@ -444,8 +481,9 @@ def add_features(graded: pl.DataFrame, ranked: pl.DataFrame | None = None) -> pl
     np_partner (nullable i64) and, when ``ranked`` is given
     or a column ``np_2K`` already exists, np_2K (nullable i64; counted from ``ranked`` wins).
     With judgment columns (:data:`JUDGMENT_COLUMNS`): eRAG_P and eRAG_success (from
-    ``erag_utility``), UDCG (``udcg_utility``), n_p_umbrela (i64) and nDCG_umbrela
-    (``umbrela_label``), each null where a judgment of the top K is missing.
+    ``erag_utility``; eRAG_MRR and eRAG_nDCG too, null unless the utilities are 0/1), UDCG
+    (``udcg_utility``), n_p_umbrela (i64) and nDCG_umbrela (``umbrela_label``), each null where a
+    judgment of the top K is missing.
     """
     inK = graded["inK"]
     out = graded.with_columns(
@@ -463,7 +501,9 @@ def add_features(graded: pl.DataFrame, ranked: pl.DataFrame | None = None) -> pl
         lists = graded.select("inK", *(aligned_judgments(c) for c in present))
         values = {}
         if "erag_utility" in present:
-            values |= {"eRAG_P": erag_precision(lists["erag_utility"]), "eRAG_success": erag_success(lists["erag_utility"])}
+            utility = lists["erag_utility"]
+            values |= {"eRAG_P": erag_precision(utility), "eRAG_success": erag_success(utility),
+                       "eRAG_MRR": erag_mrr(utility), "eRAG_nDCG": erag_ndcg(utility)}
         if "udcg_utility" in present:
             values["UDCG"] = udcg(lists["udcg_utility"], lists["inK"])
         if "umbrela_label" in present:

@@ -4,7 +4,13 @@
 
 Calls, as the workflow makes them: one ideal answer per (query, Np) of a dataset (shared by the
 embedders and by the designs with that Np), and per (query, embedder, design, K) one top-K answer
-and one grade.
+and one grade. With document judgments on (``document_judgments.kinds``), one judgment call per
+kind and distinct (query, text) pair that can appear in a top-K of the dataset (any embedder,
+design and K). The ranking is not known before the run, so every candidate text of a design
+(``p[:Np] + n[:Nc-Np]``) with some K counts: exact when each design's largest K is its Nc (every
+candidate is then in a top-K), otherwise an upper bound (the run judges only the texts its
+rankings put in a top-K); the output says which. An ``erag`` request of a text ranked first under
+K = 1 is the top-1 answer's request, served from the cache; it is counted anyway.
 
 Prompt tokens are counted with litellm's tokenizer for the generator's model on the prompt files
 of the config (``llm.prompts``), filled as the workflow fills them:
@@ -13,20 +19,28 @@ of the config (``llm.prompts``), filled as the workflow fills them:
 - top-K answer: the answer prompt with the query and K references, each counted as the mean
   reference of that query's Nc candidates (the ranking is not known before the run);
 - grade: the grade prompt with the query, the ideal answer and the answer to grade, each of
-  ``answer_tokens`` tokens.
+  ``answer_tokens`` tokens;
+- judgments: ``erag`` the answer prompt with the query and the one text as reference; ``udcg``
+  the UDCG prompt (``llm.prompts.udcg``) and ``umbrela`` the UMBRELA prompt (``llm.prompts.umbrela``)
+  with the query and the text.
 
 Completion tokens: ``answer_tokens`` per answer (an assumption: the prompt asks for at most three
 sentences; the generator's ``max_tokens`` bounds it, and the upper bound is printed too) and one
-per grade (a single digit). Dollars come from litellm's local price table (``litellm.model_cost``)
-at list prices, without the provider's prompt caching or batch discounts; reasks of unparseable
-grades and retries are not counted.
+per grade (a single digit); per judgment ``answer_tokens`` (erag) and the stage's ``max_tokens``
+(udcg :data:`UDCG_MAX_TOKENS`, umbrela :data:`UMBRELA_MAX_TOKENS`: an upper bound). Dollars come
+from litellm's local price table (``litellm.model_cost``) at list prices, answers and the erag and
+udcg judgments at the generator's model, grades and umbrela judgments at the grader's, without
+the provider's prompt caching or batch discounts; reasks of unparseable grades and retries are not
+counted.
 
 Counts come from the config's datasets when their files are there (read and sampled exactly as
 the prepare stage does). When some are missing, as for ``config/paper.yaml`` before its data is
 downloaded, the counts are the published set's (535,888 graded samples; at most 10,748 ideal
 answers, one per ranked sample of one embedder) and the tokens per call are the mean over the
 real samples shipped in ``resources/data`` (HotpotQA at paragraph and sentence level, MS MARCO,
-arXiv: the paper's sources but Natural Questions), prepared with the config's designs.
+arXiv: the paper's sources but Natural Questions), prepared with the config's designs; judgment
+pairs are the published ranked samples of one embedder times the stand-ins' pairs per ranked
+sample of one embedder.
 """
 
 from __future__ import annotations
@@ -41,20 +55,26 @@ import polars as pl
 import yaml
 
 from retrieval_response.datasets import prepare
+from retrieval_response.llm.document_judgments import KINDS, UDCG_MAX_TOKENS, UMBRELA_MAX_TOKENS
 from retrieval_response.llm.prompts import (
     ANSWER_FIELDS,
     GRADE_FIELDS,
+    UDCG_FIELDS,
+    UMBRELA_FIELDS,
     Prompt,
     format_references,
     load_prompt,
 )
-from retrieval_response.workflow_config.plan import dataset_designs, design_cutoffs
+from retrieval_response.workflow_config.plan import dataset_designs, design_cutoffs, judgment_kinds
 
 REPO = Path(__file__).resolve().parents[3]
-DEFAULT_PROMPTS = {"answer": "resources/prompts/answer.txt", "grade": "resources/prompts/grade.txt"}
+DEFAULT_PROMPTS = {name: f"resources/prompts/{name}.txt" for name in ("answer", "grade", "udcg", "umbrela")}
 SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
 DEFAULT_ANSWER_TOKENS = 80
 GRADE_COMPLETION_TOKENS = 1
+STAGES = ("ideal", "topk", "grade", *KINDS)
+GENERATOR_STAGES = ("ideal", "topk", "erag", "udcg")
+"""Stages priced at the generator's model; the others (grade, umbrela) at the grader's."""
 
 PUBLISHED_GRADED_SAMPLES = 535_888
 PUBLISHED_RANKED_PER_EMBEDDER = 10_748
@@ -87,9 +107,12 @@ class Stage:
 
 @dataclass
 class Workload:
-    """The LLM calls of a run by stage."""
+    """The LLM calls of a run by stage (:data:`STAGES`: the answers, the grades, one per judgment
+    kind); ``judgments_exact`` is False when a judgment count is an upper bound (a design whose
+    largest K is below its Nc)."""
 
-    stages: dict[str, Stage] = field(default_factory=lambda: {k: Stage() for k in ("ideal", "topk", "grade")})
+    stages: dict[str, Stage] = field(default_factory=lambda: {k: Stage() for k in STAGES})
+    judgments_exact: bool = True
 
     @property
     def calls(self) -> int:
@@ -106,17 +129,20 @@ class Workload:
     def merge(self, other: Workload) -> None:
         for name, stage in other.stages.items():
             self.stages[name].add(stage.calls, stage.prompt_tokens, stage.completion_tokens)
+        self.judgments_exact = self.judgments_exact and other.judgments_exact
 
 
 class Counter:
     """Token counts of prompts and texts with litellm's tokenizer for ``model``."""
 
-    def __init__(self, model: str, answer_prompt: Prompt, grade_prompt: Prompt):
+    def __init__(self, model: str, answer_prompt: Prompt, grade_prompt: Prompt,
+                 judgment_prompts: dict[str, Prompt] | None = None):
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         import litellm
 
         self.litellm, self.model = litellm, model
         self.answer_prompt, self.grade_prompt = answer_prompt, grade_prompt
+        self.judgment_prompts = judgment_prompts or {}
         self._texts: dict[str, int] = {}
         # what one numbered reference adds beyond its text: "[i] " and the blank line between references
         self.reference_overhead = self.tokens_of(format_references(["x", "x"])) - 2 * self.tokens_of("x")
@@ -138,6 +164,13 @@ class Counter:
     def grade_base(self, query: str) -> int:
         return self.messages(self.grade_prompt.messages(query=query, ideal_answer="", answer=""))
 
+    def judgment(self, kind: str, query: str, text: str) -> int:
+        """Prompt tokens of the ``kind`` judgment of ``text`` for ``query``, as the stage fills the prompt."""
+        if kind == "erag":
+            return self.messages(self.answer_prompt.messages(query=query, references=format_references([text])))
+        field_name = {"udcg": "document", "umbrela": "passage"}[kind]
+        return self.messages(self.judgment_prompts[kind].messages(query=query, **{field_name: text}))
+
 
 def with_defaults(config: dict) -> dict:
     """A copy of ``config`` with the config schema's defaults filled in, as the workflow fills them."""
@@ -153,10 +186,32 @@ def design_cutoff_lists(config: dict, designs: list[dict]) -> list[tuple[int, in
     return [(d["Nc"], d["Np"], design_cutoffs(config, d)) for d in designs]
 
 
+JUDGMENT_COMPLETION_TOKENS = {"udcg": UDCG_MAX_TOKENS, "umbrela": UMBRELA_MAX_TOKENS}
+"""Completion tokens counted per udcg and umbrela judgment: the stage's ``max_tokens`` (an upper bound)."""
+
+
+def judgeable_texts(p: list[str], n: list[str], serving: list[tuple[int, int, list[int]]]) -> tuple[list[str], bool]:
+    """The distinct texts that can appear in a top-K of one query under its ``serving`` designs
+    (Nc, Np, K list), in first-seen order: every candidate ``p[:Np] + n[:Nc-Np]`` of a design with
+    some K, since any candidate may be ranked first; and True when the list is exact (every such
+    design's largest K is at least its Nc, so each candidate is in some top-K), False when it is
+    an upper bound."""
+    texts: dict[str, None] = {}
+    exact = True
+    for nc, np_, ks in serving:
+        if not ks:
+            continue
+        texts.update(dict.fromkeys([*p[:np_], *n[: nc - np_]]))
+        exact = exact and max(ks) >= nc
+    return list(texts), exact
+
+
 def texts_workload(
-    texts: pl.DataFrame, designs: list[tuple[int, int, list[int]]], n_embedders: int, counter: Counter, answer_tokens: int
+    texts: pl.DataFrame, designs: list[tuple[int, int, list[int]]], n_embedders: int, counter: Counter,
+    answer_tokens: int, kinds: list[str] | tuple[str, ...] = (),
 ) -> Workload:
-    """The LLM calls of the query-texts samples ``texts`` (columns q, p, n) under ``designs``."""
+    """The LLM calls of the query-texts samples ``texts`` (columns q, p, n) under ``designs``, with
+    one call per judgment kind of ``kinds`` and judgeable text of a query (:func:`judgeable_texts`)."""
     work = Workload()
     ideal, topk, grade = work.stages["ideal"], work.stages["topk"], work.stages["grade"]
     for q, p, n in texts.select("q", "p", "n").iter_rows():
@@ -172,7 +227,20 @@ def texts_workload(
             calls = len(ks) * n_embedders
             topk.add(calls, n_embedders * sum(answer_base + k * mean_reference for k in ks), calls * answer_tokens)
             grade.add(calls, calls * (grade_base + 2 * answer_tokens), calls * GRADE_COMPLETION_TOKENS)
+        if kinds and n_embedders:
+            judgeable, exact = judgeable_texts(p, n, serving)
+            work.judgments_exact = work.judgments_exact and exact
+            for kind in kinds:
+                completion = answer_tokens if kind == "erag" else JUDGMENT_COMPLETION_TOKENS[kind]
+                work.stages[kind].add(len(judgeable), sum(counter.judgment(kind, q, t) for t in judgeable),
+                                      len(judgeable) * completion)
     return work
+
+
+def ranked_samples(texts: pl.DataFrame, designs: list[tuple[int, int, list[int]]]) -> int:
+    """Ranked samples of one embedder: the (query, design) pairs of ``texts`` where the query serves the design."""
+    return sum(len(p) >= np_ and len(n) >= nc - np_ for p, n in texts.select("p", "n").iter_rows()
+               for nc, np_, _ in designs)
 
 
 def shipped_or_local(path: str, base: Path) -> Path:
@@ -181,10 +249,15 @@ def shipped_or_local(path: str, base: Path) -> Path:
     return local if local.exists() or Path(path).is_absolute() else REPO / path
 
 
-def load_prompts(config: dict, base: Path) -> tuple[Prompt, Prompt]:
+def load_prompts(config: dict, base: Path) -> tuple[Prompt, Prompt, dict[str, Prompt]]:
+    """The answer and grade prompts of ``config`` and the prompts of its udcg and umbrela judgments."""
     prompts = {**DEFAULT_PROMPTS, **(config.get("llm") or {}).get("prompts", {})}
+    kinds = set((config.get("document_judgments") or {}).get("kinds") or [])
+    judgment_fields = {"udcg": UDCG_FIELDS, "umbrela": UMBRELA_FIELDS}
     return (load_prompt(shipped_or_local(prompts["answer"], base), ANSWER_FIELDS),
-            load_prompt(shipped_or_local(prompts["grade"], base), GRADE_FIELDS))
+            load_prompt(shipped_or_local(prompts["grade"], base), GRADE_FIELDS),
+            {kind: load_prompt(shipped_or_local(prompts[kind], base), fields)
+             for kind, fields in judgment_fields.items() if kind in kinds})
 
 
 @dataclass
@@ -197,27 +270,33 @@ class Estimate:
     grader_model: str
     answer_tokens: int
     max_answer_tokens: int
+    kinds: tuple[str, ...] = ()
 
     def dollars(self, answer_tokens: float | None = None) -> tuple[float, float] | None:
-        """(prompt, completion) dollars at litellm's list prices: answers (ideal and top-K) at the
-        generator's model, with ``answer_tokens`` completion tokens each if given, grades at the
+        """(prompt, completion) dollars at litellm's list prices: the :data:`GENERATOR_STAGES`
+        (answers, erag and udcg judgments) at the generator's model, answers and erag judgments
+        with ``answer_tokens`` completion tokens each if given; grades and umbrela judgments at the
         grader's; None when litellm has no price for either model (a local or self-hosted one)."""
         import litellm
 
         stages = self.workload.stages
-        answers = stages["ideal"].calls + stages["topk"].calls
-        answer_completion = stages["ideal"].completion_tokens + stages["topk"].completion_tokens
-        if answer_tokens is not None:
-            answer_completion = answers * answer_tokens
-        try:
-            generator = litellm.cost_per_token(
-                model=self.model, prompt_tokens=round(stages["ideal"].prompt_tokens + stages["topk"].prompt_tokens),
-                completion_tokens=round(answer_completion))
-            grader = litellm.cost_per_token(model=self.grader_model, prompt_tokens=round(stages["grade"].prompt_tokens),
-                                            completion_tokens=round(stages["grade"].completion_tokens))
-        except Exception:  # litellm raises several classes for a model without a price
-            return None
-        return generator[0] + grader[0], generator[1] + grader[1]
+
+        def completion(name: str) -> float:
+            answers = name in ("ideal", "topk", "erag")
+            return stages[name].calls * answer_tokens if answers and answer_tokens is not None \
+                else stages[name].completion_tokens
+
+        priced = []
+        for model, names in ((self.model, GENERATOR_STAGES),
+                             (self.grader_model, tuple(n for n in STAGES if n not in GENERATOR_STAGES))):
+            prompt = round(sum(stages[n].prompt_tokens for n in names))
+            completion_tokens = round(sum(completion(n) for n in names))
+            try:
+                priced.append(litellm.cost_per_token(model=model, prompt_tokens=prompt,
+                                                     completion_tokens=completion_tokens))
+            except Exception:  # litellm raises several classes for a model without a price
+                return None
+        return sum(p for p, _ in priced), sum(c for _, c in priced)
 
 
 def estimate(config: dict, base: Path, answer_tokens: int = DEFAULT_ANSWER_TOKENS) -> Estimate:
@@ -226,6 +305,7 @@ def estimate(config: dict, base: Path, answer_tokens: int = DEFAULT_ANSWER_TOKEN
     llm = config.get("llm") or {}
     generator = llm.get("generator") or {}
     model = generator.get("model", "openai/gpt-4o-mini")
+    kinds = judgment_kinds(config)
     counter = Counter(model, *load_prompts(config, base))
     embedders = config.get("embedders") or {}
     datasets = config.get("datasets") or {}
@@ -238,21 +318,31 @@ def estimate(config: dict, base: Path, answer_tokens: int = DEFAULT_ANSWER_TOKEN
                                subset=dataset.get("subset"), n_queries=dataset.get("queries"),
                                seed=dataset.get("seed", 0), designs=[(nc, np_) for nc, np_, _ in designs])
             n_embedders = len(dataset.get("embedders") or embedders)
-            work.merge(texts_workload(texts, designs, n_embedders, counter, answer_tokens))
+            work.merge(texts_workload(texts, designs, n_embedders, counter, answer_tokens, kinds))
         basis = "counted on the config's data"
     else:
         designs = design_cutoff_lists(config, config["designs"])
         per_call: dict[str, list[Stage]] = {name: [] for name in work.stages}
+        pairs_per_ranked: list[float] = []
         for layout, path, level in STAND_INS:
             texts, _ = prepare(layout, REPO / path, level=level, n_queries=None, seed=0,
                                designs=[(nc, np_) for nc, np_, _ in designs])
-            for name, stage in texts_workload(texts, designs, 1, counter, answer_tokens).stages.items():
+            source = texts_workload(texts, designs, 1, counter, answer_tokens, kinds)
+            work.judgments_exact = work.judgments_exact and source.judgments_exact
+            for name, stage in source.stages.items():
                 if stage.calls:
                     per_call[name].append(stage.scaled_to(1))
+            ranked = ranked_samples(texts, designs)
+            if kinds and ranked:
+                pairs_per_ranked.append(source.stages[kinds[0]].calls / ranked)
         # every source that has such calls weighs the same; the published counts
+        judgment_calls = round(PUBLISHED_RANKED_PER_EMBEDDER * sum(pairs_per_ranked) / len(pairs_per_ranked)) \
+            if pairs_per_ranked else 0
         counts = {"ideal": PUBLISHED_RANKED_PER_EMBEDDER, "topk": PUBLISHED_GRADED_SAMPLES,
-                  "grade": PUBLISHED_GRADED_SAMPLES}
+                  "grade": PUBLISHED_GRADED_SAMPLES, **dict.fromkeys(KINDS, judgment_calls)}
         for name, units in per_call.items():
+            if not units:
+                continue
             prompt = sum(unit.prompt_tokens for unit in units) / len(units)
             completion = sum(unit.completion_tokens for unit in units) / len(units)
             work.stages[name] = Stage(counts[name], prompt * counts[name], completion * counts[name])
@@ -260,7 +350,7 @@ def estimate(config: dict, base: Path, answer_tokens: int = DEFAULT_ANSWER_TOKEN
         basis = (f"the published set's counts ({missing} not found), tokens per call from the shipped "
                  "real samples (HotpotQA paragraphs and sentences, MS MARCO, arXiv)")
     grader_model = (llm.get("grader") or {}).get("model", model)
-    return Estimate(work, basis, model, grader_model, answer_tokens, generator.get("max_tokens", 200))
+    return Estimate(work, basis, model, grader_model, answer_tokens, generator.get("max_tokens", 200), tuple(kinds))
 
 
 def report(est: Estimate, config_path: str) -> str:
@@ -269,13 +359,23 @@ def report(est: Estimate, config_path: str) -> str:
     priced = est.dollars()
     rows = [f"{config_path}: LLM workload ({est.basis})",
             f"{'stage':<22}{'calls':>12}{'prompt tokens':>18}{'completion tokens':>20}{'per call (prompt)':>20}"]
-    for name, label in (("ideal", "ideal answers"), ("topk", "top-K answers"), ("grade", "grades")):
-        stage = work.stages[name]
+    labels = {"ideal": "ideal answers", "topk": "top-K answers", "grade": "grades", "erag": "erag judgments",
+              "udcg": "udcg judgments", "umbrela": "umbrela judgments"}
+    for name in ("ideal", "topk", "grade", *est.kinds):
+        stage, label = work.stages[name], labels[name]
         per_call = stage.prompt_tokens / stage.calls if stage.calls else 0.0
         rows.append(f"{label:<22}{stage.calls:>12,}{stage.prompt_tokens:>18,.0f}{stage.completion_tokens:>20,.0f}{per_call:>20,.0f}")
     rows.append(f"{'total':<22}{work.calls:>12,}{work.prompt_tokens:>18,.0f}{work.completion_tokens:>20,.0f}")
     counts = (f"calls={work.calls} prompt_tokens={work.prompt_tokens:.0f} "
               f"completion_tokens={work.completion_tokens:.0f}")
+    if est.kinds:
+        pairs = work.stages[est.kinds[0]].calls
+        rows.append(f"judgments: {pairs:,} distinct (query, text) pairs per kind, "
+                    + ("exact (every candidate is in some top-K)" if work.judgments_exact else
+                       "an upper bound (every candidate that could be ranked into a top-K; the run "
+                       "judges only those its rankings put there)")
+                    + f"; completion tokens: erag as an answer, udcg {UDCG_MAX_TOKENS} and umbrela "
+                      f"{UMBRELA_MAX_TOKENS} at most; erag and udcg at the generator's price, umbrela at the grader's")
     if priced is None:
         rows.append(f"answers assumed {est.answer_tokens} tokens each, grades {GRADE_COMPLETION_TOKENS}")
         rows.append(f"price: litellm's table has no price for {est.model} (answers) or {est.grader_model} (grades)")

@@ -112,11 +112,17 @@ def messages_sha256(messages: list[dict]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+_ONE_REFERENCE = re.compile(r"^\[1\] (.*)$", re.MULTILINE)
+
+
 def default_answer(messages: list[dict]) -> str:
     """Deterministic content: ``##final score: l`` (l = hash mod 4) when the prompt asks for a
     final score (UMBRELA); ``NO-RESPONSE`` for one hash in three, else ``Answer <hash12>.``, when it
     offers NO-RESPONSE (UDCG); ``Grade: g`` (g = 1 + hash mod 5) when the prompt mentions a grade;
-    else ``Answer <hash12>.``."""
+    else ``Answer <hash12>.``, followed, for one hash in two when the last message holds exactly one
+    numbered reference (a line starting ``[1] `` and none starting ``[2] ``: an eRAG or top-1
+    answer), by `` Quote: <the first line of that reference>`` (so an answer can hold a gold
+    answer its reference holds)."""
     digest = messages_sha256(messages)
     text = " ".join(str(m.get("content", "")) for m in messages).lower()
     if "final score" in text:
@@ -125,6 +131,10 @@ def default_answer(messages: list[dict]) -> str:
         return "NO-RESPONSE"
     if "grade" in text:
         return f"Grade: {1 + int(digest[:8], 16) % 5}"
+    last = str(messages[-1].get("content", "")) if messages else ""
+    reference = _ONE_REFERENCE.search(last)
+    if reference and "\n[2] " not in last and int(digest[8:16], 16) % 2 == 0:
+        return f"Answer {digest[:12]}. Quote: {reference.group(1).strip()}"
     return f"Answer {digest[:12]}."
 
 
