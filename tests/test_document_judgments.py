@@ -83,21 +83,31 @@ def test_udcg_is_the_released_code_formula_on_random_samples():
         sample = _sample(udcg_utility=u).with_columns(pl.Series("inK", [inK]), K=pl.lit(k))
         assert add_features(sample)["UDCG"][0] == pytest.approx(1 / (1 + math.exp(-score)), abs=1e-12)
 
+def _binary_utilities(seed: int, samples: int, max_k: int, nc: int) -> tuple[list[list[float]], pl.DataFrame]:
+    """Random 0/1 eRAG utilities of ``samples`` top-Ks of 1..max_k texts, and their features."""
+    rng = np.random.default_rng(seed)
+    rows = [rng.integers(0, 2, int(rng.integers(1, max_k + 1))).astype(float).tolist() for _ in range(samples)]
+    table = pl.DataFrame({"id": [f"S-{i}" for i in range(samples)], "E": "e", "Nc": nc, "Np": 2,
+                          "K": [len(r) for r in rows], "inK": [[0] * len(r) for r in rows], "erag_utility": rows})
+    return rows, add_features(table)
+
+
+def _pytrec_eval(labels: list[float], measures: set[str]) -> dict[str, float]:
+    """pytrec_eval's ``measures`` of one top-K as eRAG's ``eval`` builds it: qrels = the labels,
+    run scores len - j (rank order kept)."""
+    qrel = {"q": {str(j): int(v) for j, v in enumerate(labels)}}
+    run = {"q": {str(j): float(len(labels) - j) for j in range(len(labels))}}
+    return pytrec_eval.RelevanceEvaluator(qrel, measures).evaluate(run)["q"]
+
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_erag_matches_pytrec_eval_on_binary_utilities_as_erag_eval_does(seed):
     """eRAG's ``eval`` hands 0/1 labels to pytrec_eval (run scores len - j, qrels = the labels):
     P_K and success_K equal eRAG_P and eRAG_success."""
-    rng = np.random.default_rng(seed)
-    rows = [rng.integers(0, 2, int(rng.integers(1, 7))).astype(float).tolist() for _ in range(25)]
-    samples = pl.DataFrame({"id": [f"S-{i}" for i in range(25)], "E": "e", "Nc": 8, "Np": 2,
-                            "K": [len(r) for r in rows], "inK": [[0] * len(r) for r in rows], "erag_utility": rows})
-    features = add_features(samples)
+    rows, features = _binary_utilities(seed, samples=25, max_k=6, nc=8)
     for i, labels in enumerate(rows):
         k = len(labels)
-        qrel = {"q": {str(j): int(v) for j, v in enumerate(labels)}}
-        run = {"q": {str(j): float(k - j) for j in range(k)}}
-        result = pytrec_eval.RelevanceEvaluator(qrel, {f"P_{k}", f"success_{k}"}).evaluate(run)["q"]
+        result = _pytrec_eval(labels, {f"P_{k}", f"success_{k}"})
         assert features["eRAG_P"][i] == pytest.approx(result[f"P_{k}"])
         assert features["eRAG_success"][i] == pytest.approx(result[f"success_{k}"])
 
@@ -129,16 +139,10 @@ def test_erag_mrr_and_ndcg_on_hand_worked_binary_utilities():
 def test_erag_mrr_and_ndcg_match_pytrec_eval_and_ir_measures_on_binary_utilities(seed):
     """eRAG's ``eval`` hands 0/1 labels to pytrec_eval (run scores len - j, qrels = the K labels):
     ``recip_rank`` and ``ndcg_cut_K`` equal eRAG_MRR and eRAG_nDCG, as do ir_measures' RR and nDCG@K."""
-    rng = np.random.default_rng(seed)
-    rows = [rng.integers(0, 2, int(rng.integers(1, 9))).astype(float).tolist() for _ in range(30)]
-    samples = pl.DataFrame({"id": [f"S-{i}" for i in range(30)], "E": "e", "Nc": 10, "Np": 2,
-                            "K": [len(r) for r in rows], "inK": [[0] * len(r) for r in rows], "erag_utility": rows})
-    features = add_features(samples)
+    rows, features = _binary_utilities(seed, samples=30, max_k=8, nc=10)
     for i, labels in enumerate(rows):
         k = len(labels)
-        qrel = {"q": {str(j): int(v) for j, v in enumerate(labels)}}
-        run = {"q": {str(j): float(k - j) for j in range(k)}}
-        result = pytrec_eval.RelevanceEvaluator(qrel, {"recip_rank", f"ndcg_cut_{k}"}).evaluate(run)["q"]
+        result = _pytrec_eval(labels, {"recip_rank", f"ndcg_cut_{k}"})
         assert features["eRAG_MRR"][i] == pytest.approx(result["recip_rank"], abs=1e-12), labels
         assert features["eRAG_nDCG"][i] == pytest.approx(result[f"ndcg_cut_{k}"], abs=1e-12), labels
         if any(labels):
