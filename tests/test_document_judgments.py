@@ -209,7 +209,7 @@ def test_pairs_are_the_distinct_texts_of_every_top_k():
     texts = synthetic_texts(3, n_pos=2, n_neg=4)
     ranked = [synthetic_ranked(texts, "A", 5, 2, [1, 2], seed=1), synthetic_ranked(texts, "B", 5, 2, [1, 3], seed=2),
               synthetic_ranked(texts, "A", 6, 2, [2], seed=3)]
-    pairs = judged_pairs(ranked, texts)
+    pairs = judged_pairs([(r, texts) for r in ranked])
     expected = set()
     for table, (nc, np_) in zip(ranked, [(5, 2), (5, 2), (6, 2)], strict=True):
         for row in table.join(texts, on="id").iter_rows(named=True):
@@ -235,7 +235,7 @@ def _key(monkeypatch):
 
 def test_one_call_per_pair_and_kind_and_a_rerun_costs_nothing(tmp_path):
     texts = synthetic_texts(3, n_pos=2, n_neg=4)
-    pairs = judged_pairs([synthetic_ranked(texts, "A", 5, 2, [1, 3])], texts)
+    pairs = judged_pairs([(synthetic_ranked(texts, "A", 5, 2, [1, 3]), texts)])
     with OpenAIServer() as server:
         clients = _clients(server, tmp_path)
         judgments = judge_documents(pairs, ["umbrela", "erag", "udcg"], clients, PROMPTS)
@@ -250,7 +250,7 @@ def test_one_call_per_pair_and_kind_and_a_rerun_costs_nothing(tmp_path):
 
 def test_kinds_not_asked_for_stay_null_and_cost_nothing(tmp_path):
     texts = synthetic_texts(2, n_pos=2, n_neg=4)
-    pairs = judged_pairs([synthetic_ranked(texts, "A", 5, 2, [2])], texts)
+    pairs = judged_pairs([(synthetic_ranked(texts, "A", 5, 2, [2]), texts)])
     with OpenAIServer() as server:
         judgments = judge_documents(pairs, ["udcg"], _clients(server, tmp_path, ["udcg"]), PROMPTS)
         assert server.stats()["requests"] == pairs.height
@@ -260,7 +260,7 @@ def test_kinds_not_asked_for_stay_null_and_cost_nothing(tmp_path):
 @pytest.mark.parametrize("fault, reason, retried", SHAPES)
 def test_every_response_shape_becomes_a_status(tmp_path, fault, reason, retried):
     texts = synthetic_texts(1, n_pos=2, n_neg=4)
-    pairs = judged_pairs([synthetic_ranked(texts, "A", 5, 2, [1])], texts)
+    pairs = judged_pairs([(synthetic_ranked(texts, "A", 5, 2, [1]), texts)])
     pacing = PacingConfig(**{**FAST.__dict__, "max_retries": 0})
     with OpenAIServer(script=[fault] * 3) as server:
         judgments = judge_documents(pairs, ["erag", "udcg", "umbrela"], _clients(server, tmp_path, pacing=pacing),
@@ -276,7 +276,7 @@ def test_every_response_shape_becomes_a_status(tmp_path, fault, reason, retried)
 
 def test_unparseable_labels_and_missing_logprobs_are_statuses(tmp_path):
     texts = synthetic_texts(1, n_pos=2, n_neg=4)
-    pairs = judged_pairs([synthetic_ranked(texts, "A", 5, 2, [1])], texts)
+    pairs = judged_pairs([(synthetic_ranked(texts, "A", 5, 2, [1]), texts)])
     with OpenAIServer(answer=lambda messages: "I cannot say.") as server:
         clients = _clients(server, tmp_path)
         judgments = judge_documents(pairs, ["udcg", "umbrela"], clients, PROMPTS)
@@ -289,7 +289,7 @@ def test_unparseable_labels_and_missing_logprobs_are_statuses(tmp_path):
 def test_judgment_lists_reach_the_analysis_and_are_correlated():
     texts = synthetic_texts(6, n_pos=2, n_neg=4).with_columns(answers=pl.lit(["alpha"]))
     ranked = synthetic_ranked(texts, "A", 5, 2, [1, 2, 3])
-    pairs = judged_pairs([ranked], texts)
+    pairs = judged_pairs([(ranked, texts)])
     judgments = pairs.select(
         "id", "text", erag_answer=pl.when(pl.col("text").str.contains("Positive")).then(pl.lit("alpha")).otherwise(
             pl.lit("no")), no_response_p=pl.when(pl.col("text").str.contains("Positive")).then(0.1).otherwise(0.8),

@@ -66,7 +66,8 @@ def workdir(server, tmp_path_factory) -> Path:
 
 def _pairs(workdir: Path) -> pl.DataFrame:
     ranked = [pl.read_parquet(p) for p in sorted((workdir / "results/ranked/tiny").rglob("*.parquet"))]
-    return judged_pairs(ranked, pl.read_parquet(workdir / "results/texts/tiny.parquet"))
+    texts = pl.read_parquet(workdir / "results/texts/tiny.parquet")
+    return judged_pairs([(r, texts) for r in ranked])
 
 
 def test_one_call_per_distinct_pair_and_kind_then_none(workdir, server):

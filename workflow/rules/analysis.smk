@@ -63,7 +63,7 @@ else:
             "../../envs/analysis.yaml"
         params:
             texts_of_graded=[
-                f"results/texts/{dataset}.parquet" for dataset, _, _ in dataset_units()
+                plan.unit_texts(config, *unit) for unit in dataset_units()
             ],
             # The configured subset of each graded file's dataset wins over its ids.
             subsets_of_graded=[
@@ -74,6 +74,7 @@ else:
                 for dataset, _, _ in dataset_units()
             ],
             erag_metric=config["document_judgments"]["erag_metric"],
+            judged_only=ANALYSIS["judged_only"],
         script:
             "../scripts/collect_graded.py"
 

@@ -89,6 +89,19 @@ def design_pairs(wildcards):
     return plan.design_pairs(config, wildcards.dataset)
 
 
+def corpus_level(wildcards):
+    """True when the ``dataset`` wildcard's dataset retrieves from its whole corpus."""
+    return plan.is_corpus_level(config, wildcards.dataset)
+
+
+def unit_texts(wildcards):
+    """The texts table of the unit (dataset, embedder, design) of the wildcards: the dataset's, or the
+    candidates that a corpus-level ranker retrieved."""
+    return plan.unit_texts(
+        config, wildcards.dataset, wildcards.embedder, wildcards.design
+    )
+
+
 def dataset_units():
     """Every (dataset, embedder, design name) of the config, in a stable order."""
     return plan.dataset_units(config)
@@ -97,6 +110,14 @@ def dataset_units():
 def embedded_pairs():
     """Every (dataset, embedder code) whose ranker is dense (served by the embed rule)."""
     return plan.embedded_pairs(config)
+
+
+def embed_inputs(wildcards):
+    """Inputs of the embed rule: the texts, plus the corpus of a corpus-level dataset."""
+    inputs = {"texts": f"results/texts/{wildcards.dataset}.parquet"}
+    if corpus_level(wildcards):
+        inputs["corpus"] = f"results/corpus/{wildcards.dataset}.parquet"
+    return inputs
 
 
 def rank_inputs(wildcards):
@@ -112,6 +133,8 @@ def rank_inputs(wildcards):
     elif kind == "run":
         inputs["run"] = DATASETS[wildcards.dataset]["run"]
         inputs["source"] = DATASETS[wildcards.dataset]["path"]
+    if corpus_level(wildcards):
+        inputs["corpus"] = f"results/corpus/{wildcards.dataset}.parquet"
     return inputs
 
 
@@ -129,6 +152,11 @@ def ranker_params(wildcards):
 def design_of(wildcards):
     """The design (Nc, Np, K list) of the ``dataset`` and ``design`` wildcards."""
     return plan.design_by_name(config, wildcards.dataset, wildcards.design, CONFIG_FILE)
+
+
+def corpus_cutoffs(wildcards):
+    """The K list of the corpus-level ``dataset`` wildcard's dataset."""
+    return plan.corpus_cutoffs(config, wildcards.dataset)
 
 
 def dataset_nps(wildcards):

@@ -1,9 +1,11 @@
-"""Stage 2: encode each dataset's needed texts once per embedder (content-addressed store)."""
+"""Stage 2: encode each dataset's needed texts once per embedder (content-addressed store): the
+queries and the candidates of its designs, or the queries and the whole corpus of a corpus-level
+dataset."""
 
 
 rule embed:
     input:
-        texts="results/texts/{dataset}.parquet",
+        unpack(embed_inputs),
     output:
         vectors="results/embeddings/{embedder}/{dataset}.parquet",
     log:

@@ -27,8 +27,9 @@ JUDGMENT_PROMPTS = {
 
 rule judge_documents:
     input:
-        texts="results/texts/{dataset}.parquet",
+        # each ranked file, and the texts table of its unit
         ranked=lambda wc: plan.dataset_ranked_files(config, wc.dataset),
+        texts=lambda wc: plan.dataset_unit_texts(config, wc.dataset),
         prompts=list(JUDGMENT_PROMPTS.values()),
     output:
         judgments="results/judgments/{dataset}.parquet",

@@ -39,13 +39,14 @@ rule answer_ideal:
     params:
         model=model_param("generator"),
         nps=dataset_nps,
+        corpus_level=corpus_level,
     script:
         "../scripts/answer_ideal.py"
 
 
 rule answer_topk:
     input:
-        texts="results/texts/{dataset}.parquet",
+        texts=unit_texts,
         ranked="results/ranked/{dataset}/{embedder}/{design}.parquet",
         prompt=LLM["prompts"]["answer"],
         ids_checked=IDS_CHECKED,
@@ -69,7 +70,7 @@ rule answer_topk:
 
 rule grade:
     input:
-        texts="results/texts/{dataset}.parquet",
+        texts=unit_texts,
         ideal="results/answers/ideal/{dataset}.parquet",
         topk="results/answers/topk/{dataset}/{embedder}/{design}/{shard}.parquet",
         prompt=LLM["prompts"]["grade"],

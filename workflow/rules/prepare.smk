@@ -30,8 +30,27 @@ rule prepare_dataset:
         seed=lambda wc: DATASETS[wc.dataset]["seed"],
         text_words=lambda wc: DATASETS[wc.dataset].get("text_words"),
         designs=design_pairs,
+        corpus_level=corpus_level,
     script:
         "../scripts/prepare_dataset.py"
+
+
+rule prepare_corpus:
+    """The corpus of a corpus-level dataset (retrieval: corpus): doc_id, text, in file order."""
+    input:
+        source=lambda wc: DATASETS[wc.dataset]["path"],
+    output:
+        corpus="results/corpus/{dataset}.parquet",
+    log:
+        "logs/prepare_corpus/{dataset}.log",
+    benchmark:
+        "results/benchmarks/prepare_corpus/{dataset}.tsv"
+    conda:
+        "../../envs/prepare.yaml"
+    params:
+        layout=lambda wc: DATASETS[wc.dataset]["layout"],
+    script:
+        "../scripts/prepare_corpus.py"
 
 
 rule check_dataset_ids:

@@ -1,11 +1,14 @@
-"""Stage 3: rank each query's candidates per (Nc, Np) design: by cosine similarity (dense
-embedders), by BM25 (lexical), or in the order of the dataset's run file."""
+"""Stage 3: rank each query's candidates per (Nc, Np) design, or retrieve its top documents from
+the whole corpus (retrieval: corpus): by cosine similarity (dense embedders), by BM25 (lexical),
+or in the order of the dataset's run file."""
 
 # All ranked-sample files of the config.
 RANKED_TARGETS = [f"results/ranked/{d}/{e}/{s}.parquet" for d, e, s in dataset_units()]
 
 
 rule rank:
+    wildcard_constraints:
+        design=plan.POOL_DESIGN_PATTERN,
     input:
         unpack(rank_inputs),
     output:
@@ -22,6 +25,28 @@ rule rank:
         ranker=ranker_params,
     script:
         "../scripts/rank.py"
+
+
+rule retrieve:
+    """Corpus-level retrieval: each query's top 2 max(K) documents of the whole corpus become its
+    candidates (the texts output, read by the LLM rules of the unit) and its ranked samples."""
+    input:
+        unpack(rank_inputs),
+    output:
+        ranked="results/ranked/{dataset}/{embedder}/corpus.parquet",
+        report="results/ranked/{dataset}/{embedder}/corpus.report.json",
+        texts="results/ranked/{dataset}/{embedder}/corpus.texts.parquet",
+    log:
+        "logs/retrieve/{dataset}/{embedder}.log",
+    benchmark:
+        "results/benchmarks/retrieve/{dataset}/{embedder}.tsv"
+    conda:
+        "../../envs/embed.yaml"
+    params:
+        K=corpus_cutoffs,
+        ranker=ranker_params,
+    script:
+        "../scripts/retrieve.py"
 
 
 rule ranked:

@@ -26,8 +26,19 @@ STAGE_BENCHMARKS = (
         for d, e in embedded_pairs()
     )
     + [
+        str(rules.prepare_corpus.benchmark).format(dataset=d)
+        for d in sorted(DATASETS)
+        if plan.is_corpus_level(config, d)
+    ]
+    + [
         str(rules.rank.benchmark).format(dataset=d, embedder=e, design=s)
         for d, e, s in dataset_units()
+        if s != plan.CORPUS_DESIGN
+    ]
+    + [
+        str(rules.retrieve.benchmark).format(dataset=d, embedder=e)
+        for d, e, s in dataset_units()
+        if s == plan.CORPUS_DESIGN
     ]
     + [
         str(rules.judge_documents.benchmark).format(dataset=d)

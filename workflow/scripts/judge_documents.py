@@ -1,4 +1,4 @@
-"""Snakemake script: texts + every ranked file of one dataset -> its document judgments."""
+"""Snakemake script: every ranked file of one dataset, each with its texts table -> its document judgments."""
 
 import time
 
@@ -23,7 +23,8 @@ stats = CallStats()
 clients = {kind: client_from_config(section, llm, snakemake.threads, "judge_documents", job, snakemake.log[0], stats)
            for kind, section in model_sections(llm, kinds).items()}
 prompts = {kind: load_prompt(snakemake.params.prompts[kind], FIELDS[kind]) for kind in kinds}
-pairs = judged_pairs([pl.read_parquet(path) for path in snakemake.input.ranked], pl.read_parquet(snakemake.input.texts))
+pairs = judged_pairs([(pl.read_parquet(ranked), pl.read_parquet(texts))
+                     for ranked, texts in zip(snakemake.input.ranked, snakemake.input.texts, strict=True)])
 judgments = judge_documents(pairs, kinds, clients, prompts)
 write_parquet(judgments, snakemake.output.judgments)
 summary = job_summary(next(iter(clients.values())), "judge_documents", job, time.monotonic() - start,

@@ -1,25 +1,31 @@
-"""Snakemake script: source file -> query-texts samples + skip report."""
+"""Snakemake script: source file -> query-texts samples + skip report (a corpus-level dataset: its
+queries with a judged positive)."""
 
 import logging
 
 import _workflow_package  # noqa: F401
 
 from retrieval_response.datasets import prepare
+from retrieval_response.datasets.layouts import prepare_judged_queries
 from retrieval_response.datasets.sampling import skip_summary
 from retrieval_response.infra.atomic import write_json, write_parquet
 from retrieval_response.infra.logs import job_log, tell
 
 log = job_log(snakemake.log[0])
-texts, report = prepare(
-    snakemake.params.layout,
-    snakemake.input.source,
-    level=snakemake.params.level,
-    subset=snakemake.params.subset,
-    n_queries=snakemake.params.queries,
-    seed=snakemake.params.seed,
-    designs=[tuple(d) for d in snakemake.params.designs],
-    text_words=snakemake.params.text_words,
-)
+if snakemake.params.corpus_level:
+    texts, report = prepare_judged_queries(snakemake.params.layout, snakemake.input.source,
+                                           n_queries=snakemake.params.queries, seed=snakemake.params.seed)
+else:
+    texts, report = prepare(
+        snakemake.params.layout,
+        snakemake.input.source,
+        level=snakemake.params.level,
+        subset=snakemake.params.subset,
+        n_queries=snakemake.params.queries,
+        seed=snakemake.params.seed,
+        designs=[tuple(d) for d in snakemake.params.designs],
+        text_words=snakemake.params.text_words,
+    )
 write_parquet(texts, snakemake.output.texts)
 write_json(report, snakemake.output.report)
 log.info("%s: %d queries written", snakemake.wildcards.dataset, texts.height)

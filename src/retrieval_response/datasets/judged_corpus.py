@@ -10,7 +10,8 @@ Both layouts are named by their qrels file (the dataset's ``path``):
   (records ``id``, ``text``) or ``documents.tsv`` / ``queries.tsv`` (``id<TAB>text``, no header).
 
 Ids are strings throughout (an integer ``_id`` is converted). A judged document's text is its
-title and text joined by a newline (the text alone without a title). Per query, the positives
+title and text joined by a newline (the text alone without a title). A BEIR query's gold answers
+are its ``metadata.answers`` (or ``metadata.answer``), when given. Per query, the positives
 ``p`` are the documents judged > 0, highest grade first (qrels order within a grade), with their
 grades in ``p_grade``; the negatives ``n`` are the documents judged <= 0, in qrels order.
 ``p_doc`` and ``n_doc`` hold the document ids of ``p`` and ``n``, position by position (a run
@@ -130,10 +131,32 @@ def check_judgements(path: Path, judgements: list[Judgement], queries: dict, doc
             raise InputError(path, label, f"document id {document_id!r} is not in the corpus")
 
 
+def beir_answers(path: Path) -> dict[str, list[str]]:
+    """{query id: gold answers} of a BEIR queries file: ``metadata.answers`` (a list of strings) or
+    ``metadata.answer`` (one string, as BEIR's HotpotQA has it); queries without them are left out.
+    InputError naming the record for answers of another type."""
+    source = existing_file(path)
+    answers = {}
+    for record in iter_json_lines(source, read_text(source).splitlines()):
+        metadata = record.data.get("metadata")
+        if not isinstance(metadata, dict):
+            continue
+        given = metadata.get("answers", metadata.get("answer"))
+        if given is None:
+            continue
+        given = [given] if isinstance(given, str) else given
+        if not isinstance(given, list) or not all(isinstance(a, str) for a in given):
+            raise InputError(source, record.label, "'metadata.answers' must be a list of strings")
+        answers[str(record.data["_id"])] = [a for a in given if a.strip()]
+    return answers
+
+
 def texts_table(
-    path: Path, subset: str, judgements: list[Judgement], queries: dict[str, str], documents: dict[str, str]
+    path: Path, subset: str, judgements: list[Judgement], queries: dict[str, str], documents: dict[str, str],
+    answers: dict[str, list[str]] | None = None,
 ) -> tuple[pl.DataFrame, dict]:
-    """The texts table (COLUMNS) of checked judgements, and the notes (queries without judgements)."""
+    """The texts table (COLUMNS) of checked judgements, with each query's gold ``answers`` (empty
+    without), and the notes (queries without judgements)."""
     check_judgements(path, judgements, queries, documents)
     frame = pl.DataFrame(
         {
@@ -153,8 +176,10 @@ def texts_table(
     negatives = frame.filter(pl.col("grade") <= 0).group_by("source_id", maintain_order=True).agg(
         n=pl.col("doc"), n_doc=pl.col("doc_id")
     )
+    gold = answers or {}
     order = pl.DataFrame(
-        {"source_id": list(queries), "q": list(queries.values())}, schema={"source_id": pl.String, "q": pl.String}
+        {"source_id": list(queries), "q": list(queries.values()), "answers": [gold.get(q, []) for q in queries]},
+        schema={"source_id": pl.String, "q": pl.String, "answers": pl.List(pl.String)},
     ).with_row_index("position")
     judged = order.join(frame.select("source_id").unique(), on="source_id", how="semi")
     table = (
@@ -169,7 +194,6 @@ def texts_table(
             p_grade=pl.col("p_grade").fill_null([]),
             p_doc=pl.col("p_doc").fill_null([]),
             n_doc=pl.col("n_doc").fill_null([]),
-            answers=pl.lit([], dtype=pl.List(pl.String)),
         )
         .select(COLUMNS)
         .cast(SCHEMA)
@@ -183,7 +207,7 @@ def read_beir(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
     folder = qrels.parent.parent
     documents = jsonl_texts(folder / "corpus.jsonl", "_id", with_title=True)
     queries = jsonl_texts(folder / "queries.jsonl", "_id", with_title=False)
-    return texts_table(qrels, "B", beir_judgements(qrels), queries, documents)
+    return texts_table(qrels, "B", beir_judgements(qrels), queries, documents, beir_answers(folder / "queries.jsonl"))
 
 
 def companion(qrels: Path, stem: str) -> tuple[Path, str]:
@@ -211,15 +235,37 @@ def read_trec(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
 
 
 
+def corpus_texts(layout: str, path: str | Path) -> dict[str, str]:
+    """{document id: text} of the corpus of the ``beir`` or ``trec`` dataset whose qrels file is
+    ``path`` (title and text joined as in the texts table). ValueError for another layout."""
+    qrels = existing_file(path)
+    if layout == "beir":
+        return jsonl_texts(qrels.parent.parent / "corpus.jsonl", "_id", with_title=True)
+    if layout == "trec":
+        return companion_texts(qrels, "documents")
+    raise ValueError(f"layout {layout!r} has no document ids; a corpus needs 'beir' or 'trec'")
+
+
+def query_texts(layout: str, path: str | Path) -> dict[str, str]:
+    """{query id: text} of the queries of the ``beir`` or ``trec`` dataset whose qrels file is ``path``."""
+    qrels = existing_file(path)
+    if layout == "beir":
+        return jsonl_texts(qrels.parent.parent / "queries.jsonl", "_id", with_title=False)
+    if layout == "trec":
+        return companion_texts(qrels, "queries")
+    raise ValueError(f"layout {layout!r} has no query ids; a run needs 'beir' or 'trec'")
+
+
 def corpus_ids(layout: str, path: str | Path) -> tuple[pl.Series, pl.Series]:
     """(document ids, query ids) of the corpus and queries of the ``beir`` or ``trec`` dataset whose
     qrels file is ``path``: the ids a run file may name. ValueError for another layout."""
-    qrels = existing_file(path)
-    if layout == "beir":
-        documents = jsonl_texts(qrels.parent.parent / "corpus.jsonl", "_id", with_title=True)
-        queries = jsonl_texts(qrels.parent.parent / "queries.jsonl", "_id", with_title=False)
-    elif layout == "trec":
-        documents, queries = companion_texts(qrels, "documents"), companion_texts(qrels, "queries")
-    else:
-        raise ValueError(f"layout {layout!r} has no document ids; a run needs 'beir' or 'trec'")
-    return pl.Series("docid", list(documents), dtype=pl.String), pl.Series("qid", list(queries), dtype=pl.String)
+    return (pl.Series("docid", list(corpus_texts(layout, path)), dtype=pl.String),
+            pl.Series("qid", list(query_texts(layout, path)), dtype=pl.String))
+
+
+def corpus_table(layout: str, path: str | Path) -> pl.DataFrame:
+    """The corpus of the ``beir`` or ``trec`` dataset whose qrels file is ``path``: ``doc_id, text``,
+    one row per document in file order."""
+    documents = corpus_texts(layout, path)
+    return pl.DataFrame({"doc_id": list(documents), "text": list(documents.values())},
+                        schema={"doc_id": pl.String, "text": pl.String})

@@ -23,7 +23,7 @@ from retrieval_response.datasets import (
     natural_questions,
     published_texts,
 )
-from retrieval_response.datasets.sampling import no_usable_query, sample_queries
+from retrieval_response.datasets.sampling import no_usable_query, sample_judged_queries, sample_queries
 from retrieval_response.datasets.text_budget import apply_text_budget
 from retrieval_response.datasets.validation import drop_repeated_negatives
 from retrieval_response.infra.errors import InputError
@@ -43,7 +43,7 @@ READERS: dict[str, Reader] = {
     "trec": judged_corpus.read_trec,
 }
 LAYOUTS = tuple(READERS)
-LAYOUTS_WITHOUT_GOLD = ("arxiv_parquet", "arxiv_snapshot", "beir", "trec")
+LAYOUTS_WITHOUT_GOLD = ("arxiv_parquet", "arxiv_snapshot", "trec")
 """Layouts whose texts tables never carry gold answers (the others may)."""
 
 
@@ -119,3 +119,17 @@ def prepare(
     sampled, budget = apply_text_budget(sampled, text_words)
     return sampled, {"source": str(path), "layout": layout, "level": level, **report, "source_notes": notes,
                      "text_budget": budget}
+
+
+def prepare_judged_queries(
+    layout: str, path: str | Path, *, n_queries: int | None, seed: int
+) -> tuple[pl.DataFrame, dict]:
+    """The texts table of a judged corpus (``beir``, ``trec``) for corpus-level retrieval: the queries
+    with a judged positive, ``n_queries`` of them sampled by seed (``sampling.sample_judged_queries``),
+    and the report (as :func:`prepare`'s, without designs or text budget). InputError when no query
+    has a judged positive."""
+    texts, notes = read_with_notes(layout, path)
+    sampled, report = sample_judged_queries(texts, n_queries=n_queries, seed=seed)
+    if report["usable"] == 0:
+        raise InputError(path, "file", "no query has a judged positive (grade > 0)")
+    return sampled, {"source": str(path), "layout": layout, "retrieval": "corpus", **report, "source_notes": notes}

@@ -33,6 +33,7 @@ from retrieval_response.infra.errors import InputError
 DUPLICATE_TEXT = "duplicate_text"
 FEWER_POSITIVES = "fewer_positives_than_Np"
 TOO_FEW_CANDIDATES = "too_few_candidates"
+NO_JUDGED_POSITIVE = "no_judged_positive"
 
 
 def design_name(nc: int, np_: int) -> str:
@@ -151,6 +152,24 @@ def sample_queries(
     return sampled, report
 
 
+def sample_judged_queries(texts: pl.DataFrame, *, n_queries: int | None, seed: int) -> tuple[pl.DataFrame, dict]:
+    """The queries of a judged corpus's texts table that have a judged positive, ``n_queries`` of
+    them sampled by seed (bottom-k, as :func:`sample_queries`), for corpus-level retrieval.
+
+    Report: ``read``, ``usable``, ``sampled``, ``skipped`` {``no_judged_positive``: n},
+    ``n_queries``, ``seed``, and a ``note`` when fewer queries are usable than asked for."""
+    if n_queries is not None and n_queries < 1:
+        raise ValueError(f"n_queries must be >= 1 or None, got {n_queries}")
+    usable = texts.filter(pl.col("p").list.len() > 0)
+    chosen = bottom_k(usable["id"], n_queries, seed)
+    sampled = usable.filter(pl.col("id").is_in(chosen.implode())).sort("id")
+    report = {"read": texts.height, "usable": usable.height, "sampled": sampled.height,
+              "skipped": {NO_JUDGED_POSITIVE: texts.height - usable.height}, "n_queries": n_queries, "seed": seed}
+    if n_queries is not None and usable.height < n_queries:
+        report["note"] = f"only {usable.height} usable queries for {n_queries} requested: all kept"
+    return sampled, report
+
+
 def design_coverage(sampled: pl.DataFrame, designs: list[tuple[int, int]]) -> dict:
     """Per design ``Nc<Nc>_Np<Np>``: ``serves`` (queries of ``sampled`` it uses) and the others by
     reason (``fewer_positives_than_Np``, ``too_few_candidates``; ``duplicate_text`` cannot occur
@@ -168,15 +187,15 @@ def skip_summary(dataset: str, report: dict) -> tuple[str, bool]:
     line to warn with)."""
     read = [f"{count} {reason}" for reason, count in report["skipped"].items() if count]
     designs = []
-    for name, counts in report["per_design_sampled"].items():
+    for name, counts in report.get("per_design_sampled", {}).items():
         skips = [f"{counts[reason]} with {what}" for reason, what in
                  ((FEWER_POSITIVES, "fewer positives than Np"), (TOO_FEW_CANDIDATES, "too few candidates"))
                  if counts[reason]]
         designs.append(f"{name} uses {counts['serves']}" + (f", skips {' and '.join(skips)}" if skips else ""))
     line = (f"prepare_dataset {dataset}: {report['read']} queries read, {report['sampled']} sampled"
-            + (f" (left out: {', '.join(read)})" if read else "") + f"; per design: {'; '.join(designs)}")
-    loses = report["skipped"][FEWER_POSITIVES] > 0 or any(
-        counts[FEWER_POSITIVES] + counts[TOO_FEW_CANDIDATES] for counts in report["per_design_sampled"].values())
+            + (f" (left out: {', '.join(read)})" if read else "") + (f"; per design: {'; '.join(designs)}" if designs else ""))
+    loses = report["skipped"].get(FEWER_POSITIVES, 0) > 0 or any(
+        counts[FEWER_POSITIVES] + counts[TOO_FEW_CANDIDATES] for counts in report.get("per_design_sampled", {}).values())
     return line, loses
 
 

@@ -2,7 +2,8 @@
 
 The embed rule encodes, through the content-addressed store, each query once and the first
 max(Np) positives and first max(Nc - Np) negatives of each query once, whatever the number of
-designs; the rank rules then read these vectors instead of loading the model again.
+designs (a corpus-level dataset: each query and each corpus text once); the rank rules then read
+these vectors instead of loading the model again.
 """
 
 from __future__ import annotations
@@ -30,11 +31,30 @@ def texts_to_encode(texts: pl.DataFrame, designs: Sequence[tuple[int, int]]) -> 
     }
 
 
+def corpus_texts_to_encode(texts: pl.DataFrame, corpus: pl.DataFrame) -> dict[Kind, list[str]]:
+    """Distinct query texts of ``texts`` and distinct document texts of ``corpus`` (``doc_id, text``):
+    what a corpus-level dataset's retrieval compares."""
+    return {"query": texts["q"].unique(maintain_order=True).to_list(),
+            "passage": corpus["text"].unique(maintain_order=True).to_list()}
+
+
 def embed_dataset(texts: pl.DataFrame, designs: Sequence[tuple[int, int]], embedder: Embedder,
                   store: EmbeddingStore) -> pl.DataFrame:
     """Table ``kind, text, vector`` of every text the designs rank, encoded through ``store``."""
+    return embed_texts(texts_to_encode(texts, designs), embedder, store)
+
+
+def embed_corpus_dataset(texts: pl.DataFrame, corpus: pl.DataFrame, embedder: Embedder,
+                         store: EmbeddingStore) -> pl.DataFrame:
+    """Table ``kind, text, vector`` of the queries and the whole corpus, encoded through ``store``
+    (two datasets over one corpus encode it once)."""
+    return embed_texts(corpus_texts_to_encode(texts, corpus), embedder, store)
+
+
+def embed_texts(strings_by_kind: dict[Kind, list[str]], embedder: Embedder, store: EmbeddingStore) -> pl.DataFrame:
+    """Table ``kind, text, vector`` of ``strings_by_kind``, encoded through ``store``."""
     parts = []
-    for kind, strings in texts_to_encode(texts, designs).items():
+    for kind, strings in strings_by_kind.items():
         vectors = store.embed(embedder, strings, kind)
         parts.append(pl.DataFrame({"kind": [kind] * len(strings), "text": strings,
                                    "vector": pl.Series(vectors.reshape(len(strings), -1))}))

@@ -72,16 +72,19 @@ def candidate_texts() -> pl.Expr:
     return pl.concat_list(pl.col("p").list.head(pl.col("Np")), pl.col("n").list.head(pl.col("Nc") - pl.col("Np")))
 
 
-def judged_pairs(ranked: Sequence[pl.DataFrame], texts: pl.DataFrame) -> pl.DataFrame:
-    """Distinct (id, text) pairs of every top-K of ``ranked`` (any embedder, design, K): for each
-    ranked row the texts of rank[:max(K)], deduplicated per query. Columns id, q, text; rows by
-    query id, then by the best rank at which the text appeared, then by text (so that a query's
-    prompts reach the model back to back)."""
-    rows = (pl.concat([r.select("id", "Nc", "Np", pl.col("K").list.max().alias("depth"), "rank") for r in ranked])
-            .join(texts.select("id", "q", "p", "n"), on="id", how="inner")
-            .with_columns(text=candidate_texts().list.gather(pl.col("rank").list.head(pl.col("depth"))))
-            .select("id", "q", "text", position=pl.int_ranges(pl.col("text").list.len()))
-            .explode("text", "position"))
+def judged_pairs(units: Sequence[tuple[pl.DataFrame, pl.DataFrame]]) -> pl.DataFrame:
+    """Distinct (id, text) pairs of every top-K of the (ranked table, its texts table) ``units`` (any
+    embedder, design, K): for each ranked row the texts of rank[:max(K)], deduplicated per query.
+    Columns id, q, text; rows by query id, then by the best rank at which the text appeared, then
+    by text (so that a query's prompts reach the model back to back)."""
+    rows = pl.concat([
+        ranked.select("id", "Nc", "Np", pl.col("K").list.max().alias("depth"), "rank")
+        .join(texts.select("id", "q", "p", "n"), on="id", how="inner")
+        .with_columns(text=candidate_texts().list.gather(pl.col("rank").list.head(pl.col("depth"))))
+        .select("id", "q", "text", position=pl.int_ranges(pl.col("text").list.len()))
+        .explode("text", "position")
+        for ranked, texts in units
+    ])
     return (rows.group_by("id", "q", "text").agg(pl.col("position").min())
             .sort("id", "position", "text").select("id", "q", "text"))
 

@@ -49,6 +49,18 @@ def ideal_answers(texts: pl.DataFrame, nps: list[int], client: LLMClient, prompt
              .filter(pl.col("p").list.len() >= pl.col("Np"))
              .with_columns(refs=pl.col("p").list.head(pl.col("Np")))
              .sort("id", "Np"))
+    return _ideal_answers(pairs, client, prompt)
+
+
+def judged_ideal_answers(texts: pl.DataFrame, client: LLMClient, prompt: Prompt) -> pl.DataFrame:
+    """One ideal answer per query of a corpus-level dataset, written from all its judged positives
+    ``p`` (Np = len(p), as in its ranked samples); columns id, Np, answer_ideal, status."""
+    pairs = (texts.select("id", "q", refs=pl.col("p"), Np=pl.col("p").list.len().cast(pl.Int32))
+             .filter(pl.col("Np") > 0).sort("id"))
+    return _ideal_answers(pairs, client, prompt)
+
+
+def _ideal_answers(pairs: pl.DataFrame, client: LLMClient, prompt: Prompt) -> pl.DataFrame:
     answers, statuses = _answer_all(client, prompt, pairs, "ideal answers")
     return pairs.select("id", "Np").with_columns(
         answer_ideal=pl.Series(answers, dtype=pl.String), status=pl.Series(statuses, dtype=pl.String))

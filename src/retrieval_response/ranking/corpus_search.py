@@ -54,6 +54,13 @@ def _block_top_k(scores: np.ndarray, offset: int, k: int) -> tuple[np.ndarray, n
     return picked, columns.astype(np.int64) + offset
 
 
+def top_k_of_scores(scores: np.ndarray, k: int) -> np.ndarray:
+    """int64 (Q, k') column indexes of the k' = min(k, D) best of each row of ``scores`` (Q, D),
+    by descending score, ties by ascending index."""
+    k = min(k, scores.shape[1])
+    return _sorted(*_block_top_k(scores, 0, k), k)[1]
+
+
 def exact_top_k(
     queries: np.ndarray, documents: np.ndarray, k: int, *, query_block: int = QUERY_BLOCK, doc_block: int = DOC_BLOCK
 ) -> tuple[np.ndarray, np.ndarray]:

@@ -150,7 +150,30 @@ def collect_workflow(
     graded = pl.concat(parts, how="diagonal_relaxed")
     check_unique_samples(graded, graded_paths)
     ranked = pl.concat([read_ranked_table(p, ["id", "E", "Nc", "Np", "rank"]) for p in ranked_paths])
-    return with_answer_scores(with_top_2k_positives(graded, ranked))
+    return with_answer_scores(with_judged_share(with_top_2k_positives(graded, ranked), ranked_paths))
+
+
+def judged_shares(ranked_path: str | os.PathLike) -> pl.DataFrame:
+    """``id, E, Nc, Np, K, judged`` of one ranked file: the judged share of each top-K, from its
+    ``judged`` column (corpus-level retrieval), else 1 (a pool's candidates are all judged)."""
+    columns = pl.read_parquet_schema(ranked_path)
+    shares = pl.col("judged") if "judged" in columns else pl.col("P").list.eval(pl.lit(1.0))
+    return (pl.read_parquet(ranked_path, columns=["id", "E", "Nc", "Np", "K", "P", *(["judged"] if "judged" in columns else [])])
+            .select("id", "E", "Nc", "Np", "K", judged=shares).explode("K", "judged")
+            .cast({"Nc": pl.Int32, "Np": pl.Int32, "K": pl.Int32, "judged": pl.Float64}))
+
+
+def fully_judged(graded: pl.DataFrame) -> pl.DataFrame:
+    """The samples of ``graded`` whose top-K is fully judged (``judged`` = 1)."""
+    return graded.filter(pl.col("judged") == 1.0)
+
+
+def with_judged_share(graded: pl.DataFrame, ranked_paths: Sequence[str | os.PathLike]) -> pl.DataFrame:
+    """``graded`` plus ``judged``: the judged share of each sample's top-K (``judged_shares``)."""
+    shares = pl.concat([judged_shares(path) for path in ranked_paths]).unique(["id", "E", "Nc", "Np", "K"])
+    keys = graded.select(pl.col("id"), pl.col("E"), *(pl.col(c).cast(pl.Int32) for c in ("Nc", "Np", "K")))
+    judged = keys.join(shares, on=["id", "E", "Nc", "Np", "K"], how="left", maintain_order="left")["judged"]
+    return graded.with_columns(judged=judged)
 
 
 def check_unique_samples(graded: pl.DataFrame, graded_paths: Sequence[str | os.PathLike]) -> None:

@@ -127,6 +127,25 @@ def check_dataset_options(config: Mapping, config_file: str) -> None:
             raise InputError(config_file, f"config key datasets.{name}.run", rule)
 
 
+def check_retrieval(config: Mapping, config_file: str) -> None:
+    """A corpus-level dataset (``retrieval: corpus``) has a layout with a corpus (``RUN_LAYOUTS``) and
+    neither ``designs`` nor ``text_words``; a pools dataset takes its K from its designs, not ``K``."""
+    for name, dataset in config["datasets"].items():
+        key = f"config key datasets.{name}."
+        if dataset.get("retrieval", "pools") == "pools":
+            if "K" in dataset:
+                raise InputError(config_file, f"{key}K", "K of a dataset applies to retrieval: corpus; "
+                                 "a pools dataset takes its K from its designs")
+            continue
+        if dataset["layout"] not in RUN_LAYOUTS:
+            rule = f"corpus retrieval needs a corpus; layout {dataset['layout']!r} has none (use {' or '.join(RUN_LAYOUTS)})"
+            raise InputError(config_file, f"{key}retrieval", rule)
+        for option, why in (("designs", "a corpus-level dataset has no (Nc, Np) designs: set its K"),
+                            ("text_words", "shortening texts applies to pools only")):
+            if dataset.get(option) is not None:
+                raise InputError(config_file, f"{key}{option}", why)
+
+
 def check_input_files(config: Mapping, config_file: str) -> None:
     """Every input file named by the config is an existing regular file."""
     for key, path in input_files(config):
@@ -203,6 +222,7 @@ def check_config(config: Mapping, config_file: str, environ: Mapping[str, str] =
     check_designs(config, config_file)
     check_lexical(config, config_file)
     check_dataset_options(config, config_file)
+    check_retrieval(config, config_file)
     check_input_files(config, config_file)
     check_alpha_grid(config, config_file)
     if runs_llm(config):

@@ -2,8 +2,10 @@
 and the optional analyses.
 
 A design is one (Nc, Np) pair with its cut-offs K; its path component is ``Nc<Nc>_Np<Np>``
-(:data:`DESIGN_PATTERN`). A dataset runs its own ``designs`` and ``embedders`` when it lists
-them, else the top-level ``designs`` and every registered embedder; a dataset with a ``run``
+(:data:`POOL_DESIGN_PATTERN`). A dataset runs its own ``designs`` and ``embedders`` when it lists
+them, else the top-level ``designs`` and every registered embedder. A dataset with
+``retrieval: corpus`` has no designs: each ranker retrieves from its whole corpus, one unit per
+ranker under the design name ``corpus`` with the dataset's K (else the top-level K); a dataset with a ``run``
 file is ranked by that run too, under the code ``run_code`` (default: the run's tag). A unit is
 one (dataset, ranker code, design name): the grain of the rank, answer and grade rules. A
 ranker is a dense embedder (vectors from the embed rule), a lexical one (backend ``bm25``:
@@ -18,7 +20,11 @@ from retrieval_response.datasets.layouts import LAYOUTS_WITHOUT_GOLD
 from retrieval_response.datasets.sampling import design_name as sampling_design_name
 from retrieval_response.infra.errors import InputError
 
-DESIGN_PATTERN = r"Nc[0-9]+_Np[0-9]+"
+POOL_DESIGN_PATTERN = r"Nc[0-9]+_Np[0-9]+"
+"""Regular expression of the name of a (Nc, Np) design."""
+CORPUS_DESIGN = "corpus"
+"""The design name of a corpus-level dataset's units."""
+DESIGN_PATTERN = f"{POOL_DESIGN_PATTERN}|{CORPUS_DESIGN}"
 """Regular expression of a design name (the workflow's wildcard constraint)."""
 
 
@@ -27,9 +33,29 @@ def design_name(design: Mapping) -> str:
     return sampling_design_name(design["Nc"], design["Np"])
 
 
+def is_corpus_level(config: Mapping, dataset: str) -> bool:
+    """True when ``dataset`` retrieves from its whole corpus (``retrieval: corpus``)."""
+    return config["datasets"][dataset].get("retrieval", "pools") == "corpus"
+
+
 def dataset_designs(config: Mapping, dataset: str) -> list[Mapping]:
-    """The designs of ``dataset``: its own list, else the top-level one."""
+    """The (Nc, Np) designs of ``dataset``: its own list, else the top-level one; none for a
+    corpus-level dataset."""
+    if is_corpus_level(config, dataset):
+        return []
     return config["datasets"][dataset].get("designs", config["designs"])
+
+
+def dataset_design_names(config: Mapping, dataset: str) -> list[str]:
+    """The design names of ``dataset``'s units: ``Nc<Nc>_Np<Np>`` per design, or ``corpus``."""
+    if is_corpus_level(config, dataset):
+        return [CORPUS_DESIGN]
+    return [design_name(design) for design in dataset_designs(config, dataset)]
+
+
+def corpus_cutoffs(config: Mapping, dataset: str) -> list[int]:
+    """The sorted K list of a corpus-level dataset: its own, else the top-level one."""
+    return sorted(config["datasets"][dataset].get("K", config["K"]))
 
 
 def design_cutoffs(config: Mapping, design: Mapping) -> list[int]:
@@ -76,10 +102,10 @@ def dataset_units(config: Mapping) -> list[tuple[str, str, str]]:
     """Every (dataset, ranker code, design name) of the config: datasets sorted by name, then each
     dataset's rankers (``dataset_rankers``) and designs in their config order."""
     return [
-        (name, code, design_name(design))
+        (name, code, design)
         for name in sorted(config["datasets"])
         for code in dataset_rankers(config, name)
-        for design in dataset_designs(config, name)
+        for design in dataset_design_names(config, name)
     ]
 
 
@@ -121,8 +147,11 @@ def dataset_nps(config: Mapping, dataset: str) -> list[int]:
 
 
 def design_by_name(config: Mapping, dataset: str, name: str, config_file: str) -> dict:
-    """``{"Nc", "Np", "K"}`` of the design of ``dataset`` called ``name`` (K sorted); InputError naming
-    ``config key datasets.<dataset>.designs`` when the dataset has no such design."""
+    """``{"Nc", "Np", "K"}`` of the design of ``dataset`` called ``name`` (K sorted), or ``{"K"}`` of a
+    corpus-level dataset; InputError naming ``config key datasets.<dataset>.designs`` when the
+    dataset has no such design."""
+    if is_corpus_level(config, dataset) and name == CORPUS_DESIGN:
+        return {"K": corpus_cutoffs(config, dataset)}
     for design in dataset_designs(config, dataset):
         if design_name(design) == name:
             return {"Nc": design["Nc"], "Np": design["Np"], "K": design_cutoffs(config, design)}
@@ -156,6 +185,19 @@ def judgment_kinds(config: Mapping) -> list[str]:
         return []
     asked = set((config.get("document_judgments") or {}).get("kinds") or [])
     return [kind for kind in ("erag", "udcg", "umbrela") if kind in asked]
+
+
+def unit_texts(config: Mapping, dataset: str, code: str, design: str) -> str:
+    """The texts table a unit's LLM and analysis rules read: the dataset's, or for a corpus-level
+    dataset the candidates its ranker retrieved (``results/ranked/<dataset>/<code>/corpus.texts.parquet``)."""
+    if is_corpus_level(config, dataset):
+        return f"results/ranked/{dataset}/{code}/{CORPUS_DESIGN}.texts.parquet"
+    return f"results/texts/{dataset}.parquet"
+
+
+def dataset_unit_texts(config: Mapping, dataset: str) -> list[str]:
+    """The texts table of each unit of ``dataset``, in unit order (``dataset_ranked_files``'s order)."""
+    return [unit_texts(config, d, e, s) for d, e, s in dataset_units(config) if d == dataset]
 
 
 def dataset_ranked_files(config: Mapping, dataset: str) -> list[str]:

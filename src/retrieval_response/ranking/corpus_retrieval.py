@@ -1,0 +1,186 @@
+"""Corpus-level retrieval: each query's top documents of the whole corpus, written as candidates in
+the layout every later stage reads (docs/CORPUS.md#pools-or-a-corpus).
+
+A ranker retrieves, per query, the first ``depth`` = min(2 max(K), D) documents of the corpus
+(D documents): by cosine (:func:`dense_retrieval`), by BM25 (:func:`bm25_retrieval`) or in the
+order of a run file (:func:`run_retrieval`). :func:`corpus_candidates` then writes, per query,
+
+- the candidate texts table (the texts layout): ``p`` = the query's judged positives (grade > 0,
+  highest first), so Np = the number of judged positives; ``n`` = the retrieved documents that
+  are not judged positives, in retrieval order, with ``n_doc`` their ids and ``n_judged``
+  whether the qrels judge them (grade <= 0) or not (unjudged); Nc = Np + len(n);
+- the ranked table: ``rank`` = the retrieved documents in retrieval order (positive i -> index
+  i, the j-th other document -> Np + j), then the positives not retrieved, in their order. So
+  P@K, R@K and the positives at 2K (F_e) read retrieval positions only; an unjudged document
+  counts as not relevant; ``judged`` = judged documents among the top-K / K, per K.
+
+A query without a judged positive never reaches this stage (preparation leaves it out); a query
+whose retrieved documents are all judged positives has no candidate beyond them (Nc = Np) and
+is skipped as ``all_retrieved_relevant``; a query a run does not rank is skipped as
+``not_in_run``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import polars as pl
+
+from retrieval_response.embedding.dataset import vector_lookup
+from retrieval_response.ranking.corpus_search import exact_top_k, top_k_of_scores
+from retrieval_response.ranking.cosine_ranking import RANKED_SCHEMA, RankingReport
+from retrieval_response.ranking.lexical import BM25Index, bm25_settings
+from retrieval_response.ranking.run_file import read_run
+
+ALL_RETRIEVED_RELEVANT = "all_retrieved_relevant"
+NOT_IN_RUN = "not_in_run"
+CORPUS_RANKED_SCHEMA = {**RANKED_SCHEMA, "judged": pl.List(pl.Float64)}
+"""The ranked layout of a corpus-level ranker: the pool layout plus ``judged`` per K."""
+CORPUS_SCHEMA = {"doc_id": pl.String, "text": pl.String}
+"""The corpus table: one row per document, in the corpus file's order."""
+QUERY_BLOCK = 64
+"""Queries scored against the whole corpus at once by BM25 (64 x D float32 scores)."""
+
+
+def retrieval_depth(Ks: list[int], corpus_size: int) -> int:
+    """min(2 max(K), D): deep enough for the positives at 2K of every K (F_e); ValueError when the
+    corpus holds fewer than max(K) documents or the K list is empty."""
+    if not Ks:
+        raise ValueError("the K list is empty")
+    if corpus_size < max(Ks):
+        raise ValueError(f"the corpus holds {corpus_size} documents, fewer than K = {max(Ks)}")
+    return min(2 * max(Ks), corpus_size)
+
+
+def dense_retrieval(query_vectors: np.ndarray, corpus_vectors: np.ndarray, depth: int) -> np.ndarray:
+    """int64 (Q, depth): corpus indexes by descending cosine (``corpus_search.exact_top_k``)."""
+    return exact_top_k(query_vectors, corpus_vectors, depth)[0]
+
+
+def bm25_retrieval(queries: list[str], corpus_texts: list[str], settings: Mapping, depth: int) -> np.ndarray:
+    """int64 (Q, depth): corpus indexes by descending BM25 score over the corpus (``settings``:
+    k1, b, method), ties by ascending index; scored ``QUERY_BLOCK`` queries at a time."""
+    index = BM25Index(corpus_texts, settings)
+    out = np.zeros((len(queries), depth), dtype=np.int64)
+    for start in range(0, len(queries), QUERY_BLOCK):
+        block = queries[start : start + QUERY_BLOCK]
+        out[start : start + len(block)] = top_k_of_scores(index.scores(block), depth)
+    return out
+
+
+def run_retrieval(run: pl.DataFrame, depth: int) -> pl.DataFrame:
+    """``qid, docids``: each query's first ``depth`` documents of a run (``run_file.read_run``), by
+    descending score, ties by the run's rank column (lower first), then by line."""
+    return (
+        run.sort(["qid", "score", "rank", "line"], descending=[False, True, False, False])
+        .group_by("qid", maintain_order=True)
+        .agg(docids=pl.col("docid").head(depth))
+    )
+
+
+def retrieved_from_indexes(texts: pl.DataFrame, corpus: pl.DataFrame, indexes: np.ndarray) -> pl.DataFrame:
+    """``id, docids``: the corpus document ids at ``indexes`` (row q for query q of ``texts``)."""
+    doc_ids = corpus["doc_id"].to_numpy()[indexes]
+    return pl.DataFrame({"id": texts["id"], "docids": pl.Series(doc_ids.tolist(), dtype=pl.List(pl.String))})
+
+
+def retrieved_from_run(texts: pl.DataFrame, run: pl.DataFrame, depth: int) -> tuple[pl.DataFrame, int]:
+    """``id, docids`` of the queries of ``texts`` that the run ranks (matched by ``source_id``), and
+    the number of queries it does not rank."""
+    ranked = run_retrieval(run, depth)
+    retrieved = texts.select("id", "source_id").join(ranked, left_on="source_id", right_on="qid", how="inner")
+    return retrieved.select("id", "docids"), texts.height - retrieved.height
+
+
+def corpus_candidates(
+    texts: pl.DataFrame, retrieved: pl.DataFrame, corpus: pl.DataFrame, *, embedder_code: str, Ks: list[int]
+) -> tuple[pl.DataFrame, pl.DataFrame, RankingReport]:
+    """(candidate texts table, ranked table, report) of the retrievals ``retrieved`` (``id, docids``:
+    distinct document ids, best first, at least max(K) each) of the queries of ``texts`` (a judged
+    layout's texts table: ``p``, ``p_doc``, ``n_doc``...) over ``corpus`` (``CORPUS_SCHEMA``).
+    Module docstring for the layout."""
+    Ks = sorted(set(int(k) for k in Ks))
+    judged_docs = texts.select("id", doc=pl.concat_list("p_doc", "n_doc")).explode("doc").drop_nulls()
+    positive_index = (texts.select("id", doc=pl.col("p_doc")).explode("doc").drop_nulls()
+                      .with_columns(index=pl.int_range(pl.len()).over("id").cast(pl.Int32)))
+    n_positives = texts.select("id", Np=pl.col("p_doc").list.len().cast(pl.Int32))
+    hits = (
+        retrieved.join(texts.select("id"), on="id", how="semi").explode("docids").rename({"docids": "doc"})
+        .with_columns(position=pl.int_range(1, pl.len() + 1).over("id"))
+        .join(positive_index, on=["id", "doc"], how="left", maintain_order="left")
+        .join(judged_docs.with_columns(judged=pl.lit(True)), on=["id", "doc"], how="left", maintain_order="left")
+        .join(n_positives, on="id", how="left", maintain_order="left")
+        .with_columns(judged=pl.col("judged").fill_null(False),
+                      other=pl.col("index").is_null().cast(pl.Int32).cum_sum().over("id") - 1)
+        .with_columns(index=pl.coalesce("index", pl.col("Np") + pl.col("other")))
+    )
+    others = (hits.filter(pl.col("index") >= pl.col("Np"))
+              .join(corpus.rename({"doc_id": "doc"}), on="doc", how="left", maintain_order="left")
+              .group_by("id", maintain_order=True)
+              .agg(n=pl.col("text"), n_doc=pl.col("doc"), n_judged=pl.col("judged")))
+    missed = (positive_index.join(hits.select("id", "doc"), on=["id", "doc"], how="anti")
+              .group_by("id", maintain_order=True).agg(missed=pl.col("index")))
+    per_query = (
+        hits.with_columns(judged=(pl.col("judged").cast(pl.Float64).cum_sum() / pl.col("position")).over("id"))
+        .group_by("id", maintain_order=True)
+        .agg(retrieved_rank=pl.col("index"), judged=pl.col("judged").filter(pl.col("position").is_in(Ks)))
+        .join(missed, on="id", how="left", maintain_order="left")
+        .select("id", "judged", rank=pl.concat_list("retrieved_rank", pl.col("missed").fill_null([])))
+    )
+    serving = texts.drop("n", "n_doc").join(others, on="id", how="inner", maintain_order="left")
+    candidates = serving.select(*texts.columns, "n_judged").cast({**texts.schema, "n_judged": pl.List(pl.Boolean)})
+    ranked = _ranked_table(candidates.join(per_query, on="id", how="left", maintain_order="left"), embedder_code, Ks)
+    answered = retrieved.join(texts.select("id"), on="id", how="semi").height
+    report = RankingReport(queries=texts.height, ranked=candidates.height,
+                           skipped={ALL_RETRIEVED_RELEVANT: answered - candidates.height})
+    return candidates, ranked, report
+
+
+def _ranked_table(frame: pl.DataFrame, embedder_code: str, Ks: list[int]) -> pl.DataFrame:
+    """The ranked layout (``CORPUS_RANKED_SCHEMA``) of ``frame`` (id, subset, p, n, rank, judged):
+    Np = len(p), Nc = Np + len(n), P = n_p/K and R = n_p/Np, n_p the positives (index < Np) among
+    rank[:K]."""
+    sized = frame.with_columns(Np=pl.col("p").list.len().cast(pl.Int32)).with_columns(
+        Nc=pl.col("Np") + pl.col("n").list.len().cast(pl.Int32))
+    at_k = (
+        sized.select("id", "Np", "rank").with_row_index("row").explode("rank")
+        .with_columns(K=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("row"),
+                      n_p=(pl.col("rank") < pl.col("Np")).cast(pl.Float64).cum_sum().over("row"))
+        .filter(pl.col("K").is_in(Ks))
+        .group_by("row", maintain_order=True)
+        .agg("K", P=pl.col("n_p") / pl.col("K"), R=pl.col("n_p") / pl.col("Np"))
+    )
+    return (
+        sized.with_row_index("row").join(at_k, on="row", how="left", maintain_order="left")
+        .with_columns(E=pl.lit(embedder_code, dtype=pl.String))
+        .select(list(CORPUS_RANKED_SCHEMA))
+        .cast(CORPUS_RANKED_SCHEMA)
+    )
+
+
+def retrieve_from_corpus(
+    texts: pl.DataFrame, corpus: pl.DataFrame, ranker: Mapping, *, embedder_code: str, Ks: list[int],
+    vectors: pl.DataFrame | None = None, run_path: str | None = None,
+) -> tuple[pl.DataFrame, pl.DataFrame, RankingReport]:
+    """``corpus_candidates`` of the retrievals of one ranker (``ranker``: ``kind`` dense, lexical or
+    run, and its registry ``spec``): dense from ``vectors`` (the embed rule's table of queries and
+    corpus texts), lexical by BM25 over the corpus, run from the run file ``run_path`` (its
+    documents checked against the corpus). The report counts the queries a run does not rank."""
+    depth = retrieval_depth(Ks, corpus.height)
+    not_in_run = 0
+    if ranker["kind"] == "run":
+        run = read_run(run_path, documents=corpus["doc_id"])
+        retrieved, not_in_run = retrieved_from_run(texts, run, depth)
+    elif ranker["kind"] == "lexical":
+        settings = bm25_settings(embedder_code, ranker["spec"])
+        retrieved = retrieved_from_indexes(texts, corpus, bm25_retrieval(texts["q"].to_list(), corpus["text"].to_list(),
+                                                                         settings, depth))
+    else:
+        encode = vector_lookup(vectors)
+        indexes = dense_retrieval(encode(texts["q"].to_list(), "query"), encode(corpus["text"].to_list(), "passage"), depth)
+        retrieved = retrieved_from_indexes(texts, corpus, indexes)
+    candidates, ranked, report = corpus_candidates(texts, retrieved, corpus, embedder_code=embedder_code, Ks=Ks)
+    if ranker["kind"] == "run":
+        report.skipped[NOT_IN_RUN] = not_in_run
+    return candidates, ranked, report
