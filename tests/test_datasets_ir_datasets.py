@@ -11,10 +11,14 @@ from pathlib import Path
 
 import ir_datasets
 import pytest
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
 
 from retrieval_response.datasets.ir_datasets_layout import check_available
 from retrieval_response.datasets.layouts import read_with_notes
 from retrieval_response.infra.errors import InputError
+from retrieval_response.workflow_config.checks import check_config, schema_input_error
+from test_config_checks import ENV, SCHEMA, refused, valid_config
 from test_datasets_judged_corpus import CORPUS, beir_folder
 
 pytestmark = pytest.mark.unit
@@ -195,3 +199,51 @@ def test_only_reading_or_checking_this_layout_imports_the_package():
     code = ("import sys, retrieval_response.datasets.layouts, retrieval_response.workflow_config.checks; "
             "sys.exit('ir_datasets' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def ir_datasets_config(**dataset) -> dict:
+    """The start-up checks' valid config with a second dataset of the ir_datasets layout."""
+    config = valid_config()
+    config["datasets"]["judged"] = {"layout": "ir_datasets", **dataset}
+    validate(config, SCHEMA)
+    return config
+
+
+def test_the_schema_asks_for_the_id_of_this_layout_and_the_path_of_others():
+    for dataset, missing in (({"layout": "ir_datasets"}, "ir_datasets_id"), ({"layout": "beir"}, "path")):
+        config = valid_config()
+        config["datasets"]["judged"] = dataset
+        with pytest.raises(WorkflowError) as error:
+            validate(config, SCHEMA)
+        assert str(schema_input_error(error.value, "run.yaml")) == (
+            f"run.yaml: config key datasets.judged: '{missing}' is a required property")
+
+
+@pytest.mark.parametrize(("dataset", "key", "rule"), [
+    ({"ir_datasets_id": "beir/scifact/test", "path": "x.tsv"}, "path", "the ir_datasets layout reads no file"),
+    ({"ir_datasets_id": "beir/../x"}, "ir_datasets_id", "is not a safe id"),
+    ({"ir_datasets_id": "retrieval-response-test/never-registered"}, "ir_datasets_id", "ir_datasets has no dataset"),
+])
+def test_start_up_refuses_a_bad_ir_datasets_entry_in_one_line(dataset, key, rule):
+    error = refused(ir_datasets_config(**dataset))
+    assert error.record == f"config key datasets.judged.{key}" and rule in error.rule
+
+
+def test_start_up_refuses_an_ir_datasets_id_on_another_layout():
+    config = valid_config()
+    config["datasets"]["faq"]["ir_datasets_id"] = "beir/scifact/test"
+    error = refused(config)
+    assert (error.record, error.rule) == ("config key datasets.faq.ir_datasets_id",
+                                          "applies to the ir_datasets layout only, not to 'generic'")
+
+
+def test_start_up_needs_a_cached_copy_or_permission(tmp_path):
+    dataset_id, cache = not_cached_dataset(tmp_path)
+    config = ir_datasets_config(ir_datasets_id=dataset_id)
+    assert "is not in the ir_datasets cache" in refused(config).rule
+    config["models"]["allow_downloads"] = True
+    check_config(config, "run.yaml", ENV)
+    config["models"]["allow_downloads"] = False
+    cache.parent.mkdir(parents=True)
+    cache.write_text(DOCS)
+    check_config(config, "run.yaml", ENV)
