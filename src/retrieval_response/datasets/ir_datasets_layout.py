@@ -69,7 +69,9 @@ def not_cached_rule(dataset_id: str) -> str:
 
 def on_disk(download) -> bool:
     """Whether the ir_datasets ``Download`` ``download`` can deliver its file without the network:
-    fetched already, in the cache, or at a local source (a file the user placed or linked)."""
+    fetched already, in the cache, or at a local source (a file the user placed or linked). Reads
+    the attributes ``Download.path`` itself consults (ir_datasets 0.5.11, pinned): the package has
+    no public test of a file being cached."""
     from ir_datasets.util import LocalDownload
 
     if download._path is not None:
