@@ -28,6 +28,7 @@ def test_layout_names():
         "generic",
         "beir",
         "trec",
+        "ir_datasets",
     )
 
 

@@ -10,9 +10,11 @@ TEXTS_TARGETS = [f"results/texts/{name}.parquet" for name in sorted(DATASETS)]
 IDS_CHECKED = [ancient("results/texts/ids_checked.json")] if len(DATASETS) > 1 else []
 
 
+# The source file of a dataset is the input of prepare_dataset; the ir_datasets layout has none
+# (read by its id from the ir_datasets cache, checked at start-up).
 rule prepare_dataset:
     input:
-        source=lambda wc: DATASETS[wc.dataset]["path"],
+        source=lambda wc: DATASETS[wc.dataset].get("path", []),
     output:
         texts="results/texts/{dataset}.parquet",
         report="results/texts/{dataset}.report.json",
@@ -23,6 +25,8 @@ rule prepare_dataset:
     conda:
         "../../envs/prepare.yaml"
     params:
+        source=lambda wc: DATASETS[wc.dataset].get("path")
+        or DATASETS[wc.dataset]["ir_datasets_id"],
         layout=lambda wc: DATASETS[wc.dataset]["layout"],
         level=lambda wc: DATASETS[wc.dataset]["level"],
         subset=lambda wc: DATASETS[wc.dataset]["subset"],

@@ -1,5 +1,8 @@
-"""Snakemake script: source file -> query-texts samples + skip report (a corpus-level dataset: its
-queries with a judged positive)."""
+"""Snakemake script: source file (or ir_datasets id) -> query-texts samples + skip report (a
+corpus-level dataset: its queries with a judged positive).
+
+An ir_datasets dataset downloads into the package's cache only when ``models.allow_downloads`` is
+true; the permission is read from the config, not a param, so that changing it reruns nothing."""
 
 import logging
 
@@ -13,18 +16,19 @@ from retrieval_response.infra.logs import job_log, tell
 
 log = job_log(snakemake.log[0])
 if snakemake.params.corpus_level:
-    texts, report = prepare_judged_queries(snakemake.params.layout, snakemake.input.source,
+    texts, report = prepare_judged_queries(snakemake.params.layout, snakemake.params.source,
                                            n_queries=snakemake.params.queries, seed=snakemake.params.seed)
 else:
     texts, report = prepare(
         snakemake.params.layout,
-        snakemake.input.source,
+        snakemake.params.source,
         level=snakemake.params.level,
         subset=snakemake.params.subset,
         n_queries=snakemake.params.queries,
         seed=snakemake.params.seed,
         designs=[tuple(d) for d in snakemake.params.designs],
         text_words=snakemake.params.text_words,
+        allow_downloads=snakemake.config["models"]["allow_downloads"],
     )
 write_parquet(texts, snakemake.output.texts)
 write_json(report, snakemake.output.report)

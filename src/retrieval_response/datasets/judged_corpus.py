@@ -68,8 +68,13 @@ def jsonl_texts(path: Path, id_key: str, with_title: bool) -> dict[str, str]:
         title = record.data.get("title") if with_title else None
         if title is not None and not isinstance(title, str):
             raise InputError(source, record.label, "'title' must be a string")
-        texts.append(f"{title.strip()}\n{text}" if title and title.strip() else text)
+        texts.append(joined_text(title, text))
     return unique_texts(source, ids, labels, texts)
+
+
+def joined_text(title: str | None, text: str) -> str:
+    """A document's text: its stripped title and its text joined by a newline; the text alone without a (non-blank) title."""
+    return f"{title.strip()}\n{text}" if title and title.strip() else text
 
 
 def tsv_texts(path: Path) -> dict[str, str]:
@@ -85,7 +90,7 @@ def tsv_texts(path: Path) -> dict[str, str]:
     return unique_texts(path, ids, labels, texts)
 
 
-def unique_texts(path: Path, ids: list[str], labels: list[str], texts: list[str]) -> dict[str, str]:
+def unique_texts(path: str | Path, ids: list[str], labels: list[str], texts: list[str]) -> dict[str, str]:
     """{id: text}; InputError at the first repeated id, or when the file holds no record."""
     if not ids:
         raise InputError(path, "file", "no records (expected at least one)")
@@ -118,7 +123,7 @@ def trec_judgements(path: Path) -> list[Judgement]:
     return judgements
 
 
-def check_judgements(path: Path, judgements: list[Judgement], queries: dict, documents: dict) -> None:
+def check_judgements(path: str | Path, judgements: list[Judgement], queries: dict, documents: dict) -> None:
     """InputError for a qrels file without judgements, a repeated (query, document) pair, or an id
     absent from the queries or the documents (naming the qrels line)."""
     if not judgements:
@@ -152,7 +157,7 @@ def beir_answers(path: Path) -> dict[str, list[str]]:
 
 
 def texts_table(
-    path: Path, subset: str, judgements: list[Judgement], queries: dict[str, str], documents: dict[str, str],
+    path: str | Path, subset: str, judgements: list[Judgement], queries: dict[str, str], documents: dict[str, str],
     answers: dict[str, list[str]] | None = None,
 ) -> tuple[pl.DataFrame, dict]:
     """The texts table (COLUMNS) of checked judgements, with each query's gold ``answers`` (empty

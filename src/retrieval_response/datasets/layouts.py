@@ -18,6 +18,7 @@ from retrieval_response.datasets import (
     generic,
     hotpotqa_hf,
     hotpotqa_ircot,
+    ir_datasets_layout,
     judged_corpus,
     msmarco,
     natural_questions,
@@ -41,9 +42,10 @@ READERS: dict[str, Reader] = {
     "generic": generic.read,
     "beir": judged_corpus.read_beir,
     "trec": judged_corpus.read_trec,
+    "ir_datasets": ir_datasets_layout.read,
 }
 LAYOUTS = tuple(READERS)
-LAYOUTS_WITHOUT_GOLD = ("arxiv_parquet", "arxiv_snapshot", "trec")
+LAYOUTS_WITHOUT_GOLD = ("arxiv_parquet", "arxiv_snapshot", "trec", "ir_datasets")
 """Layouts whose texts tables never carry gold answers (the others may)."""
 
 
@@ -68,10 +70,12 @@ def check_options(
 
 
 def read_with_notes(
-    layout: str, path: str | Path, *, level: str | None = None, subset: str | None = None
+    layout: str, path: str | Path, *, level: str | None = None, subset: str | None = None, allow_downloads: bool = False
 ) -> tuple[pl.DataFrame, dict]:
     """The texts table of ``path`` in ``layout`` and the adapter's notes (texts dropped, categories left out ...).
 
+    ``path`` is the source file, or the dataset id of the ``ir_datasets`` layout, which reads only
+    the package's local cache unless ``allow_downloads`` (other layouts read local files only).
     ``subset`` names the subset of a ``generic`` file (default: the id prefix); other layouts
     take their subsets from the data and reject it (``check_options``). ValueError for an unknown layout.
     Repeated negatives of a query are dropped, counted as ``duplicate_negatives_dropped``.
@@ -79,6 +83,8 @@ def read_with_notes(
     check_options(path, layout, level=level, subset=subset)
     if layout == "generic":
         texts, notes = generic.read(path, level, subset)
+    elif layout == "ir_datasets":
+        texts, notes = ir_datasets_layout.read(str(path), level, allow_downloads=allow_downloads)
     else:
         texts, notes = READERS[layout](path, level)
     texts, dropped = drop_repeated_negatives(texts)
@@ -103,16 +109,18 @@ def prepare(
     seed: int,
     designs: list[tuple[int, int]],
     text_words: int | None = None,
+    allow_downloads: bool = False,
 ) -> tuple[pl.DataFrame, dict]:
     """``read_texts``, ``sample_queries``, then the text budget: the sampled texts table and its report.
 
-    The report is sample_queries' report plus ``source`` (path), ``layout``, ``level``,
+    ``allow_downloads`` lets the ``ir_datasets`` layout download a dataset missing from its cache.
+    The report is sample_queries' report plus ``source`` (path, or ir_datasets id), ``layout``, ``level``,
     ``source_notes`` (what the adapter dropped or left out, by reason) and ``text_budget``
     (:func:`~.text_budget.apply_text_budget`: the sampled queries' candidate texts cut to their
     first sentences within ``text_words`` words; None keeps them whole). Skipped queries are only
     counted, but a file none of whose queries is usable raises InputError.
     """
-    texts, notes = read_with_notes(layout, path, level=level, subset=subset)
+    texts, notes = read_with_notes(layout, path, level=level, subset=subset, allow_downloads=allow_downloads)
     sampled, report = sample_queries(texts, n_queries=n_queries, seed=seed, designs=designs)
     if report["usable"] == 0:
         raise no_usable_query(path, texts, report)

@@ -35,8 +35,9 @@ counted.
 
 Counts come from the config's datasets when their files are there (read and sampled exactly as
 the prepare stage does). When some are missing, as for ``config/paper.yaml`` before its data is
-downloaded, the counts are the published set's (535,888 graded samples; at most 10,748 ideal
-answers, one per ranked sample of one embedder) and the tokens per call are the mean over the
+downloaded, or a dataset has no file (the ir_datasets layout), the counts are the published
+set's (535,888 graded samples; at most 10,748 ideal answers, one per ranked sample of one
+embedder) and the tokens per call are the mean over the
 real samples shipped in ``resources/data`` (HotpotQA at paragraph and sentence level, MS MARCO,
 arXiv: the paper's sources but Natural Questions), prepared with the config's designs; judgment
 pairs are the published ranked samples of one embedder times the stand-ins' pairs per ranked
@@ -309,9 +310,9 @@ def estimate(config: dict, base: Path, answer_tokens: int = DEFAULT_ANSWER_TOKEN
     counter = Counter(model, *load_prompts(config, base))
     embedders = config.get("embedders") or {}
     datasets = config.get("datasets") or {}
-    sources = {name: shipped_or_local(d["path"], base) for name, d in datasets.items()}
+    sources = {name: shipped_or_local(d["path"], base) for name, d in datasets.items() if "path" in d}
     work = Workload()
-    if datasets and all(path.exists() for path in sources.values()):
+    if datasets and len(sources) == len(datasets) and all(path.exists() for path in sources.values()):
         for name, dataset in datasets.items():
             designs = design_cutoff_lists(config, dataset_designs(config, name))
             texts, _ = prepare(dataset["layout"], sources[name], level=dataset.get("level"),

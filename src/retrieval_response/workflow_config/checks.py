@@ -3,9 +3,10 @@
 ``check_config`` raises one InputError ``<config file>: config key <key>: <rule>`` at the first
 problem. It checks, in order: names that become path components (dataset names, embedder
 codes, design names, generic subset names: ``retrieval_response.infra.paths.safe_name``), the keys
-that depend on each other (designs, K, embedder lists, a dataset's level and subset against its
-layout, a run's layout, BM25 settings, LLM roles), that every input file named
-by the config exists, the ``analysis.alpha_grid`` syntax and size, the prompt files, and the
+that depend on each other (designs, K, embedder lists, a dataset's level, subset, path and
+ir_datasets id against its layout, a run's layout, BM25 settings, LLM roles), that every input
+file named by the config exists and every ir_datasets dataset can be read (from the package's
+cache unless downloads are allowed), the ``analysis.alpha_grid`` syntax and size, the prompt files, and the
 API-key environment variable of each configured model (by name; its value is never shown).
 The JSON schema (workflow/schemas/config.schema.yaml) has filled the defaults beforehand;
 ``schema_input_error`` turns a schema violation into the same one-line error, and
@@ -21,6 +22,7 @@ from pathlib import Path
 import jsonschema
 
 from retrieval_response.analysis.measures import alpha_grid
+from retrieval_response.datasets import ir_datasets_layout
 from retrieval_response.datasets.layouts import check_options
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.paths import UnsafeNameError, safe_name
@@ -106,7 +108,7 @@ def check_lexical(config: Mapping, config_file: str) -> None:
 
 def input_files(config: Mapping) -> list[tuple[str, str]]:
     """(config key, path) of every input file the config names: datasets, published files, human grades."""
-    files = [(f"datasets.{name}.path", dataset["path"]) for name, dataset in config["datasets"].items()]
+    files = [(f"datasets.{name}.path", dataset["path"]) for name, dataset in config["datasets"].items() if "path" in dataset]
     files += [(f"datasets.{name}.run", dataset["run"]) for name, dataset in config["datasets"].items()
               if dataset.get("run")]
     published = config.get("published") or {}
@@ -118,10 +120,19 @@ def input_files(config: Mapping) -> list[tuple[str, str]]:
 
 def check_dataset_options(config: Mapping, config_file: str) -> None:
     """Each dataset's ``level`` and ``subset`` apply to its layout (``datasets.layouts.check_options``);
-    a ``run`` needs a layout with document ids (``RUN_LAYOUTS``)."""
+    an ``ir_datasets`` dataset has a safe ``ir_datasets_id`` and no ``path``, another layout no
+    ``ir_datasets_id``; a ``run`` needs a layout with document ids (``RUN_LAYOUTS``)."""
     for name, dataset in config["datasets"].items():
         check_options(config_file, dataset["layout"], level=dataset.get("level"), subset=dataset.get("subset"),
                       key=f"config key datasets.{name}.")
+        if dataset["layout"] == "ir_datasets":
+            if "path" in dataset:
+                rule = "the ir_datasets layout reads no file: its dataset is named by ir_datasets_id alone"
+                raise InputError(config_file, f"config key datasets.{name}.path", rule)
+            ir_datasets_layout.check_id(dataset["ir_datasets_id"], config_file, f"config key datasets.{name}.ir_datasets_id")
+        elif "ir_datasets_id" in dataset:
+            rule = f"applies to the ir_datasets layout only, not to {dataset['layout']!r}"
+            raise InputError(config_file, f"config key datasets.{name}.ir_datasets_id", rule)
         if dataset.get("run") and dataset["layout"] not in RUN_LAYOUTS:
             rule = f"a run ranks documents by id; layout {dataset['layout']!r} has none (use {' or '.join(RUN_LAYOUTS)})"
             raise InputError(config_file, f"config key datasets.{name}.run", rule)
@@ -151,6 +162,15 @@ def check_input_files(config: Mapping, config_file: str) -> None:
     for key, path in input_files(config):
         if not Path(path).is_file():
             raise InputError(config_file, f"config key {key}", f"file {path!r} not found (expected a readable regular file)")
+
+
+def check_ir_datasets(config: Mapping, config_file: str) -> None:
+    """Every ``ir_datasets`` dataset can be read: registered with docs, queries and qrels, and in the
+    package's cache unless ``models.allow_downloads`` (``ir_datasets_layout.check_available``, no network)."""
+    for name, dataset in config["datasets"].items():
+        if dataset["layout"] == "ir_datasets":
+            ir_datasets_layout.check_available(dataset["ir_datasets_id"], allow_downloads=config["models"]["allow_downloads"],
+                                               path=config_file, record=f"config key datasets.{name}.ir_datasets_id")
 
 
 def check_alpha_grid(config: Mapping, config_file: str) -> None:
@@ -224,6 +244,7 @@ def check_config(config: Mapping, config_file: str, environ: Mapping[str, str] =
     check_dataset_options(config, config_file)
     check_retrieval(config, config_file)
     check_input_files(config, config_file)
+    check_ir_datasets(config, config_file)
     check_alpha_grid(config, config_file)
     if runs_llm(config):
         check_prompts(config, config_file)

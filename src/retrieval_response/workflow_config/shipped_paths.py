@@ -24,10 +24,12 @@ def shipped_or_local(path: str | None, workflow_dir: str | os.PathLike) -> str |
 
 
 def resolve_shipped_paths(config: MutableMapping, workflow_dir: str | os.PathLike) -> None:
-    """Apply :func:`shipped_or_local` in place to every dataset ``path`` and ``run``, every
+    """Apply :func:`shipped_or_local` in place to every dataset ``path`` (the ir_datasets layout has
+    none) and ``run``, every
     ``published`` file, every ``llm.prompts`` file and the ``model_path`` of each configured LLM role."""
     for dataset in config["datasets"].values():
-        dataset["path"] = shipped_or_local(dataset["path"], workflow_dir)
+        if "path" in dataset:
+            dataset["path"] = shipped_or_local(dataset["path"], workflow_dir)
         if dataset.get("run"):
             dataset["run"] = shipped_or_local(dataset["run"], workflow_dir)
     published = config.get("published") or {}
