@@ -139,31 +139,30 @@ def run_rank_samples(
 
 
 def run_lines(ranked: pl.DataFrame, texts: pl.DataFrame, *, tag: str) -> str:
-    """The TREC run text of a ranked table of one design: per sample, its candidates by document id in
-    ranked order, ranks 1..Nc and scores Nc..1 (so reading it back gives the same order).
+    """The TREC run text of a ranked table of one ranking: per sample, its candidates by document id
+    in ranked order, ranks 1..Nc and scores Nc..1 (so reading it back gives the same order).
 
-    ``texts`` is the dataset's texts table (``id, source_id, p_doc, n_doc``). ValueError when
-    ``ranked`` holds more than one (E, Nc, Np) design or a sample is not in ``texts``.
+    ``texts`` is the unit's texts table (``id, source_id, p_doc, n_doc``). A ranking is one (E, Nc,
+    Np) design, or the samples of one corpus-level ranker (one per query, Nc and Np per query).
+    ValueError when ``ranked`` holds two samples of one query or a sample is not in ``texts``.
     """
-    designs = ranked.select("E", "Nc", "Np").unique()
-    if designs.height > 1:
-        raise ValueError(f"a run file holds one ranking; the table has {designs.height} (E, Nc, Np) designs")
+    if ranked["id"].is_duplicated().any():
+        raise ValueError("a run file holds one ranking; the table has two samples of one query")
     if ranked.height == 0:
         return ""
-    Nc, Np = int(ranked["Nc"][0]), int(ranked["Np"][0])
-    joined = ranked.select("id", "rank").join(texts.select("id", "source_id", "p_doc", "n_doc"), on="id", how="left")
+    joined = (ranked.select("id", "Nc", "Np", "rank")
+              .join(texts.select("id", "source_id", "p_doc", "n_doc"), on="id", how="left", maintain_order="left"))
     if joined["source_id"].null_count():
         raise ValueError("a ranked sample is not in the texts table")
-    docs = candidate_documents(joined, Nc, Np).select("row", "candidate", "docid")
-    order = (
-        joined.select("rank").with_row_index("row").explode("rank")
-        .with_columns(position=pl.int_range(1, pl.len() + 1).over("row"))
-        .join(docs, left_on=["row", "rank"], right_on=["row", "candidate"], how="left", maintain_order="left")
-        .join(joined.select("source_id").with_row_index("row"), on="row", how="left", maintain_order="left")
+    candidates = pl.concat_list(pl.col("p_doc").list.head(pl.col("Np")), pl.col("n_doc").list.head(pl.col("Nc") - pl.col("Np")))
+    text = (
+        joined.select("source_id", "Nc", docid=candidates.list.gather(pl.col("rank")))
+        .with_columns(position=pl.int_ranges(1, pl.col("Nc") + 1))
+        .explode("docid", "position")
+        .select(pl.format("{} Q0 {} {} {} {}", "source_id", "docid", "position", pl.col("Nc") + 1 - pl.col("position"),
+                          pl.lit(tag)))
+        .to_series()
     )
-    text = order.select(
-        pl.format("{} Q0 {} {} {} {}", "source_id", "docid", "position", (Nc + 1 - pl.col("position")), pl.lit(tag))
-    ).to_series()
     return "\n".join(text.to_list()) + "\n"
 
 

@@ -1,0 +1,184 @@
+"""Corpus-level retrieval: candidates and ranked samples against a hand-worked case and against the
+independent corpus measures, each retriever's order, the run-file round trip, the config rules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from retrieval_response.datasets.judged_corpus import corpus_table
+from retrieval_response.datasets.layouts import prepare_judged_queries
+from retrieval_response.infra.errors import InputError
+from retrieval_response.ranking.corpus_retrieval import (
+    ALL_RETRIEVED_RELEVANT,
+    bm25_retrieval,
+    corpus_candidates,
+    retrieval_depth,
+    retrieve_from_corpus,
+)
+from retrieval_response.ranking.corpus_search import corpus_measures
+from retrieval_response.ranking.cosine_ranking import check_ranked_invariants
+from retrieval_response.ranking.lexical import BM25Index, bm25_settings
+from retrieval_response.ranking.run_file import write_run
+from retrieval_response.workflow_config.checks import check_retrieval
+
+pytestmark = pytest.mark.unit
+
+
+def texts_of(rows: dict[str, tuple[list[str], list[str]]]) -> pl.DataFrame:
+    """A judged texts table: query id -> (positive doc ids, judged-negative doc ids); texts = ids lower-cased."""
+    return pl.DataFrame(
+        {
+            "id": list(rows), "subset": ["B"] * len(rows), "q": [f"question {q}" for q in rows],
+            "p": [[d.lower() for d in p] for p, _ in rows.values()], "n": [[d.lower() for d in n] for _, n in rows.values()],
+            "answers": [[] for _ in rows], "p_grade": [[1] * len(p) for p, _ in rows.values()],
+            "p_doc": [p for p, _ in rows.values()], "n_doc": [n for _, n in rows.values()], "source_id": list(rows),
+        },
+        schema_overrides={"answers": pl.List(pl.String), "p_grade": pl.List(pl.Int64)},
+    )
+
+
+CORPUS = pl.DataFrame({"doc_id": list("ABCDEFGH"), "text": list("abcdefgh")})
+
+
+def test_a_hand_worked_retrieval_becomes_candidates_and_ranked_samples():
+    texts = texts_of({"B-0": (["A", "B"], ["D"]), "B-1": (["C"], [])})
+    retrieved = pl.DataFrame({"id": ["B-0", "B-1"], "docids": [["E", "A", "D", "F"], ["C", "A", "B", "F"]]})
+    candidates, ranked, report = corpus_candidates(texts, retrieved, CORPUS, embedder_code="X", Ks=[2, 1])
+    first, second = ranked.to_dicts()
+    # B-0: E (other 0 -> 2), A (positive 0), D (other 1 -> 3), F (other 2 -> 4), then B missed (1)
+    assert first["rank"] == [2, 0, 3, 4, 1] and (first["Nc"], first["Np"]) == (5, 2)
+    assert first["K"] == [1, 2] and first["P"] == [0.0, 0.5] and first["R"] == [0.0, 0.5]
+    assert first["judged"] == [0.0, 0.5]  # E unjudged, A judged
+    assert second["rank"] == [0, 1, 2, 3] and second["P"] == [1.0, 0.5] and second["judged"] == [1.0, 0.5]
+    assert candidates["n"].to_list() == [["e", "d", "f"], ["a", "b", "f"]]
+    assert candidates["n_judged"].to_list() == [[False, True, False], [False, False, False]]
+    assert report.as_dict() == {"queries": 2, "ranked": 2, "skipped": {ALL_RETRIEVED_RELEVANT: 0}}
+    check_ranked_invariants(ranked, "ranked.parquet")
+
+
+def test_a_query_that_retrieves_only_its_positives_is_skipped_and_counted():
+    texts = texts_of({"B-0": (["A", "B"], []), "B-1": (["C"], [])})
+    retrieved = pl.DataFrame({"id": ["B-0", "B-1"], "docids": [["B", "A"], ["C", "D"]]})
+    candidates, ranked, report = corpus_candidates(texts, retrieved, CORPUS, embedder_code="X", Ks=[1, 2])
+    assert ranked["id"].to_list() == ["B-1"] == candidates["id"].to_list()
+    assert report.skipped == {ALL_RETRIEVED_RELEVANT: 1}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ranked_samples_equal_the_independent_corpus_measures(seed):
+    """P, R and judged of the ranked table against ``corpus_measures`` (another implementation) over
+    random qrels and retrievals, with positives retrieved, missed and unjudged documents."""
+    rng = np.random.default_rng(seed)
+    docs = [f"d{i}" for i in range(40)]
+    corpus = pl.DataFrame({"doc_id": docs, "text": [f"text {d}" for d in docs]})
+    rows, retrievals = {}, {}
+    for q in range(15):
+        judged = rng.choice(docs, size=int(rng.integers(2, 12)), replace=False).tolist()
+        n_pos = int(rng.integers(1, len(judged)))
+        rows[f"B-{q}"] = (judged[:n_pos], judged[n_pos:])
+        retrievals[f"B-{q}"] = rng.choice(docs, size=12, replace=False).tolist()
+    texts = texts_of(rows).with_columns(p=pl.col("p_doc").list.eval(pl.format("text {}", pl.element())))
+    retrieved = pl.DataFrame({"id": list(retrievals), "docids": list(retrievals.values())})
+    Ks = [1, 2, 3, 5, 6]
+    candidates, ranked, report = corpus_candidates(texts, retrieved, corpus, embedder_code="X", Ks=Ks)
+    check_ranked_invariants(ranked, "ranked.parquet")
+    qrels = pl.DataFrame([(q, d, 1 if i < len(p) else 0) for q, (p, n) in rows.items() for i, d in enumerate(p + n)],
+                         schema=["qid", "docid", "grade"], orient="row")
+    expected = corpus_measures(retrieved.rename({"id": "qid"}), qrels, Ks)
+    got = ranked.select(qid="id", K="K", P="P", R="R", judged="judged", Np="Np").explode("K", "P", "R", "judged")
+    joined = got.join(expected, on=["qid", "K"], suffix="_expected")
+    assert joined.height == got.height == expected.filter(pl.col("qid").is_in(ranked["id"].implode())).height
+    for column in ("P", "R", "judged"):
+        assert np.allclose(joined[column], joined[f"{column}_expected"])
+    assert (joined["Np"] == joined["Np_expected"]).all()
+    # candidates: the retrieved documents that are not positives, in retrieval order
+    for row in candidates.iter_rows(named=True):
+        assert row["n_doc"] == [d for d in retrievals[row["id"]] if d not in rows[row["id"]][0]]
+    assert report.ranked + report.skipped[ALL_RETRIEVED_RELEVANT] == len(rows)
+
+
+def test_retrieval_depth_is_twice_the_largest_k_within_the_corpus():
+    assert retrieval_depth([1, 10], 4858) == 20
+    assert retrieval_depth([3, 5], 7) == 7
+    with pytest.raises(ValueError, match="fewer than K = 8"):
+        retrieval_depth([8], 5)
+
+
+def test_bm25_retrieval_orders_by_score_then_index_like_a_full_sort():
+    corpus = ["red apple pie", "green apple", "apple", "pie crust", "red red red", "blue sky", "apple"]
+    settings = bm25_settings("BM25", {"backend": "bm25"})
+    queries = ["red apple", "pie", "apple", "nothing matches"]
+    got = bm25_retrieval(queries, corpus, settings, 5)
+    scores = BM25Index(corpus, settings).scores(queries)
+    index = np.broadcast_to(np.arange(len(corpus)), scores.shape)
+    assert np.array_equal(got, np.lexsort((index, -scores), axis=1)[:, :5])
+    assert got[3].tolist() == [0, 1, 2, 3, 4]  # all scores 0: corpus order
+
+
+def beir_folder(root: Path) -> Path:
+    """12 documents, 3 queries with 2 positives and 1 judged negative each, answers in metadata."""
+    corpus = [{"_id": f"doc{i}", "text": f"topic {i % 4} word{i} " + "filler " * (i % 3)} for i in range(12)]
+    queries = [{"_id": f"q{q}", "text": f"topic {q} word{q}", "metadata": {"answers": [f"a{q}"]}} for q in range(3)]
+    qrels = ["query-id\tcorpus-id\tscore"] + [f"q{q}\tdoc{q + 4 * j}\t{1 if j < 2 else 0}" for q in range(3) for j in range(3)]
+    (root / "qrels").mkdir(parents=True)
+    (root / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in corpus))
+    (root / "queries.jsonl").write_text("".join(json.dumps(r) + "\n" for r in queries))
+    (root / "qrels" / "test.tsv").write_text("\n".join(qrels) + "\n")
+    return root / "qrels" / "test.tsv"
+
+
+def test_a_retrieval_exported_as_a_run_and_read_back_gives_identical_samples(tmp_path):
+    qrels = beir_folder(tmp_path)
+    texts, report = prepare_judged_queries("beir", qrels, n_queries=None, seed=0)
+    assert report["sampled"] == 3 and texts["answers"].to_list() == [["a0"], ["a1"], ["a2"]]
+    corpus = corpus_table("beir", qrels)
+    bm25 = {"kind": "lexical", "spec": {"backend": "bm25"}}
+    candidates, ranked, _ = retrieve_from_corpus(texts, corpus, bm25, embedder_code="BM25", Ks=[1, 2, 3])
+    run = tmp_path / "bm25.run"
+    write_run(ranked, candidates, run, tag="mine")
+    again_texts, again, report = retrieve_from_corpus(texts, corpus, {"kind": "run", "spec": None},
+                                                      embedder_code="BM25", Ks=[1, 2, 3], run_path=str(run))
+    assert again.equals(ranked) and again_texts.equals(candidates)
+    assert report.skipped["not_in_run"] == 0
+
+
+def test_a_run_naming_a_document_outside_the_corpus_fails_on_its_line(tmp_path):
+    qrels = beir_folder(tmp_path)
+    texts, _ = prepare_judged_queries("beir", qrels, n_queries=None, seed=0)
+    run = tmp_path / "bad.run"
+    run.write_text("q0 Q0 doc1 1 2.0 r\nq0 Q0 nowhere 2 1.0 r\n")
+    with pytest.raises(InputError, match=r"bad\.run: line 2: document 'nowhere' is not in the corpus"):
+        retrieve_from_corpus(texts, corpus_table("beir", qrels), {"kind": "run", "spec": None},
+                             embedder_code="R", Ks=[1], run_path=str(run))
+
+
+def test_run_ties_are_broken_by_the_rank_column_not_by_relevance(tmp_path):
+    qrels = beir_folder(tmp_path)
+    texts, _ = prepare_judged_queries("beir", qrels, n_queries=None, seed=0)
+    run = tmp_path / "ties.run"
+    # q0's positives are doc0 and doc4; equal scores, the run ranks the unjudged doc1 first
+    run.write_text("q0 Q0 doc0 3 1.0 r\nq0 Q0 doc1 1 1.0 r\nq0 Q0 doc4 2 1.0 r\nq1 Q0 doc1 1 1.0 r\n")
+    _, ranked, report = retrieve_from_corpus(texts, corpus_table("beir", qrels), {"kind": "run", "spec": None},
+                                             embedder_code="R", Ks=[1, 2], run_path=str(run))
+    first = ranked.row(0, named=True)
+    assert first["P"] == [0.0, 0.5] and first["judged"] == [0.0, 0.5]
+    assert report.skipped["not_in_run"] == 1  # q2
+
+
+@pytest.mark.parametrize(
+    ("dataset", "message"),
+    [
+        ({"layout": "hotpotqa_ircot", "retrieval": "corpus"}, "datasets.d.retrieval: corpus retrieval needs a corpus"),
+        ({"layout": "beir", "retrieval": "corpus", "designs": [{"Nc": 4, "Np": 2}]}, "datasets.d.designs: a corpus-level"),
+        ({"layout": "beir", "retrieval": "corpus", "text_words": 40}, "datasets.d.text_words: shortening"),
+        ({"layout": "beir", "K": [1, 2]}, "datasets.d.K: K of a dataset applies to retrieval: corpus"),
+    ],
+)
+def test_retrieval_options_that_do_not_apply_are_refused_in_one_line(dataset, message):
+    with pytest.raises(InputError, match=message):
+        check_retrieval({"datasets": {"d": {"path": "x", **dataset}}}, "config.yaml")
