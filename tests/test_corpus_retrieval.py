@@ -182,3 +182,28 @@ def test_run_ties_are_broken_by_the_rank_column_not_by_relevance(tmp_path):
 def test_retrieval_options_that_do_not_apply_are_refused_in_one_line(dataset, message):
     with pytest.raises(InputError, match=message):
         check_retrieval({"datasets": {"d": {"path": "x", **dataset}}}, "config.yaml")
+
+
+def test_graded_ndcg_of_the_analysis_equals_the_corpus_measures_with_graded_qrels():
+    """nDCG@K with gains 2^grade - 1 as the analysis computes it (from each top-K text's grade and
+    the query's positive grades) against ``corpus_measures``; 0/1 grades give the binary nDCG@K."""
+    from retrieval_response.analysis.measures import graded_ndcg_at_k, ndcg_at_k
+
+    rng = np.random.default_rng(3)
+    docs = [f"d{i}" for i in range(30)]
+    top, qrels, grades, ideal = {}, [], [], []
+    for q in range(20):
+        judged = rng.choice(docs, size=6, replace=False).tolist()
+        grade_of = {d: int(g) for d, g in zip(judged, rng.integers(0, 4, size=6), strict=True)}
+        grade_of[judged[0]] = max(grade_of[judged[0]], 1)
+        top[f"q{q}"] = rng.choice(docs, size=5, replace=False).tolist()
+        qrels += [(f"q{q}", d, g) for d, g in grade_of.items()]
+        grades.append([grade_of.get(d, 0) for d in top[f"q{q}"]])
+        ideal.append([g for g in grade_of.values() if g > 0])
+    expected = corpus_measures(pl.DataFrame({"qid": list(top), "docids": list(top.values())}),
+                               pl.DataFrame(qrels, schema=["qid", "docid", "grade"], orient="row"), [5])
+    got = graded_ndcg_at_k(pl.Series(grades), pl.Series(ideal))
+    assert np.allclose(got, expected["nDCG"].to_numpy())
+    binary = pl.Series([[min(g, 1) for g in row] for row in grades])
+    assert np.allclose(graded_ndcg_at_k(binary, pl.Series([[1] * len(i) for i in ideal])),
+                       ndcg_at_k(binary, np.array([len(i) for i in ideal])))

@@ -174,6 +174,23 @@ def ndcg_at_k(inK: pl.Series, Np: np.ndarray) -> np.ndarray:
     return np.divide(dcg(inK), ideal, out=np.full(len(ideal), np.nan), where=ideal > 0)
 
 
+def graded_ndcg_at_k(grades: pl.Series, ideal_grades: pl.Series) -> np.ndarray:
+    """nDCG@K with graded gains 2^grade - 1 and discount log2(i+1): DCG over ``grades`` (the grade
+    of each top-K text, 0 when not relevant or unjudged), IDCG over ``ideal_grades`` (the query's
+    positive grades) sorted in descending order and cut at K; NaN (undefined) without a positive.
+    With 0/1 grades it is :func:`ndcg_at_k`."""
+    frame = pl.DataFrame({"grades": grades, "ideal": ideal_grades})
+    gains = frame.select(
+        top=pl.col("grades").list.eval(2.0 ** pl.element().cast(pl.Float64) - 1.0),
+        ideal=pl.col("ideal").list.sort(descending=True).list.head(pl.col("grades").list.len())
+        .list.eval(2.0 ** pl.element().cast(pl.Float64) - 1.0),
+    )
+    has_ideal = gains["ideal"].list.len().to_numpy() > 0
+    ideal = np.zeros(len(has_ideal))
+    ideal[has_ideal] = dcg(gains["ideal"].filter(pl.Series(has_ideal)))
+    return np.divide(dcg(gains["top"]), ideal, out=np.full(len(ideal), np.nan), where=ideal > 0)
+
+
 def _hits(inK: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Flattened 0/1 relevance, its sample index and its 1-based rank, of a list column."""
     lengths = inK.list.len().to_numpy().astype(np.int64)
@@ -477,7 +494,8 @@ def heatmap_measures(segmentation: str) -> tuple[str, ...]:
 def add_features(graded: pl.DataFrame, ranked: pl.DataFrame | None = None) -> pl.DataFrame:
     """``graded`` with the feature columns every measure needs.
 
-    Adds n_p (i64), nDCG, nDCG@K, RR@K, AP@K (f64; null where undefined: Np = 0),
+    Adds n_p (i64), nDCG, nDCG@K, RR@K, AP@K (f64; null where undefined: Np = 0; nDCG@K with
+    graded gains when ``grades`` and ``ideal_grades`` are given, :func:`graded_ndcg_at_k`),
     np_partner (nullable i64) and, when ``ranked`` is given
     or a column ``np_2K`` already exists, np_2K (nullable i64; counted from ``ranked`` wins).
     With judgment columns (:data:`JUDGMENT_COLUMNS`): eRAG_P and eRAG_success (from
@@ -496,6 +514,9 @@ def add_features(graded: pl.DataFrame, ranked: pl.DataFrame | None = None) -> pl
         },
         np_partner=partner_positives(graded),
     )
+    if "grades" in graded.columns:
+        out = out.with_columns(pl.Series("nDCG@K", graded_ndcg_at_k(graded["grades"], graded["ideal_grades"]),
+                                         dtype=pl.Float64).fill_nan(None))
     present = [c for c in JUDGMENT_COLUMNS if c in graded.columns]
     if present:
         lists = graded.select("inK", *(aligned_judgments(c) for c in present))

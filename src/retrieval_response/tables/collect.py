@@ -93,6 +93,24 @@ def judgment_utilities(judgments: pl.DataFrame, gold: pl.DataFrame, erag_metric:
     )
 
 
+def with_relevance_grades(graded: pl.DataFrame, texts: pl.DataFrame) -> pl.DataFrame:
+    """``graded`` (id, Np, rank, inK) plus ``grades``, the relevance grade of each top-K text (its
+    ``p_grade`` for a positive, 0 otherwise), and ``ideal_grades``, the grades of the query's Np
+    candidate positives; 0/1 from ``inK`` and Np ones when ``texts`` has no ``p_grade``."""
+    if "p_grade" not in texts.columns:
+        return graded.with_columns(grades=pl.col("inK").cast(pl.List(pl.Int64)),
+                                   ideal_grades=pl.lit(1, pl.Int64).repeat_by(pl.col("Np")))
+    positives = graded.select("id", "Np").join(texts.select("id", "p_grade"), on="id", how="left", maintain_order="left")
+    ideal = positives.select(pl.col("p_grade").list.head(pl.col("Np")))["p_grade"]
+    grades = (pl.DataFrame({"rank": graded["rank"], "ideal": ideal, "Np": graded["Np"]}).with_row_index("_row")
+              .explode("rank")
+              .with_columns(grade=pl.when(pl.col("rank") < pl.col("Np"))
+                            .then(pl.col("ideal").list.get(pl.col("rank").cast(pl.Int64), null_on_oob=True))
+                            .otherwise(0))
+              .group_by("_row", maintain_order=True).agg("grade"))["grade"]
+    return graded.with_columns(grades=grades.cast(pl.List(pl.Int64)), ideal_grades=ideal.cast(pl.List(pl.Int64)))
+
+
 def with_document_judgments(graded: pl.DataFrame, texts: pl.DataFrame, utilities: pl.DataFrame) -> pl.DataFrame:
     """``graded`` (id, Nc, Np, rank) plus the lists of :data:`JUDGMENT_COLUMNS`: element i is the
     judgment of the i-th text of the sample's top K (candidates p[:Np] + n[:Nc-Np] of ``texts``,
@@ -141,9 +159,13 @@ def collect_workflow(
     utilities = {(j, t): judgment_utilities(pl.read_parquet(j), gold[t], erag_metric)
                  for j, t in dict.fromkeys(zip(judgments_paths, texts_paths, strict=True)) if j is not None and t is not None}
     texts = {t: pl.read_parquet(t, columns=["id", "p", "n"]) for _, t in utilities}
+    grades = {t: pl.read_parquet(t, columns=["id", *(["p_grade"] if "p_grade" in pl.read_parquet_schema(t) else [])])
+              for t in dict.fromkeys(texts_paths) if t is not None}
     parts = []
     for g, t, s, j in zip(graded_paths, texts_paths, subsets, judgments_paths, strict=True):
         part = read_graded_table(g)
+        if t is not None:
+            part = with_relevance_grades(part, grades[t])
         if (j, t) in utilities:
             part = with_document_judgments(part, texts[t], utilities[j, t])
         parts.append(analysis_subsets(part if t is None else part.join(gold[t], on="id", how="left", maintain_order="left"), s))
