@@ -12,6 +12,7 @@ Last line: ``dry_run_seconds=<s> jobs=<n>``.
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import subprocess
@@ -21,6 +22,8 @@ import time
 from pathlib import Path
 
 import yaml
+
+from retrieval_response.reports.benchmark_record import write_benchmark_json
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
@@ -89,12 +92,18 @@ def dry_run(folder: Path, config: dict) -> tuple[float, int]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", metavar="PATH", help="also write the results, with their provenance, to this JSON file")
+    args = parser.parse_args()
     with tempfile.TemporaryDirectory() as small_dir, tempfile.TemporaryDirectory() as big_dir:
         small_seconds, small_jobs = dry_run(Path(small_dir), small_config(Path(small_dir)))
         big_seconds, big_jobs = dry_run(Path(big_dir), paper_scale_config(Path(big_dir)))
     print(f"baseline (1 dataset, 10 queries): dry_run_seconds={small_seconds:.2f} jobs={small_jobs}")
     print(f"paper scale / baseline: time ratio {big_seconds / small_seconds:.2f}, job ratio {big_jobs / small_jobs:.1f}")
     print(f"dry_run_seconds={big_seconds:.2f} jobs={big_jobs}")
+    if args.json:
+        write_benchmark_json(args.json, {"dry_run_seconds": big_seconds, "jobs": big_jobs,
+                                         "baseline_dry_run_seconds": small_seconds, "baseline_jobs": small_jobs})
 
 
 if __name__ == "__main__":
