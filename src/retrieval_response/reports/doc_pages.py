@@ -17,7 +17,8 @@ Placeholders are those of :mod:`retrieval_response.reports.findings`. A placehol
   by their dotted key path (``results.dry_run_seconds``; arrays inside are left out), an array of
   objects is one row per object;
 - a derived table of :data:`DERIVED`: figures computed by a stated formula from committed files
-  (``config_defaults``, ``default_run``, ``default_run_llm_time``, ``default_run_judgments``).
+  (``config_defaults``, ``default_run``, ``default_run_llm_time``, ``default_run_judgments``,
+  ``requirements``, ``llm_cost_figures``, ``paper_jobs``).
 
 A measured number therefore names the file it comes from in the template, and that file names the
 command that wrote it (a benchmark's ``source``, a run summary's ``provenance``).
@@ -48,6 +49,10 @@ RUN_SUMMARIES = {"avx512": Path("docs/default_run/run_summary.json"),
 LLM_ENGINES = {"avx512": Path("docs/benchmarks/llm_engines.json"), "avx2": Path("docs/benchmarks/llm_engines_avx2.json")}
 """The committed results of ``benchmarks/llm_engines.py``, by the instruction set of the CPU they ran on."""
 LLM_STAGES = ("answer_ideal", "answer_topk", "grade")
+LLM_COSTS = {"paper": Path("docs/paper_scale/llm_cost_paper.json"), "smoke": Path("docs/paper_scale/llm_cost_smoke.json")}
+"""The committed estimates of ``python -m retrieval_response.reports.llm_cost CONFIG --json PATH``
+for ``config/paper.yaml`` and ``.test/config_smoke.yaml``."""
+PAPER_CONFIG = Path("config/paper.yaml")
 
 
 def pages(root: str | Path) -> dict[Path, Path]:
@@ -157,9 +162,61 @@ def default_run_judgments(root: Path) -> pl.DataFrame:
     return pl.DataFrame({"pairs": [pairs], "requests": [3 * pairs], "minutes": [seconds / 60]})
 
 
+def requirements(root: Path) -> pl.DataFrame:
+    """``file, packages``: each ``requirements*.txt`` of ``root`` with its count of requirement lines
+    (neither blank nor a comment)."""
+    files = sorted(root.glob("requirements*.txt"))
+    counts = [sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+                  and not line.lstrip().startswith("#")) for path in files]
+    return pl.DataFrame({"file": [path.name for path in files], "packages": counts})
+
+
+def _read_json(root: Path, path: Path) -> dict:
+    return json.loads((root / path).read_text(encoding="utf-8"))
+
+
+def llm_cost_figures(root: Path) -> pl.DataFrame:
+    """``config, stage, calls, prompt_tokens_millions, completion_tokens_millions, tokens_millions``
+    of each estimate of :data:`LLM_COSTS`: one row per stage it has and ``total``, plus
+    ``answers_and_grades`` (ideal and top-K answers and grades) and ``judgments`` (the judgment
+    kinds together)."""
+    rows = []
+    for config, path in LLM_COSTS.items():
+        results = _read_json(root, path)["results"]
+        stages = {**results["stages"], "total": results["total"]}
+        groups = {"answers_and_grades": ("ideal", "topk", "grade"),
+                  "judgments": tuple(name for name in results["stages"] if name not in ("ideal", "topk", "grade"))}
+        for group, names in groups.items():
+            stages[group] = {key: sum(results["stages"][name][key] for name in names)
+                             for key in ("calls", "prompt_tokens", "completion_tokens")}
+        for stage, figures in stages.items():
+            rows.append({"config": config, "stage": stage, "calls": figures["calls"],
+                         "prompt_tokens_millions": figures["prompt_tokens"] / 1e6,
+                         "completion_tokens_millions": figures["completion_tokens"] / 1e6,
+                         "tokens_millions": (figures["prompt_tokens"] + figures["completion_tokens"]) / 1e6})
+    return pl.from_dicts(rows)
+
+
+def paper_jobs(root: Path) -> pl.DataFrame:
+    """One row on ``config/paper.yaml`` and its cost estimate: ``rankings`` = ideal answers (one per
+    query and design's Np) x embedders; ``llm_jobs`` = datasets x embedders x designs x 2 (the
+    top-K answer and grade jobs without shards) and ``calls_per_job`` = their calls / llm_jobs;
+    ``sharded_jobs`` = llm_jobs x ``llm.shards`` and ``calls_per_sharded_job`` likewise."""
+    config = yaml.safe_load((root / PAPER_CONFIG).read_text(encoding="utf-8"))
+    stages = _read_json(root, LLM_COSTS["paper"])["results"]["stages"]
+    embedders = len(config["embedders"])
+    jobs = len(config["datasets"]) * embedders * len(config["designs"]) * 2
+    calls = stages["topk"]["calls"] + stages["grade"]["calls"]
+    shards = config["llm"]["shards"]
+    return pl.DataFrame({"rankings": [stages["ideal"]["calls"] * embedders], "llm_jobs": [jobs],
+                         "calls_per_job": [calls / jobs], "sharded_jobs": [jobs * shards],
+                         "calls_per_sharded_job": [calls / (jobs * shards)]})
+
+
 DERIVED: dict[str, Callable[[Path], pl.DataFrame]] = {
     "config_defaults": config_defaults, "default_run": default_run, "default_run_llm_time": default_run_llm_time,
-    "default_run_judgments": default_run_judgments}
+    "default_run_judgments": default_run_judgments, "requirements": requirements,
+    "llm_cost_figures": llm_cost_figures, "paper_jobs": paper_jobs}
 """Derived tables by name: each a function of the repository root (its docstring states the formula)."""
 
 
