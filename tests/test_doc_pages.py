@@ -25,7 +25,7 @@ def test_committed_pages_are_their_templates_rendered_on_the_committed_files(tem
 
 
 MEASURED_PAGES = {"README.md", "FINDINGS.md", "BENCHMARKS.md", "CLUSTER.md", "INSTALL.md", "LLM.md", "METHODS.md",
-                  "LLM_SERVERS.md", "OUTPUTS.md", "PAPER_SCALE.md"}
+                  "LLM_SERVERS.md", "OUTPUTS.md", "PAPER_SCALE.md", "ANALYSIS.md"}
 """The pages that quote measured numbers: each must have a template."""
 
 

@@ -18,7 +18,7 @@ Placeholders are those of :mod:`retrieval_response.reports.findings`. A placehol
   objects is one row per object;
 - a derived table of :data:`DERIVED`: figures computed by a stated formula from committed files
   (``config_defaults``, ``default_run``, ``default_run_llm_time``, ``default_run_judgments``,
-  ``requirements``, ``llm_cost_figures``, ``paper_jobs``).
+  ``requirements``, ``llm_cost_figures``, ``paper_jobs``, ``exactness_compared``).
 
 A measured number therefore names the file it comes from in the template, and that file names the
 command that wrote it (a benchmark's ``source``, a run summary's ``provenance``).
@@ -53,6 +53,7 @@ LLM_COSTS = {"paper": Path("docs/paper_scale/llm_cost_paper.json"), "smoke": Pat
 """The committed estimates of ``python -m retrieval_response.reports.llm_cost CONFIG --json PATH``
 for ``config/paper.yaml`` and ``.test/config_smoke.yaml``."""
 PAPER_CONFIG = Path("config/paper.yaml")
+EXACTNESS = Path("docs/exactness.json")
 
 
 def pages(root: str | Path) -> dict[Path, Path]:
@@ -213,10 +214,18 @@ def paper_jobs(root: Path) -> pl.DataFrame:
                          "calls_per_sharded_job": [calls / (jobs * shards)]})
 
 
+def exactness_compared(root: Path) -> pl.DataFrame:
+    """``mode, fewest, most``: the fewest and the most defined values compared per row of
+    ``docs/exactness.json`` (``python benchmarks/exactness.py docs/exactness.json``), per mode."""
+    rows = pl.from_dicts(_read_json(root, EXACTNESS))
+    return rows.group_by("mode", maintain_order=True).agg(fewest=pl.col("compared").min(),
+                                                          most=pl.col("compared").max())
+
+
 DERIVED: dict[str, Callable[[Path], pl.DataFrame]] = {
     "config_defaults": config_defaults, "default_run": default_run, "default_run_llm_time": default_run_llm_time,
     "default_run_judgments": default_run_judgments, "requirements": requirements,
-    "llm_cost_figures": llm_cost_figures, "paper_jobs": paper_jobs}
+    "llm_cost_figures": llm_cost_figures, "paper_jobs": paper_jobs, "exactness_compared": exactness_compared}
 """Derived tables by name: each a function of the repository root (its docstring states the formula)."""
 
 
