@@ -80,9 +80,10 @@ def test_the_ranked_list_example_prints_what_ranked_metrics_returns():
 
 def test_code_constants_that_the_pages_quote_are_those_of_the_code():
     """Constants of the code (not config keys) that pages name: the Retry-After cap, the largest
-    plausible token count of one call, the llama-server prompt cache."""
+    plausible token count of one call, the llama-server prompt cache, the judgments' max_tokens."""
     from retrieval_response.llm.accounting import USAGE_TOKENS_MAX
     from retrieval_response.llm.config import PacingConfig
+    from retrieval_response.llm.document_judgments import UDCG_MAX_TOKENS, UMBRELA_MAX_TOKENS
     from retrieval_response.llm.server import PROMPT_CACHE_MIB
 
     def text(page):
@@ -93,3 +94,6 @@ def test_code_constants_that_the_pages_quote_are_those_of_the_code():
     assert f"{cap:.0f} seconds, a fixed cap" in text("LLM.md")
     assert USAGE_TOKENS_MAX == 10**9 and "an integer in [0, 10^9]" in text("LLM_SERVERS.md")
     assert f"a {PROMPT_CACHE_MIB // 1024} GiB host-memory prompt cache" in text("DESIGN.md")
+    assert f"`udcg` ({UDCG_MAX_TOKENS}) and `umbrela` ({UMBRELA_MAX_TOKENS}), upper bounds" in text("PAPER_SCALE.md")
+    assert f"| `udcg` | `llm.generator`, `max_tokens` {UDCG_MAX_TOKENS}," in text("METHODS.md")
+    assert f"| `umbrela` | `llm.grader`, `max_tokens` {UMBRELA_MAX_TOKENS}," in text("METHODS.md")
