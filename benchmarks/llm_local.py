@@ -30,6 +30,7 @@ Run: ``HF_HUB_OFFLINE=1 LITELLM_LOCAL_MODEL_COST_MAP=True .venv/bin/python bench
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import importlib.util
 import json
 import tempfile
@@ -192,7 +193,9 @@ def main() -> None:
             "workflow_seconds": seconds, "baseline": baseline, "baseline_seconds": baseline_seconds,
             "prompts": len(sent), "graded_samples": samples, "prompt_tokens": tokens["prompt_tokens"],
             "cached_prompt_tokens": tokens["cached_prompt_tokens"], "completion_tokens": tokens["completion_tokens"],
-            "generator_slots": tokens["slots"]})
+            "generator_slots": tokens["slots"],
+            **({"llama_cpp_python_version": importlib.metadata.version("llama-cpp-python")}
+               if baseline == "llama_cpp_python" else {})})
 
 
 if __name__ == "__main__":
