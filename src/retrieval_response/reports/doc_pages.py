@@ -83,6 +83,10 @@ def file_table(path: str | Path) -> pl.DataFrame:
     return pl.from_dicts([flatten(row) for row in rows], infer_schema_length=None)
 
 
+def _read_json(root: Path, path: Path) -> dict:
+    return json.loads((root / path).read_text(encoding="utf-8"))
+
+
 def _schema_defaults(node: dict, prefix: str) -> dict[str, object]:
     defaults = {}
     for name, child in (node.get("properties") or {}).items():
@@ -128,7 +132,7 @@ def default_run(root: Path) -> pl.DataFrame:
     the model) and ``llm_seconds`` = their sum,
     ``llm_seconds_per_graded_sample`` = llm_seconds / graded_of, ``embed_seconds``, and the tokens
     the model evaluated (prompt minus cached), took from its prompt cache and generated."""
-    return pl.from_dicts([{"run": run, **_run_figures(json.loads((root / path).read_text(encoding="utf-8")))}
+    return pl.from_dicts([{"run": run, **_run_figures(_read_json(root, path))}
                           for run, path in RUN_SUMMARIES.items()])
 
 
@@ -137,10 +141,10 @@ def default_run_llm_time(root: Path) -> pl.DataFrame:
     at the token rates that ``benchmarks/llm_engines.py`` measured on each CPU kind
     (:data:`LLM_ENGINES`) for llama-server with and without weight repacking: evaluated prompt
     tokens / prompt rate + generated tokens / decode rate."""
-    run = _run_figures(json.loads((root / RUN_SUMMARIES["avx512"]).read_text(encoding="utf-8")))
+    run = _run_figures(_read_json(root, RUN_SUMMARIES["avx512"]))
     rows = []
     for machine, path in LLM_ENGINES.items():
-        results = json.loads((root / path).read_text(encoding="utf-8"))["results"]
+        results = _read_json(root, path)["results"]
         for repacked, engine in ((False, "server"), (True, "server_repacked")):
             rates = results[engine]
             rows.append({"machine": machine, "repacked": repacked,
@@ -158,7 +162,7 @@ def default_run_judgments(root: Path) -> pl.DataFrame:
     config = yaml.safe_load((root / "config.yaml").read_text(encoding="utf-8"))
     pairs = sum(dataset["queries"] * max(design["Nc"] for design in dataset["designs"])
                 for dataset in config["datasets"].values())
-    run = _run_figures(json.loads((root / RUN_SUMMARIES["avx512"]).read_text(encoding="utf-8")))
+    run = _run_figures(_read_json(root, RUN_SUMMARIES["avx512"]))
     seconds = pairs * (run["answer_topk_seconds_per_call"] + 2 * run["grade_seconds_per_call"])
     return pl.DataFrame({"pairs": [pairs], "requests": [3 * pairs], "minutes": [seconds / 60]})
 
@@ -170,10 +174,6 @@ def requirements(root: Path) -> pl.DataFrame:
     counts = [sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
                   and not line.lstrip().startswith("#")) for path in files]
     return pl.DataFrame({"file": [path.name for path in files], "packages": counts})
-
-
-def _read_json(root: Path, path: Path) -> dict:
-    return json.loads((root / path).read_text(encoding="utf-8"))
 
 
 def llm_cost_figures(root: Path) -> pl.DataFrame:
