@@ -38,6 +38,7 @@ from retrieval_response.analysis.correlations import CORR_TYPES, sample_correlat
 from retrieval_response.analysis.crossfit import query_halves  # noqa: E402
 from retrieval_response.analysis.measures import MEASURES, add_features, alpha_grid  # noqa: E402
 from retrieval_response.analysis.segments import assign_segments  # noqa: E402
+from retrieval_response.reports.benchmark_record import write_benchmark_json  # noqa: E402
 
 PAPER_SAMPLES = 535_888
 EMBEDDERS = ("AML12v2", "E5Sv2", "ME5S", "MQML6Cv1")
@@ -138,6 +139,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=PAPER_SAMPLES)
     parser.add_argument("--reference-alphas", type=int, default=8)
     parser.add_argument("--target", choices=["grade", "grade_expected"], default="grade")
+    parser.add_argument("--json", metavar="PATH", help="also write the results, with their provenance, to this JSON file")
     args = parser.parse_args()
 
     graded = synthetic_graded(args.samples)
@@ -182,6 +184,11 @@ def main() -> None:
         f"analysis_seconds={analysis_seconds:.1f} peak_rss_mb={peak_rss_mb:.0f} "
         f"speedup_vs_reference={reference_seconds / analysis_seconds:.0f}"
     )
+    if args.json:
+        write_benchmark_json(args.json, {
+            "target": args.target, "samples": len(graded), "bootstrap_seconds": bootstrap_seconds,
+            "analysis_seconds": analysis_seconds, "peak_rss_mb": peak_rss_mb,
+            "speedup_vs_reference": reference_seconds / analysis_seconds})
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ Last line: ``dry_run_seconds=<s> jobs=<n>``.
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -21,6 +23,8 @@ import time
 from pathlib import Path
 
 import yaml
+
+from retrieval_response.reports.benchmark_record import write_benchmark_json
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
@@ -72,29 +76,45 @@ def small_config(folder: Path) -> dict:
     }
 
 
-def dry_run(folder: Path, config: dict) -> tuple[float, int]:
-    """Seconds of ``snakemake -n`` and its job count."""
-    (folder / "config.yaml").write_text(yaml.safe_dump(config))
-    cmd = [str(SNAKEMAKE), "-n", "--snakefile", str(REPO / "Snakefile"), "--directory", str(folder),
-           "--configfile", str(folder / "config.yaml"), "--quiet", "rules"]
+def dry_run_rules(folder: Path, configfile: Path) -> tuple[float, dict[str, int]]:
+    """Seconds of ``snakemake -n --forceall`` in ``folder`` with ``configfile`` and its jobs by rule
+    (``total`` included). The API keys the configs name are set to a placeholder when unset: a dry
+    run sends nothing."""
+    cmd = [str(SNAKEMAKE), "-n", "--forceall", "--snakefile", str(REPO / "Snakefile"), "--directory", str(folder),
+           "--configfile", str(configfile), "--quiet", "rules"]
+    env = {**os.environ, "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY") or "dry-run",
+           "RR_LOOPBACK_KEY": os.environ.get("RR_LOOPBACK_KEY") or "dry-run"}
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
         sys.exit(f"dry run failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    match = re.search(r"^total\s+(\d+)", proc.stdout + proc.stderr, re.MULTILINE)
-    if match is None:
+    rules = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout + proc.stderr, re.MULTILINE))
+    if "total" not in rules:
         sys.exit(f"no job count in the dry-run output:\n{proc.stdout[-3000:]}")
-    return seconds, int(match.group(1))
+    return seconds, {rule: int(count) for rule, count in rules.items()}
+
+
+def dry_run(folder: Path, config: dict) -> tuple[float, int]:
+    """Seconds of ``snakemake -n`` on ``config`` (written to ``folder``) and its job count."""
+    (folder / "config.yaml").write_text(yaml.safe_dump(config))
+    seconds, rules = dry_run_rules(folder, folder / "config.yaml")
+    return seconds, rules["total"]
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", metavar="PATH", help="also write the results, with their provenance, to this JSON file")
+    args = parser.parse_args()
     with tempfile.TemporaryDirectory() as small_dir, tempfile.TemporaryDirectory() as big_dir:
         small_seconds, small_jobs = dry_run(Path(small_dir), small_config(Path(small_dir)))
         big_seconds, big_jobs = dry_run(Path(big_dir), paper_scale_config(Path(big_dir)))
     print(f"baseline (1 dataset, 10 queries): dry_run_seconds={small_seconds:.2f} jobs={small_jobs}")
     print(f"paper scale / baseline: time ratio {big_seconds / small_seconds:.2f}, job ratio {big_jobs / small_jobs:.1f}")
     print(f"dry_run_seconds={big_seconds:.2f} jobs={big_jobs}")
+    if args.json:
+        write_benchmark_json(args.json, {"dry_run_seconds": big_seconds, "jobs": big_jobs,
+                                         "baseline_dry_run_seconds": small_seconds, "baseline_jobs": small_jobs})
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ import polars as pl
 
 from retrieval_response.embedding import EmbeddingStore, make_embedder
 from retrieval_response.ranking.cosine_ranking import rank_samples
+from retrieval_response.reports.benchmark_record import write_benchmark_json
 
 HOTPOT = Path(__file__).resolve().parents[1] / "resources/data/hotpotqa/hotpot_dev_ircot_subsample500.jsonl"
 DESIGNS = [(4, 2), (5, 2), (6, 2)]
@@ -108,6 +109,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--chunk", type=int, default=32, help="texts per alternation step")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--json", metavar="PATH", help="also write the results, with their provenance, to this JSON file")
     args = parser.parse_args()
 
     questions = load_questions(HOTPOT)
@@ -148,6 +150,10 @@ def main() -> None:
         print(f"{len(distinct)} distinct (prompt, text); {store.counters.encoder_calls} encoder calls; "
               f"{store.counters.texts_encoded} texts encoded")
     print(f"embed_ratio={ratio:.3f} encoder_calls_per_text={per_text:.3f}")
+    if args.json:
+        write_benchmark_json(args.json, {"embed_ratio": ratio, "encoder_calls_per_text": per_text,
+                                         "cpu_time_ratio": statistics.median(cpu_ratios), "texts": len(texts),
+                                         "rounds": args.rounds})
 
 
 if __name__ == "__main__":

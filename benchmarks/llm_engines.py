@@ -32,6 +32,7 @@ import yaml
 
 from retrieval_response.llm.config import ModelConfig
 from retrieval_response.llm.server import LOOPBACK, LlamaServer, available_cores
+from retrieval_response.reports.benchmark_record import write_benchmark_json
 
 REPO = Path(__file__).resolve().parents[1]
 LIST_PROMPT = "List the numbers from 1 to 400 in words, one per line, and nothing else."
@@ -122,6 +123,7 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=128, help="tokens to decode per request")
     parser.add_argument("--batch", type=int, default=4, help="requests at once for server_batched")
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--json", metavar="PATH", help="also write the results, with their provenance, to this JSON file")
     args = parser.parse_args()
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     model = ModelConfig.from_mapping({**config["llm"]["generator"],
@@ -140,11 +142,16 @@ def main() -> None:
     for name, (prompt_rate, decode_rate) in results.items():
         print(f"{name}: prompt_tokens_per_second={prompt_rate:.1f} decode_tokens_per_second={decode_rate:.1f}")
     previous = results["llama_cpp_python"]
-    print(f"decode_ratio={results['server'][1] / previous[1]:.2f} "
-          f"batched_decode_ratio={results['server_batched'][1] / previous[1]:.2f} "
-          f"prompt_ratio={results['server'][0] / previous[0]:.2f} "
-          f"repacked_prompt_ratio={results['server_repacked'][0] / results['server'][0]:.2f} "
-          f"repacked_decode_ratio={results['server_repacked'][1] / results['server'][1]:.2f}")
+    ratios = {"decode_ratio": results["server"][1] / previous[1],
+              "batched_decode_ratio": results["server_batched"][1] / previous[1],
+              "prompt_ratio": results["server"][0] / previous[0],
+              "repacked_prompt_ratio": results["server_repacked"][0] / results["server"][0],
+              "repacked_decode_ratio": results["server_repacked"][1] / results["server"][1]}
+    print(" ".join(f"{name}={ratio:.2f}" for name, ratio in ratios.items()))
+    if args.json:
+        write_benchmark_json(args.json, {**ratios, **{
+            name: {"prompt_tokens_per_second": prompt_rate, "decode_tokens_per_second": decode_rate}
+            for name, (prompt_rate, decode_rate) in results.items()}})
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ Run: ``HF_HUB_OFFLINE=1 LITELLM_LOCAL_MODEL_COST_MAP=True .venv/bin/python bench
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import importlib.util
 import json
 import tempfile
@@ -49,6 +50,7 @@ from retrieval_response.llm.config import TOP_LOGPROBS, ModelConfig, PacingConfi
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
 from retrieval_response.llm.server import LlamaServer, available_cores
 from retrieval_response.ranking.cosine_ranking import rank_samples
+from retrieval_response.reports.benchmark_record import write_benchmark_json
 from retrieval_response.workflow_config import plan
 
 REPO = Path(__file__).resolve().parents[1]
@@ -158,6 +160,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=2, help="sampled queries per dataset of config.yaml")
     parser.add_argument("--baseline", choices=["auto", "llama_cpp_python", "llama_server_single"], default="auto")
+    parser.add_argument("--json", metavar="PATH", help="also write the results, with their provenance, to this JSON file")
     args = parser.parse_args()
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     for role in ("generator", "grader"):
@@ -182,6 +185,17 @@ def main() -> None:
     print(f"local_speedup={baseline_seconds / seconds:.2f} samples_per_minute={per_minute:.2f} "
           f"decode_tokens_per_second={tokens['completion_tokens'] / seconds:.2f} "
           f"prompt_tokens_reused={tokens['cached_prompt_tokens'] / max(tokens['prompt_tokens'], 1):.3f}")
+    if args.json:
+        write_benchmark_json(args.json, {
+            "local_speedup": baseline_seconds / seconds, "samples_per_minute": per_minute,
+            "decode_tokens_per_second": tokens["completion_tokens"] / seconds,
+            "prompt_tokens_reused": tokens["cached_prompt_tokens"] / max(tokens["prompt_tokens"], 1),
+            "workflow_seconds": seconds, "baseline": baseline, "baseline_seconds": baseline_seconds,
+            "prompts": len(sent), "graded_samples": samples, "prompt_tokens": tokens["prompt_tokens"],
+            "cached_prompt_tokens": tokens["cached_prompt_tokens"], "completion_tokens": tokens["completion_tokens"],
+            "generator_slots": tokens["slots"],
+            **({"llama_cpp_python_version": importlib.metadata.version("llama-cpp-python")}
+               if baseline == "llama_cpp_python" else {})})
 
 
 if __name__ == "__main__":

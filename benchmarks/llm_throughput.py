@@ -31,6 +31,7 @@ from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
+from retrieval_response.reports.benchmark_record import write_benchmark_json
 from retrieval_response.testing.openai_server import FaultSchedule, serve_in_subprocess
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
 
@@ -90,6 +91,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--json", metavar="PATH", help="also write the results, with their provenance, to this JSON file")
     args = parser.parse_args()
     os.environ.setdefault("RR_LOOPBACK_KEY", "loopback")
     with tempfile.TemporaryDirectory() as tmp:
@@ -113,6 +115,9 @@ def main() -> None:
               f"statuses {dict(graded['status'].value_counts().iter_rows())}, "
               f"rerun identical: {rerun.equals(graded)}", file=sys.stderr)
     print(f"sustained_fraction={paced_rps / LIMIT_RPS:.3f} faults_unaccounted={lost} rerun_calls={rerun_calls}")
+    if args.json:
+        write_benchmark_json(args.json, {"sustained_fraction": paced_rps / LIMIT_RPS, "faults_unaccounted": lost,
+                                         "rerun_calls": rerun_calls})
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from retrieval_response.ranking.corpus_search import exact_top_k  # noqa: E402
+from retrieval_response.reports.benchmark_record import write_benchmark_json  # noqa: E402
 
 SHIPPED_CORPUS = 4858
 SYNTHETIC_CORPUS = 200_000
@@ -77,11 +78,12 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=256)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", metavar="PATH", help="also write the results, with their provenance, to this JSON file")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     queries = rng.standard_normal((args.queries, DIMENSION), dtype=np.float32)
-    ratio = None
-    for size in (SHIPPED_CORPUS, SYNTHETIC_CORPUS):
+    ratio, corpora = None, {}
+    for name, size in (("shipped", SHIPPED_CORPUS), ("synthetic", SYNTHETIC_CORPUS)):
         documents = rng.standard_normal((size, DIMENSION), dtype=np.float32)
         results = timed({"ours": lambda d=documents: exact_top_k(queries, d, args.k),
                          "numpy": lambda d=documents: numpy_top_k(queries, d, args.k)}, args.repeats)
@@ -94,7 +96,12 @@ def main() -> None:
               f"equal_top_k={equal} ratio={ratio:.3f}")
         if not equal:
             raise SystemExit("the two searches disagree")
+        corpora[name] = {"corpus": size, "search_ratio": ratio, "peak_mib": ours_peak / 2**20,
+                         "numpy_peak_mib": base_peak / 2**20, "equal_top_k": equal}
     print(f"search_ratio={ratio:.3f}")
+    if args.json:
+        write_benchmark_json(args.json, {"search_ratio": ratio, "queries": args.queries, "k": args.k,
+                                         "dimension": DIMENSION, "corpora": corpora})
 
 
 if __name__ == "__main__":

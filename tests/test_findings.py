@@ -1,5 +1,5 @@
-"""Findings documents: placeholders select exactly one value of a result table, and the committed
-docs/FINDINGS.md is exactly its template rendered on the committed tables (no hand-typed number)."""
+"""Findings documents: placeholders select exactly one value of a result table (that the committed
+pages are their templates rendered is tests/test_doc_pages.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import json
 import polars as pl
 import pytest
 
-from conftest import REPO
-from retrieval_response.reports.findings import FindingsError, read_tables, render
+from retrieval_response.reports.findings import FindingsError, render
 from retrieval_response.reports.findings_tables import MANIFEST, install, samples_digest, table_differences
 
 pytestmark = pytest.mark.unit
@@ -40,16 +39,6 @@ def test_placeholders_print_the_selected_value(template, expected):
 def test_a_placeholder_that_does_not_select_one_value_is_an_error(template, message):
     with pytest.raises(FindingsError, match=message):
         render(template, TABLES)
-
-
-@pytest.mark.parametrize("template, document", [("docs/findings/FINDINGS.template.md", "docs/FINDINGS.md"),
-                                                ("docs/findings/README.template.md", "README.md")])
-def test_committed_documents_are_their_templates_rendered_on_the_committed_tables(template, document):
-    template, document = REPO / template, REPO / document
-    assert template.exists() and document.exists()
-    assert "{{" in template.read_text(encoding="utf-8")
-    rendered = render(template.read_text(encoding="utf-8"), read_tables(REPO / "docs/findings"))
-    assert rendered == document.read_text(encoding="utf-8")
 
 
 def test_a_rows_placeholder_prints_the_matching_rows_as_a_table():

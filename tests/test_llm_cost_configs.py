@@ -100,3 +100,19 @@ def test_judgments_are_priced_at_the_model_each_kind_uses(tmp_path):
     grader = cost("openai/gpt-4o", ("grade", "umbrela"))
     assert est.dollars() == pytest.approx((generator[0] + grader[0], generator[1] + grader[1]))
     assert stages["umbrela"].prompt_tokens > 0 and grader[0] > 0
+
+
+def test_the_json_record_holds_the_printed_figures(tmp_path):
+    """``--json``'s record: per-stage counts, each role's price per million tokens, the dollars and,
+    with a token rate, the hours the run's tokens take at it."""
+    from retrieval_response.reports.llm_cost import estimate, estimate_record
+
+    config = _tiny(tmp_path, [{"Nc": 3, "Np": 1, "K": [1, 3]}], "openai/gpt-4o-mini", "openai/gpt-4o")
+    config["llm"]["pacing"] = {"tokens_per_minute": 1000}
+    est = estimate(config, tmp_path)
+    record = estimate_record(est, config)
+    assert record["stages"]["umbrela"]["calls"] == 6 and record["judgments"] == {"pairs": 6, "exact": True}
+    assert record["total"]["calls"] == est.workload.calls
+    assert record["dollars"]["total"] == pytest.approx(sum(est.dollars()))
+    assert record["dollars_per_million"]["generator"]["prompt"] > 0
+    assert record["hours_at_token_limit"] == pytest.approx(record["total"]["tokens"] / 1000 / 60)

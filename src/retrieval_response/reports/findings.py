@@ -8,8 +8,10 @@ column as text), and ``column:format`` is printed with Python's ``format`` (``va
 A table placeholder ``{{rows table: key=value, ... | column:format, column, ...}}`` prints every
 row that matches the filters (none: every row) as a Markdown table, one column per listed column
 (header = the column name, a null printed as ``n/a``), rows in the table's order; selecting no row
-is an error. ``render`` fills a template; ``python -m retrieval_response.reports.findings TEMPLATE FOLDER OUTPUT``
-writes the document.
+is an error. Table and column names may hold ``.``, ``/`` and ``-`` (a file path such as
+``docs/benchmarks/dag.json``, a dotted key such as ``stages.grade.seconds``: see
+:mod:`retrieval_response.reports.doc_pages`). ``render`` fills a template;
+``python -m retrieval_response.reports.findings TEMPLATE FOLDER OUTPUT`` writes the document.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ import polars as pl
 
 from retrieval_response.infra.atomic import write_text
 
-PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*:(.*?)\|\s*([A-Za-z0-9_]+)\s*:?([^}]*)\}\}")
-ROWS_PLACEHOLDER = re.compile(r"\{\{\s*rows\s+([A-Za-z0-9_]+)\s*:(.*?)\|([^}]*)\}\}")
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_./-]+)\s*:(.*?)\|\s*([A-Za-z0-9_.-]+)\s*:?([^}]*)\}\}")
+ROWS_PLACEHOLDER = re.compile(r"\{\{\s*rows\s+([A-Za-z0-9_./-]+)\s*:(.*?)\|([^}]*)\}\}")
 NULL_CELL = "n/a"
 
 

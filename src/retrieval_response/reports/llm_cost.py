@@ -49,6 +49,8 @@ from __future__ import annotations
 import argparse
 import copy
 import os
+import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,6 +68,7 @@ from retrieval_response.llm.prompts import (
     format_references,
     load_prompt,
 )
+from retrieval_response.reports.benchmark_record import write_benchmark_json
 from retrieval_response.workflow_config.plan import dataset_designs, design_cutoffs, judgment_kinds
 
 REPO = Path(__file__).resolve().parents[3]
@@ -347,7 +350,7 @@ def estimate(config: dict, base: Path, answer_tokens: int = DEFAULT_ANSWER_TOKEN
             prompt = sum(unit.prompt_tokens for unit in units) / len(units)
             completion = sum(unit.completion_tokens for unit in units) / len(units)
             work.stages[name] = Stage(counts[name], prompt * counts[name], completion * counts[name])
-        missing = ", ".join(str(path) for path in sources.values() if not path.exists()) or "no datasets"
+        missing = ", ".join(datasets[name]["path"] for name, path in sources.items() if not path.exists()) or "no datasets"
         basis = (f"the published set's counts ({missing} not found), tokens per call from the shipped "
                  "real samples (HotpotQA paragraphs and sentences, MS MARCO, arXiv)")
     grader_model = (llm.get("grader") or {}).get("model", model)
@@ -394,15 +397,58 @@ def report(est: Estimate, config_path: str) -> str:
     return "\n".join(rows)
 
 
+def estimate_record(est: Estimate, config: dict) -> dict:
+    """The estimate as data (``--json``): per stage and in total the calls, prompt and completion
+    tokens and prompt tokens per call; each role's list price in dollars per million prompt and
+    completion tokens (``dollars_per_million``); the dollars (null without a price) and the dollars at the
+    generator's ``max_tokens`` per answer; and, when ``config`` sets ``llm.pacing.tokens_per_minute``,
+    ``hours_at_token_limit`` = all tokens / that rate / 60."""
+    work = est.workload
+    stages = {name: {"calls": stage.calls, "prompt_tokens": stage.prompt_tokens,
+                     "completion_tokens": stage.completion_tokens,
+                     "prompt_tokens_per_call": stage.prompt_tokens / stage.calls if stage.calls else None}
+              for name, stage in work.stages.items() if name in ("ideal", "topk", "grade", *est.kinds)}
+    priced = est.dollars()
+    dollars = None if priced is None else {
+        "prompt": priced[0], "completion": priced[1], "total": sum(priced),
+        "at_max_tokens": sum(est.dollars(answer_tokens=est.max_answer_tokens))}
+    tokens_per_minute = ((config.get("llm") or {}).get("pacing") or {}).get("tokens_per_minute")
+    tokens = work.prompt_tokens + work.completion_tokens
+    import litellm
+
+    prices = {}
+    for role, model in (("generator", est.model), ("grader", est.grader_model)):
+        try:
+            info = litellm.get_model_info(model)
+        except Exception:  # litellm raises several classes for a model without a price
+            continue
+        prices[role] = {"prompt": info["input_cost_per_token"] * 1e6, "completion": info["output_cost_per_token"] * 1e6}
+    return {"basis": est.basis, "model": est.model, "grader_model": est.grader_model, "dollars_per_million": prices,
+            "answer_tokens": est.answer_tokens, "max_answer_tokens": est.max_answer_tokens,
+            "stages": stages, "total": {"calls": work.calls, "prompt_tokens": work.prompt_tokens,
+                                        "completion_tokens": work.completion_tokens, "tokens": tokens},
+            "judgments": {"pairs": stages[est.kinds[0]]["calls"], "exact": work.judgments_exact} if est.kinds else None,
+            "dollars": dollars,
+            "hours_at_token_limit": tokens / tokens_per_minute / 60 if tokens_per_minute else None}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("config", help="a workflow config file, e.g. config/paper.yaml")
     parser.add_argument("--answer-tokens", type=int, default=DEFAULT_ANSWER_TOKENS,
                         help="assumed completion tokens per answer (default %(default)s)")
     parser.add_argument("--directory", default=".", help="the working folder the config's paths are relative to")
+    parser.add_argument("--json", metavar="PATH",
+                        help="also write the estimate, with its command and its seconds, to this JSON file")
     args = parser.parse_args(argv)
     config = yaml.safe_load(Path(args.config).read_text())
-    print(report(estimate(config, Path(args.directory), args.answer_tokens), args.config))
+    start = time.perf_counter()
+    est = estimate(config, Path(args.directory), args.answer_tokens)
+    seconds = time.perf_counter() - start
+    print(report(est, args.config))
+    if args.json:
+        command = ["-m", "retrieval_response.reports.llm_cost", *(sys.argv[1:] if argv is None else argv)]
+        write_benchmark_json(args.json, {**estimate_record(est, config), "seconds": seconds}, command)
 
 
 if __name__ == "__main__":
