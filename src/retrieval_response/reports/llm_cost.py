@@ -58,6 +58,8 @@ import polars as pl
 import yaml
 
 from retrieval_response.datasets import prepare
+from retrieval_response.datasets.judged_corpus import corpus_table
+from retrieval_response.datasets.layouts import prepare_judged_queries
 from retrieval_response.llm.document_judgments import KINDS, UDCG_MAX_TOKENS, UMBRELA_MAX_TOKENS
 from retrieval_response.llm.prompts import (
     ANSWER_FIELDS,
@@ -69,7 +71,14 @@ from retrieval_response.llm.prompts import (
     load_prompt,
 )
 from retrieval_response.reports.benchmark_record import write_benchmark_json
-from retrieval_response.workflow_config.plan import dataset_designs, design_cutoffs, judgment_kinds
+from retrieval_response.workflow_config.plan import (
+    corpus_cutoffs,
+    dataset_designs,
+    dataset_rankers,
+    design_cutoffs,
+    is_corpus_level,
+    judgment_kinds,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 DEFAULT_PROMPTS = {name: f"resources/prompts/{name}.txt" for name in ("answer", "grade", "udcg", "umbrela")}
@@ -241,6 +250,32 @@ def texts_workload(
     return work
 
 
+def corpus_workload(
+    texts: pl.DataFrame, corpus_texts: list[str], Ks: list[int], n_rankers: int, counter: Counter,
+    answer_tokens: int, kinds: list[str] | tuple[str, ...] = (),
+) -> Workload:
+    """The LLM calls of a corpus-level dataset's queries ``texts`` (q, p): one ideal answer per query
+    from all its positives; per ranker and K one top-K answer and one grade, the top-K texts
+    estimated at the corpus's mean reference length (which documents a ranker retrieves is not
+    known before it runs); per judgment kind and ranker, an upper bound of max(K) texts per query."""
+    work = Workload()
+    ideal, topk, grade = work.stages["ideal"], work.stages["topk"], work.stages["grade"]
+    sample = corpus_texts[:: max(1, len(corpus_texts) // 2000)]
+    mean_reference = sum(counter.reference(t) for t in sample) / max(1, len(sample))
+    calls = len(Ks) * n_rankers
+    for q, p in texts.select("q", "p").iter_rows():
+        answer_base, grade_base = counter.answer_base(q), counter.grade_base(q)
+        ideal.add(1, answer_base + sum(counter.reference(t) for t in p), answer_tokens)
+        topk.add(calls, n_rankers * sum(answer_base + k * mean_reference for k in Ks), calls * answer_tokens)
+        grade.add(calls, calls * (grade_base + 2 * answer_tokens), calls * GRADE_COMPLETION_TOKENS)
+        for kind in kinds:
+            judged = n_rankers * max(Ks)
+            completion = answer_tokens if kind == "erag" else JUDGMENT_COMPLETION_TOKENS[kind]
+            work.stages[kind].add(judged, judged * (counter.judgment(kind, q, "") + mean_reference), judged * completion)
+    work.judgments_exact = not kinds
+    return work
+
+
 def ranked_samples(texts: pl.DataFrame, designs: list[tuple[int, int, list[int]]]) -> int:
     """Ranked samples of one embedder: the (query, design) pairs of ``texts`` where the query serves the design."""
     return sum(len(p) >= np_ and len(n) >= nc - np_ for p, n in texts.select("p", "n").iter_rows()
@@ -317,6 +352,13 @@ def estimate(config: dict, base: Path, answer_tokens: int = DEFAULT_ANSWER_TOKEN
     work = Workload()
     if datasets and len(sources) == len(datasets) and all(path.exists() for path in sources.values()):
         for name, dataset in datasets.items():
+            if is_corpus_level(config, name):
+                texts, _ = prepare_judged_queries(dataset["layout"], sources[name], n_queries=dataset.get("queries"),
+                                                  seed=dataset.get("seed", 0))
+                corpus = corpus_table(dataset["layout"], sources[name])["text"].to_list()
+                work.merge(corpus_workload(texts, corpus, corpus_cutoffs(config, name), len(dataset_rankers(config, name)),
+                                           counter, answer_tokens, kinds))
+                continue
             designs = design_cutoff_lists(config, dataset_designs(config, name))
             texts, _ = prepare(dataset["layout"], sources[name], level=dataset.get("level"),
                                subset=dataset.get("subset"), n_queries=dataset.get("queries"),
