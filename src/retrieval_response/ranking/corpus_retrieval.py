@@ -183,4 +183,13 @@ def retrieve_from_corpus(
     candidates, ranked, report = corpus_candidates(texts, retrieved, corpus, embedder_code=embedder_code, Ks=Ks)
     if ranker["kind"] == "run":
         report.skipped[NOT_IN_RUN] = not_in_run
+    report.notes["mean_at_K"] = means_at_k(ranked)
     return candidates, ranked, report
+
+
+def means_at_k(ranked: pl.DataFrame) -> dict[str, dict[str, float]]:
+    """{K: {"P", "R", "judged"}}: the means over the ranked samples at each K (the retrieval's
+    report: how much a ranker finds, and how much of what it finds is judged)."""
+    rows = (ranked.select("K", "P", "R", "judged").explode("K", "P", "R", "judged")
+            .group_by("K").agg(pl.col("P", "R", "judged").mean()).sort("K"))
+    return {str(row["K"]): {name: row[name] for name in ("P", "R", "judged")} for row in rows.iter_rows(named=True)}

@@ -37,7 +37,7 @@ class RankingReport:
     queries: int = 0
     ranked: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
-    notes: dict[str, int] = field(default_factory=dict)
+    notes: dict[str, object] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         """``queries``, ``ranked``, ``skipped`` by reason, and the notes' keys."""

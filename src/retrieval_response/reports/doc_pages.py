@@ -15,7 +15,8 @@ Placeholders are those of :mod:`retrieval_response.reports.findings`. A placehol
 - a committed JSON or YAML file by its path from the repository root (``docs/benchmarks/dag.json``,
   ``profiles/slurm/config.yaml``): an object is one row whose columns are its scalar leaves named
   by their dotted key path (``results.dry_run_seconds``; arrays inside are left out), an array of
-  objects is one row per object;
+  objects is one row per object; a committed Parquet table by its path
+  (``docs/corpus_run/correlations_fit.parquet``);
 - a derived table of :data:`DERIVED`: figures computed by a stated formula from committed files
   (``config_defaults``, ``default_run``, ``default_run_llm_time``, ``default_run_judgments``,
   ``requirements``, ``llm_cost_figures``, ``paper_jobs``, ``exactness_compared``).
@@ -239,6 +240,8 @@ def tables_for(template: str, root: str | Path) -> dict[str, pl.DataFrame]:
             tables[name] = DERIVED[name](root)
         elif Path(name).suffix in {".json", ".yaml", ".yml"} and (root / name).is_file():
             tables[name] = file_table(root / name)
+        elif Path(name).suffix == ".parquet" and (root / name).is_file():
+            tables[name] = pl.read_parquet(root / name)
     return tables
 
 
