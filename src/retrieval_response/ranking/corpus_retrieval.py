@@ -60,8 +60,13 @@ def dense_retrieval(query_vectors: np.ndarray, corpus_vectors: np.ndarray, depth
 
 def bm25_retrieval(queries: list[str], corpus_texts: list[str], settings: Mapping, depth: int) -> np.ndarray:
     """int64 (Q, depth): corpus indexes by descending BM25 score over the corpus (``settings``:
-    k1, b, method), ties by ascending index; scored ``QUERY_BLOCK`` queries at a time."""
-    index = BM25Index(corpus_texts, settings)
+    k1, b, method), ties by ascending index (:func:`bm25_top_k` of a fresh index)."""
+    return bm25_top_k(BM25Index(corpus_texts, settings), queries, depth)
+
+
+def bm25_top_k(index: BM25Index, queries: list[str], depth: int) -> np.ndarray:
+    """int64 (Q, depth): the documents of ``index`` by descending BM25 score for each query, ties by
+    ascending index; scored ``QUERY_BLOCK`` queries at a time."""
     out = np.zeros((len(queries), depth), dtype=np.int64)
     for start in range(0, len(queries), QUERY_BLOCK):
         block = queries[start : start + QUERY_BLOCK]
