@@ -14,7 +14,8 @@ import yaml
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-REPO = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 TEST_CONFIGS = REPO / ".test"  # the small offline configs users run too (config/README.md)
 SHIPPED_GGUF = REPO / "resources/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -51,6 +52,14 @@ def pytest_collection_modifyitems(config, items) -> None:
 def repo() -> Path:
     """The repository root (where the Snakefile is)."""
     return REPO
+
+
+def python_env(**extra: str) -> dict[str, str]:
+    """The environment of a Python subprocess a test starts: this one's, with ``extra`` and a
+    module path of this interpreter's (the package, and ``tests`` for the test doubles,
+    ``python -m doubles.<module>``)."""
+    path = [str(TESTS), *(entry for entry in sys.path if entry and entry != str(TESTS))]
+    return {**os.environ, **extra, "PYTHONPATH": os.pathsep.join(path)}
 
 
 def run_snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:

@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from conftest import python_env
 from retrieval_response.llm.accounting import read_journal
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.claims import Claim, KeyClaims
@@ -125,10 +126,10 @@ def test_a_dead_holders_claim_is_taken_over(tmp_path):
 
 
 def _worker(api_base: str, cache: Path, out: Path, journal: Path, start: Path) -> subprocess.Popen:
-    env = {**os.environ, "RR_LOOPBACK_KEY": "x", "PYTHONPATH": os.pathsep.join(sys.path)}
-    return subprocess.Popen([sys.executable, "-m", "retrieval_response.testing.grading_worker",
+    return subprocess.Popen([sys.executable, "-m", "doubles.grading_worker",
                              api_base, str(cache), str(out), "6", str(journal), str(start)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            env=python_env(RR_LOOPBACK_KEY="x"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
 
 
 def test_two_processes_sharing_a_cache_pay_for_each_prompt_once(tmp_path):

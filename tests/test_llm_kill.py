@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from conftest import python_env
 from retrieval_response.llm.accounting import merge_summaries, read_journal
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.testing.openai_server import OpenAIServer
@@ -24,10 +25,10 @@ N_QUERIES = 6  # 6 ideal + 18 top-K answers + 18 grades = 42 prompts
 
 
 def _worker(api_base: str, cache: Path, out: Path) -> subprocess.Popen:
-    env = {**os.environ, "RR_LOOPBACK_KEY": "x", "PYTHONPATH": os.pathsep.join(sys.path)}
-    return subprocess.Popen([sys.executable, "-m", "retrieval_response.testing.grading_worker",
+    return subprocess.Popen([sys.executable, "-m", "doubles.grading_worker",
                              api_base, str(cache), str(out), str(N_QUERIES), str(cache.parent / f"journal_{cache.name}")],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            env=python_env(RR_LOOPBACK_KEY="x"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
 
 
 def _completed(cache_dir: Path) -> set[str]:
