@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import polars as pl
 import pytest
 
+from conftest import benchmark
 from retrieval_response.analysis.bootstrap import (
     percentile_interval,
     resample_weights,
@@ -19,9 +17,7 @@ from retrieval_response.analysis.correlation_tables import run_analysis
 
 pytestmark = pytest.mark.unit
 
-_spec = importlib.util.spec_from_file_location("bench_analysis", Path(__file__).parents[1] / "benchmarks" / "analysis.py")
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
+bench = benchmark("analysis")
 
 
 def test_resample_weights_stay_within_strata_and_are_reproducible():
