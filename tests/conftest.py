@@ -46,6 +46,11 @@ needs_local_server = pytest.mark.skipif(local_server_missing() is not None, reas
 
 TIERS = ("unit", "workflow", "live")
 
+HOSTILE_NAME_PAIR = ("x/../../../../../escaped-1", "a\x00b")
+"""Two names that must not become path components (traversal through separators, a NUL), for
+each entry point that passes names to ``safe_name``; the full matrix of hostile names is tried
+against ``safe_name`` itself, in ``test_paths.py``."""
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items) -> None:
