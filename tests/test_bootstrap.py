@@ -61,8 +61,14 @@ def analyse(graded, seed):
     )
 
 
-def test_bootstrap_is_reproducible_and_covers_the_estimate(graded):
-    correlations, differences = analyse(graded, seed=11)
+@pytest.fixture(scope="module")
+def seeded(graded):
+    """The correlation and difference tables of seed 11."""
+    return analyse(graded, seed=11)
+
+
+def test_bootstrap_is_reproducible_and_covers_the_estimate(graded, seeded):
+    correlations, differences = seeded
     again, again_differences = analyse(graded, seed=11)
     assert correlations.equals(again) and differences.equals(again_differences)
     other, _ = analyse(graded, seed=12)
@@ -79,8 +85,8 @@ def test_bootstrap_is_reproducible_and_covers_the_estimate(graded):
     assert ((ndcg["ci_low"] <= ndcg["value"]) & (ndcg["value"] <= ndcg["ci_high"])).all()
 
 
-def test_differences_are_paired_and_consistent_with_correlations(graded):
-    correlations, differences = analyse(graded, seed=11)
+def test_differences_are_paired_and_consistent_with_correlations(seeded):
+    correlations, differences = seeded
     assert set(differences["difference"].unique()) == {"T-F", "T_u-T", "nDCG-F", "F_e-F", "T-nDCG"}
     keys = ["E", "subset", "segment", "corr_type"]
     value = correlations.pivot(on="measure", index=keys, values="value")
