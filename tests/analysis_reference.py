@@ -31,8 +31,21 @@ def anchor_reference(values: np.ndarray, ulps: int = 4) -> np.ndarray:
 
 
 def scipy_curves(values: np.ndarray, target: np.ndarray, corr_types) -> dict[str, np.ndarray]:
-    """corr type -> (A,) scipy correlation of each row of ``values`` (A, n) with ``target`` (n,)."""
-    return {t: np.array([sample_correlation(v, target, t) for v in np.atleast_2d(values)]) for t in corr_types}
+    """corr type -> (A,) scipy correlation of each row of ``values`` (A, n) with ``target`` (n,).
+
+    Rows of an alpha grid often order the samples alike: a rank correlation depends on the order
+    and ties alone, so it is computed once per distinct order (Pearson once per distinct row)."""
+    rows = np.atleast_2d(np.asarray(values, np.float64))
+    orders = [np.unique(row, return_inverse=True)[1].tobytes() for row in rows]
+    out = {}
+    for t in corr_types:
+        keys = [row.tobytes() for row in rows] if t == "pearson" else orders
+        computed: dict[bytes, float] = {}
+        for key, row in zip(keys, rows, strict=True):
+            if key not in computed:
+                computed[key] = sample_correlation(row, target, t)
+        out[t] = np.array([computed[key] for key in keys])
+    return out
 
 
 def reference_first_max(curve: np.ndarray) -> tuple[float, int]:
@@ -275,15 +288,15 @@ def exact_sample_curves(name: str, features: dict[str, np.ndarray], grid: np.nda
     keys = list(zip(features["n_p"].tolist(), features["K"].tolist(),
                     features[count].tolist() if count else [None] * len(features["n_p"]), strict=True))
     cells = sorted(set(keys), key=str)
-    out = {t: np.empty(len(grid)) for t in corr_types}
+    ranks, values = np.empty((len(grid), len(keys))), np.empty((len(grid), len(keys)))
     for a, alpha in enumerate(grid.tolist()):
         exact = {cell: exact_alpha_measure(name, *cell, Fraction(alpha)) for cell in cells}
         rank = {v: i for i, v in enumerate(sorted(set(exact.values())))}
-        ranks = np.array([rank[exact[k]] for k in keys], np.float64)
-        values = np.array([float(exact[k]) for k in keys])
-        for t in corr_types:
-            out[t][a] = sample_correlation(values if t == "pearson" else ranks, target, t)
-    return out
+        ranks[a] = [rank[exact[k]] for k in keys]
+        values[a] = [float(exact[k]) for k in keys]
+    pearson = [t for t in corr_types if t == "pearson"]
+    return {**scipy_curves(ranks, target, [t for t in corr_types if t != "pearson"]),
+            **scipy_curves(values, target, pearson)}
 
 
 def noise_graded(seed: int):

@@ -1,20 +1,32 @@
-"""Shared test set-up: no network, the repository root, test tiers, and a Snakemake runner."""
+"""Shared test set-up: no network, the repository root, test tiers, a Snakemake runner, the
+benchmark modules, and work folders for the LLM rules against the loopback server."""
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 
+import polars as pl
 import pytest
 import yaml
+
+from retrieval_response.infra.atomic import write_parquet
+from retrieval_response.testing.openai_server import RemoteServer, serve_in_subprocess
+from retrieval_response.testing.synthetic import synthetic_ranked
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-REPO = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 TEST_CONFIGS = REPO / ".test"  # the small offline configs users run too (config/README.md)
 SHIPPED_GGUF = REPO / "resources/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -34,6 +46,11 @@ needs_local_server = pytest.mark.skipif(local_server_missing() is not None, reas
 
 TIERS = ("unit", "workflow", "live")
 
+HOSTILE_NAME_PAIR = ("x/../../../../../escaped-1", "a\x00b")
+"""Two names that must not become path components (traversal through separators, a NUL), for
+each entry point that passes names to ``safe_name``; the full matrix of hostile names is tried
+against ``safe_name`` itself, in ``test_paths.py``."""
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items) -> None:
@@ -51,6 +68,14 @@ def pytest_collection_modifyitems(config, items) -> None:
 def repo() -> Path:
     """The repository root (where the Snakefile is)."""
     return REPO
+
+
+def python_env(**extra: str) -> dict[str, str]:
+    """The environment of a Python subprocess a test starts: this one's, with ``extra`` and a
+    module path of this interpreter's (the package, and ``tests`` for the test doubles,
+    ``python -m doubles.<module>``)."""
+    path = [str(TESTS), *(entry for entry in sys.path if entry and entry != str(TESTS))]
+    return {**os.environ, **extra, "PYTHONPATH": os.pathsep.join(path)}
 
 
 def run_snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -83,3 +108,80 @@ def shared_config(name: str, workdir: Path) -> dict:
     here (a test may edit the copies, never the shipped files)."""
     shutil.copytree(TEST_CONFIGS / "data", workdir / "data", dirs_exist_ok=True)
     return yaml.safe_load((TEST_CONFIGS / f"{name}.yaml").read_text())
+
+
+@functools.cache
+def benchmark(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` as a module (it is no package), loaded once."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+LOOPBACK_KEY_ENV = "RR_LOOPBACK_KEY"
+
+
+def loopback_model(api_base: str) -> dict:
+    """A model section for the loopback server at ``api_base`` (its API key in RR_LOOPBACK_KEY)."""
+    return {"model": "openai/loopback", "api_base": api_base, "api_key_env": LOOPBACK_KEY_ENV}
+
+
+@contextmanager
+def loopback_server(latency_s: float = 0.0) -> Iterator[RemoteServer]:
+    """The loopback server in a subprocess, with RR_LOOPBACK_KEY set for the Snakemake runs."""
+    os.environ[LOOPBACK_KEY_ENV] = "loopback-key"
+    with serve_in_subprocess(latency_s=latency_s) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def loopback() -> Iterator[RemoteServer]:
+    """The loopback server of a test module (no latency), RR_LOOPBACK_KEY set."""
+    with loopback_server() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def loopback_llm(loopback) -> dict:
+    """A model section for the module's loopback server."""
+    return loopback_model(loopback.base_url)
+
+
+def llm_config(model: dict, *, datasets: dict | None = None, designs: list[dict] | None = None,
+               K: list[int] | None = None, embedders: dict | None = None,
+               prompts: tuple[str, ...] = ("answer", "grade"), llm: dict | None = None, **sections) -> dict:
+    """A config of the LLM rules with ``model`` as generator (50 tokens) and grader (4 tokens,
+    log-probabilities), the response cache in ``results/llm_cache``, concurrency 4 and the
+    ``prompts`` of the folder ``prompts``; by default one generic dataset ``tiny`` (source
+    ``tiny.jsonl``), one design (Nc 5, Np 2), K 1 to 3 and the ML6 embedder. ``llm`` adds or
+    replaces keys of the ``llm`` section (``pacing`` whole), ``sections`` top-level keys."""
+    return {
+        "datasets": datasets or {"tiny": {"layout": "generic", "path": "tiny.jsonl"}},
+        "designs": designs or [{"Nc": 5, "Np": 2}], "K": K or [1, 2, 3],
+        "embedders": embedders or {"ML6": {"backend": "gt_minilm_l6"}},
+        "llm": {"generator": {**model, "max_tokens": 50}, "grader": {**model, "max_tokens": 4, "logprobs": True},
+                "cache": "results/llm_cache", "pacing": {"concurrency": 4},
+                "prompts": {name: f"prompts/{name}.txt" for name in prompts}, **(llm or {})},
+        **sections,
+    }
+
+
+def llm_workdir(workdir: Path, config: dict, texts: dict[str, pl.DataFrame] | None = None) -> Path:
+    """``workdir`` ready for the LLM rules alone (``--allowed-rules``): ``config.yaml``, the shipped
+    prompts, an empty source file for each dataset that has none, and for each dataset of
+    ``texts`` its texts table and a synthetic ranked table per embedder and design of the config
+    (seeded 0, 1, ... in the order of datasets, embedders and designs)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    shutil.copytree(REPO / "resources/prompts", workdir / "prompts")
+    for dataset in config["datasets"].values():
+        if not (workdir / dataset["path"]).exists():
+            (workdir / dataset["path"]).write_text("")
+    units = [(embedder, design["Nc"], design["Np"]) for embedder in config["embedders"] for design in config["designs"]]
+    for number, (name, table) in enumerate((texts or {}).items()):
+        write_parquet(table, workdir / f"results/texts/{name}.parquet")
+        for seed, (embedder, nc, np_) in enumerate(units, start=number * len(units)):
+            write_parquet(synthetic_ranked(table, embedder, nc, np_, config["K"], seed=seed),
+                          workdir / f"results/ranked/{name}/{embedder}/Nc{nc}_Np{np_}.parquet")
+    return workdir

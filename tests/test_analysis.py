@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import polars as pl
 import pytest
 
+from conftest import benchmark
 from retrieval_response.analysis.correlation_tables import alpha_grid, run_analysis, write_analysis
 from retrieval_response.infra.errors import InputError
 
 pytestmark = pytest.mark.unit
 
-_spec = importlib.util.spec_from_file_location("bench_analysis", Path(__file__).parents[1] / "benchmarks" / "analysis.py")
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
+bench = benchmark("analysis")
 
 CORRELATION_COLUMNS = [
     "segmentation", "E", "subset", "segment", "target", "n", "n_missing_target", "measure", "corr_type", "value",

@@ -111,24 +111,18 @@ def test_normalisation_equals_the_official_script(generated):
     assert ours == [normalize_answer(text) for text in texts]
 
 
-def test_f1_and_em_equal_the_official_script_maximised_over_gold(generated):
+@pytest.mark.parametrize(("graded", "scorer", "hit", "matcher"), [
+    ("f1", f1_score, "em", exact_match_score),  # the official script's
+    ("recall", recall_score, "contains", contains_score),
+], ids=["f1-em", "recall-contains"])
+def test_scores_equal_the_reference_maximised_over_gold(generated, graded, scorer, hit, matcher):
     answers, gold = generated
     scores = best_scores(pl.Series(answers), pl.Series(gold))
-    expected_f1 = [metric_max_over_ground_truths(f1_score, a, g) for a, g in zip(answers, gold, strict=False)]
-    expected_em = [metric_max_over_ground_truths(exact_match_score, a, g) for a, g in zip(answers, gold, strict=False)]
-    assert scores["f1"].to_list() == [float(f) for f in expected_f1]
-    assert scores["em"].to_list() == expected_em
-    assert 0 < sum(expected_em) < len(answers) and 0 < sum(0 < f < 1 for f in expected_f1)
-
-
-def test_recall_and_contains_equal_the_reference_maximised_over_gold(generated):
-    answers, gold = generated
-    scores = best_scores(pl.Series(answers), pl.Series(gold))
-    expected_recall = [metric_max_over_ground_truths(recall_score, a, g) for a, g in zip(answers, gold, strict=True)]
-    expected_contains = [metric_max_over_ground_truths(contains_score, a, g) for a, g in zip(answers, gold, strict=True)]
-    assert scores["recall"].to_list() == [float(r) for r in expected_recall]
-    assert scores["contains"].to_list() == expected_contains
-    assert 0 < sum(expected_contains) < len(answers) and 0 < sum(0 < r < 1 for r in expected_recall)
+    expected_graded = [metric_max_over_ground_truths(scorer, a, g) for a, g in zip(answers, gold, strict=True)]
+    expected_hit = [metric_max_over_ground_truths(matcher, a, g) for a, g in zip(answers, gold, strict=True)]
+    assert scores[graded].to_list() == [float(x) for x in expected_graded]
+    assert scores[hit].to_list() == expected_hit
+    assert 0 < sum(expected_hit) < len(answers) and 0 < sum(0 < x < 1 for x in expected_graded)
 
 
 @pytest.mark.parametrize(

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import polars as pl
 import pytest
 
+from conftest import benchmark
 from retrieval_response.analysis.bootstrap import (
     percentile_interval,
     resample_weights,
@@ -19,9 +17,7 @@ from retrieval_response.analysis.correlation_tables import run_analysis
 
 pytestmark = pytest.mark.unit
 
-_spec = importlib.util.spec_from_file_location("bench_analysis", Path(__file__).parents[1] / "benchmarks" / "analysis.py")
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
+bench = benchmark("analysis")
 
 
 def test_resample_weights_stay_within_strata_and_are_reproducible():
@@ -65,8 +61,14 @@ def analyse(graded, seed):
     )
 
 
-def test_bootstrap_is_reproducible_and_covers_the_estimate(graded):
-    correlations, differences = analyse(graded, seed=11)
+@pytest.fixture(scope="module")
+def seeded(graded):
+    """The correlation and difference tables of seed 11."""
+    return analyse(graded, seed=11)
+
+
+def test_bootstrap_is_reproducible_and_covers_the_estimate(graded, seeded):
+    correlations, differences = seeded
     again, again_differences = analyse(graded, seed=11)
     assert correlations.equals(again) and differences.equals(again_differences)
     other, _ = analyse(graded, seed=12)
@@ -83,8 +85,8 @@ def test_bootstrap_is_reproducible_and_covers_the_estimate(graded):
     assert ((ndcg["ci_low"] <= ndcg["value"]) & (ndcg["value"] <= ndcg["ci_high"])).all()
 
 
-def test_differences_are_paired_and_consistent_with_correlations(graded):
-    correlations, differences = analyse(graded, seed=11)
+def test_differences_are_paired_and_consistent_with_correlations(seeded):
+    correlations, differences = seeded
     assert set(differences["difference"].unique()) == {"T-F", "T_u-T", "nDCG-F", "F_e-F", "T-nDCG"}
     keys = ["E", "subset", "segment", "corr_type"]
     value = correlations.pivot(on="measure", index=keys, values="value")

@@ -8,10 +8,9 @@ import pytest
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from conftest import REPO
+from conftest import HOSTILE_NAME_PAIR, REPO
 from retrieval_response.infra.errors import InputError
 from retrieval_response.workflow_config.checks import check_config, check_wildcard_values, schema_input_error
-from test_paths import HOSTILE_NAMES
 
 pytestmark = pytest.mark.unit
 
@@ -60,7 +59,7 @@ def test_one_positive_is_a_design():
     check_config(config, CONFIG_FILE, ENV)
 
 
-@pytest.mark.parametrize("name", HOSTILE_NAMES, ids=repr)
+@pytest.mark.parametrize("name", HOSTILE_NAME_PAIR, ids=repr)
 def test_hostile_dataset_name_is_refused(name):
     config = valid_config()
     config["datasets"] = {name: config["datasets"]["faq"]}
@@ -68,7 +67,7 @@ def test_hostile_dataset_name_is_refused(name):
     assert error.record == "config key datasets" and "dataset name" in error.rule
 
 
-@pytest.mark.parametrize("name", HOSTILE_NAMES, ids=repr)
+@pytest.mark.parametrize("name", HOSTILE_NAME_PAIR, ids=repr)
 def test_hostile_embedder_code_is_refused(name):
     config = valid_config()
     config["embedders"] = {name: config["embedders"]["ML6"]}
@@ -76,7 +75,7 @@ def test_hostile_embedder_code_is_refused(name):
     assert error.record == "config key embedders" and "embedder code" in error.rule
 
 
-@pytest.mark.parametrize("name", HOSTILE_NAMES, ids=repr)
+@pytest.mark.parametrize("name", HOSTILE_NAME_PAIR, ids=repr)
 def test_hostile_generic_subset_is_refused(name):
     config = valid_config()
     config["datasets"]["faq"]["subset"] = name

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
 
+from conftest import REPO
 from retrieval_response.analysis.correlation_tables import TARGETS
 from retrieval_response.analysis.correlations import CORR_TYPES
 from retrieval_response.analysis.measures import COMPAT_MODES
@@ -18,7 +17,7 @@ from retrieval_response.workflow_config.plan import LEXICAL_BACKENDS
 
 pytestmark = pytest.mark.unit
 
-SCHEMA = yaml.safe_load((Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml").read_text())
+SCHEMA = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
 DATASET = SCHEMA["properties"]["datasets"]["additionalProperties"]["properties"]
 EMBEDDER = SCHEMA["properties"]["embedders"]["additionalProperties"]["properties"]
 ANALYSIS = SCHEMA["properties"]["analysis"]["properties"]

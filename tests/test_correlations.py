@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import polars as pl
 import pytest
 
-from analysis_reference import anchor_reference, reference_first_max
+from analysis_reference import anchor_reference, reference_first_max, scipy_curves
+from conftest import benchmark
 from retrieval_response.analysis.correlation_tables import run_analysis
 from retrieval_response.analysis.correlations import (
     CORR_TYPES,
@@ -24,9 +22,7 @@ from retrieval_response.analysis.segments import assign_segments
 
 pytestmark = pytest.mark.unit
 
-_spec = importlib.util.spec_from_file_location("bench_analysis", Path(__file__).parents[1] / "benchmarks" / "analysis.py")
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
+bench = benchmark("analysis")
 
 
 def expand(values: np.ndarray, counts: np.ndarray, grades: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -106,9 +102,7 @@ def test_max_over_alpha_and_crossfit_equal_scipy_reference(graded):
             for part, frame in parts:
                 values = anchor_reference(measure.evaluate({c: frame[c].to_numpy() for c in measure.features}, measure_grid))
                 grade = frame["grade"].to_numpy().astype(float)
-                curves[part] = {
-                    t: np.array([sample_correlation(v, grade, t) for v in values]) for t in CORR_TYPES
-                }
+                curves[part] = scipy_curves(values, grade, CORR_TYPES)
             got = correlations.filter(
                 (pl.col("E") == E) & (pl.col("subset") == subset) & (pl.col("segment") == segment) & (pl.col("measure") == name)
             )
@@ -150,7 +144,7 @@ def test_full_paper_grid_on_one_segment(graded):
     for name in ("F", "T"):
         values = anchor_reference(MEASURES[name].evaluate({c: rows[c].to_numpy() for c in MEASURES[name].features}, grid))
         for corr_type in ("spearman", "kendall_b"):
-            curve = np.array([sample_correlation(v, grade, corr_type) for v in values])
+            curve = scipy_curves(values, grade, [corr_type])[corr_type]
             best, index = reference_first_max(curve)
             row = correlations.filter(
                 (pl.col("E") == "AML12v2") & (pl.col("subset") == "A") & (pl.col("segment") == "wide")

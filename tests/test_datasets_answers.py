@@ -8,12 +8,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from conftest import REPO
 from retrieval_response.datasets import read_texts
 
 pytestmark = pytest.mark.unit
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "resources" / "data"
+DATA = REPO / "resources" / "data"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "datasets"
 ANSWERS = pl.List(pl.String)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from conftest import REPO
 from retrieval_response.datasets import read_texts
 from retrieval_response.datasets.arxiv import category_names
 from retrieval_response.datasets.arxiv_parquet import PRIMARY_SUBJECT
@@ -16,7 +17,7 @@ from retrieval_response.datasets.layouts import read_with_notes
 
 pytestmark = pytest.mark.unit
 
-PARQUET = Path(__file__).resolve().parents[1] / "resources" / "data" / "arxiv" / "arxiv_2023-09_abstracts.parquet"
+PARQUET = REPO / "resources" / "data" / "arxiv" / "arxiv_2023-09_abstracts.parquet"
 SNAPSHOT = Path(__file__).resolve().parent / "fixtures" / "datasets" / "arxiv_snapshot_sample.jsonl"
 
 

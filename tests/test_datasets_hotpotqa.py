@@ -8,13 +8,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from conftest import REPO
 from retrieval_response.datasets import read_texts
 from retrieval_response.datasets.layouts import read_with_notes
 from retrieval_response.infra.errors import InputError
 
 pytestmark = pytest.mark.unit
 
-DATA = Path(__file__).resolve().parents[1] / "resources" / "data" / "hotpotqa"
+DATA = REPO / "resources" / "data" / "hotpotqa"
 DISTRACTOR = DATA / "hotpot_dev_distractor_sample100.json"
 IRCOT = DATA / "hotpot_dev_ircot_subsample500.jsonl"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "datasets"

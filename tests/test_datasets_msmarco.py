@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import REPO
 from retrieval_response.datasets import prepare, read_texts
 from retrieval_response.datasets.layouts import read_with_notes
 
 pytestmark = pytest.mark.unit
 
-SAMPLE = Path(__file__).resolve().parents[1] / "resources" / "data" / "msmarco" / "ms_marco_v1.1_train_sample200.json"
+SAMPLE = REPO / "resources" / "data" / "msmarco" / "ms_marco_v1.1_train_sample200.json"
 ROWS = Path(__file__).resolve().parent / "fixtures" / "datasets" / "msmarco_rows.jsonl"
 
 

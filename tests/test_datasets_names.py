@@ -1,4 +1,4 @@
-"""Ids and subsets read from data must be safe path names: every hostile one is one InputError naming the record."""
+"""Ids and subsets read from data must be safe path names: a hostile one is one InputError naming the record."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import HOSTILE_NAME_PAIR
 from retrieval_response.datasets import prepare
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.published import read_graded, read_ranked
-from test_paths import HOSTILE_NAMES
 
 pytestmark = pytest.mark.unit
 
@@ -18,8 +18,8 @@ GOOD = {"q": "a question", "p": ["first positive", "second positive"], "n": ["ne
 
 
 def hostile_ids() -> list[str]:
-    """HOSTILE_NAMES made to look like '<subset>-<n>' ids where they have no dash, so the name rule must catch them."""
-    return [name if "-" in name or not name else f"{name}-1" for name in HOSTILE_NAMES]
+    """HOSTILE_NAME_PAIR made to look like '<subset>-<n>' ids where they have no dash, so the name rule must catch them."""
+    return [name if "-" in name else f"{name}-1" for name in HOSTILE_NAME_PAIR]
 
 
 def assert_one_line(error: InputError, path: Path, record: str) -> None:
@@ -40,7 +40,7 @@ def test_hostile_id_in_a_samples_file_is_refused(tmp_path, layout, bad_id):
     assert not any(tmp_path.rglob("*escaped*"))
 
 
-@pytest.mark.parametrize("subset", [name for name in HOSTILE_NAMES if name], ids=repr)
+@pytest.mark.parametrize("subset", HOSTILE_NAME_PAIR, ids=repr)
 def test_hostile_subset_name_for_a_generic_file_is_refused(tmp_path, subset):
     source = tmp_path / "samples.jsonl"
     source.write_text(json.dumps({"id": "faq-0", **GOOD}) + "\n")

@@ -19,7 +19,7 @@ from retrieval_response.analysis.measures import MEASURES, add_features, alpha_g
 from retrieval_response.analysis.umbrela_agreement import kappa, umbrela_agreement
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
-from retrieval_response.llm.config import ModelConfig, PacingConfig
+from retrieval_response.llm.config import ModelConfig
 from retrieval_response.llm.document_judgments import (
     judge_documents,
     judged_pairs,
@@ -31,7 +31,7 @@ from retrieval_response.llm.prompts import ANSWER_FIELDS, UDCG_FIELDS, UMBRELA_F
 from retrieval_response.tables.collect import judgment_utilities, with_document_judgments
 from retrieval_response.testing.openai_server import OpenAIServer
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
-from test_llm_client import FAST, SHAPES
+from test_llm_client import FAST, SHAPES, pacing_for
 
 pytestmark = pytest.mark.unit
 
@@ -261,7 +261,7 @@ def test_kinds_not_asked_for_stay_null_and_cost_nothing(tmp_path):
 def test_every_response_shape_becomes_a_status(tmp_path, fault, reason, retried):
     texts = synthetic_texts(1, n_pos=2, n_neg=4)
     pairs = judged_pairs([(synthetic_ranked(texts, "A", 5, 2, [1]), texts)])
-    pacing = PacingConfig(**{**FAST.__dict__, "max_retries": 0})
+    pacing = pacing_for(fault, max_retries=0)
     with OpenAIServer(script=[fault] * 3) as server:
         judgments = judge_documents(pairs, ["erag", "udcg", "umbrela"], _clients(server, tmp_path, pacing=pacing),
                                     PROMPTS)

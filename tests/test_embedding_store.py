@@ -22,7 +22,7 @@ class HashEmbedder(Embedder):
     """Deterministic stand-in encoder: vector from sha256(prompt + text); records what it was asked."""
 
     def __init__(self, prompts=None, fingerprint="hash-v1"):
-        super().__init__("H", prompts or {"query": "query: ", "passage": "passage: "}, fingerprint, 4, True)
+        super().__init__("H", prompts or {"query": "query: ", "passage": "passage: "}, fingerprint, 4)
         self.seen: list[str] = []
 
     def encode_raw(self, texts, kind):

@@ -5,20 +5,15 @@ The upstream stages are replaced by a synthetic texts table with gold answers an
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import polars as pl
 import pytest
-import yaml
 
-from conftest import REPO, planned_files, run_snakemake
+from conftest import llm_config, llm_workdir, planned_files, run_snakemake
 from retrieval_response.analysis.answer_scores import best_scores
 from retrieval_response.analysis.judge_agreement import SCHEMA
-from retrieval_response.infra.atomic import write_parquet
-from retrieval_response.testing.openai_server import serve_in_subprocess
-from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
+from retrieval_response.testing.synthetic import synthetic_texts
 
 RULES = ("--allowed-rules", "answer_ideal", "answer_topk", "grade", "merge_graded", "collect_graded", "judge_agreement")
 JUDGE = ("results/analysis/judge_agreement.parquet", "results/analysis/judge_agreement.png")
@@ -28,33 +23,14 @@ a one-reference (K = 1) answer may quote its reference after it: F1 below 2/3 ag
 
 
 def config(model: dict, layout: str = "generic") -> dict:
-    return {
-        "datasets": {"tiny": {"layout": layout, "path": "tiny.jsonl"}},
-        "designs": [{"Nc": 5, "Np": 2}], "K": [1, 2, 3],
-        "embedders": {"ML6": {"backend": "gt_minilm_l6"}},
-        "llm": {"generator": {**model, "max_tokens": 50}, "grader": {**model, "max_tokens": 4, "logprobs": True},
-                "cache": "results/llm_cache", "pacing": {"concurrency": 4},
-                "prompts": {"answer": "prompts/answer.txt", "grade": "prompts/grade.txt"}},
-        "analysis": {"bootstrap_resamples": 50},
-    }
+    return llm_config(model, datasets={"tiny": {"layout": layout, "path": "tiny.jsonl"}},
+                      analysis={"bootstrap_resamples": 50})
 
 
 @pytest.fixture(scope="module")
-def model():
-    os.environ["RR_LOOPBACK_KEY"] = "loopback-key"
-    with serve_in_subprocess(latency_s=0.0) as running:
-        yield {"model": "openai/loopback", "api_base": running.base_url, "api_key_env": "RR_LOOPBACK_KEY"}
-
-
-@pytest.fixture(scope="module")
-def built(model, tmp_path_factory) -> Path:
-    workdir = tmp_path_factory.mktemp("judge_workflow")
-    (workdir / "tiny.jsonl").write_text("")
-    shutil.copytree(REPO / "resources/prompts", workdir / "prompts")
-    (workdir / "config.yaml").write_text(yaml.safe_dump(config(model)))
+def built(loopback_llm, tmp_path_factory) -> Path:
     texts = synthetic_texts(4).with_columns(p=pl.col("p").list.head(2), answers=pl.Series(GOLD, dtype=pl.List(pl.String)))
-    write_parquet(texts, workdir / "results/texts/tiny.parquet")
-    write_parquet(synthetic_ranked(texts, "ML6", 5, 2, [1, 2, 3]), workdir / "results/ranked/tiny/ML6/Nc5_Np2.parquet")
+    workdir = llm_workdir(tmp_path_factory.mktemp("judge_workflow"), config(loopback_llm), {"tiny": texts})
     run_snakemake(workdir, "--cores", "2", *RULES, "--", *JUDGE)
     return workdir
 
@@ -90,14 +66,9 @@ def test_judge_table_and_figure(built):
 
 
 @pytest.mark.workflow
-def test_default_target_has_the_judge_outputs_only_when_a_layout_can_carry_gold(model, tmp_path):
+def test_default_target_has_the_judge_outputs_only_when_a_layout_can_carry_gold(loopback_llm, tmp_path):
     for layout, expected in (("generic", True), ("arxiv_parquet", False)):
-        workdir = tmp_path / layout
-        workdir.mkdir()
-        (workdir / "tiny.jsonl").write_text("")
-        shutil.copytree(REPO / "resources/prompts", workdir / "prompts")
-        (workdir / "config.yaml").write_text(yaml.safe_dump(config(model, layout)))
-        outputs = planned_files(workdir)
+        outputs = planned_files(llm_workdir(tmp_path / layout, config(loopback_llm, layout)))
         assert "results/analysis/graded.parquet" in outputs
         assert set(JUDGE) <= outputs if expected else not set(JUDGE) & outputs
 

@@ -7,19 +7,14 @@ The upstream stages are replaced by synthetic texts and ranked files (``--allowe
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import polars as pl
 import pytest
-import yaml
 
-from conftest import REPO, run_snakemake
-from retrieval_response.infra.atomic import write_parquet
+from conftest import llm_config, llm_workdir, run_snakemake
 from retrieval_response.llm.document_judgments import judged_pairs
-from retrieval_response.testing.openai_server import serve_in_subprocess
-from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
+from retrieval_response.testing.synthetic import synthetic_texts
 
 pytestmark = pytest.mark.workflow
 
@@ -31,37 +26,15 @@ ANALYSIS = ("--allowed-rules", "judge_documents", "answer_ideal", "answer_topk",
 
 
 @pytest.fixture(scope="module")
-def server():
-    os.environ["RR_LOOPBACK_KEY"] = "loopback-key"
-    with serve_in_subprocess(latency_s=0.005) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def workdir(server, tmp_path_factory) -> Path:
-    workdir = tmp_path_factory.mktemp("judgments_workflow")
-    (workdir / "tiny.jsonl").write_text("")
-    shutil.copytree(REPO / "resources/prompts", workdir / "prompts")
-    model = {"model": "openai/loopback", "api_base": server.base_url, "api_key_env": "RR_LOOPBACK_KEY"}
-    config = {
-        "datasets": {"tiny": {"layout": "generic", "path": "tiny.jsonl"}},
-        "designs": [{"Nc": 5, "Np": 2}, {"Nc": 6, "Np": 2}], "K": [1, 2, 3],
-        "embedders": {"ML6": {"backend": "gt_minilm_l6"}, "PML3": {"backend": "paraphrase_minilm_l3_onnx"}},
-        "document_judgments": {"kinds": ["erag", "udcg", "umbrela"]},
-        "llm": {"generator": {**model, "max_tokens": 50},
-                "grader": {**model, "max_tokens": 4, "logprobs": True},
-                "cache": "results/llm_cache", "pacing": {"concurrency": 4},
-                "prompts": {name: f"prompts/{name}.txt" for name in ("answer", "grade", "udcg", "umbrela")}},
-        "analysis": {"segmentations": ["fit"], "alpha_grid": "linear:5", "min_segment_samples": 4,
-                     "bootstrap_resamples": 20},
-    }
-    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+def workdir(loopback_llm, tmp_path_factory) -> Path:
+    config = llm_config(
+        loopback_llm, designs=[{"Nc": 5, "Np": 2}, {"Nc": 6, "Np": 2}],
+        embedders={"ML6": {"backend": "gt_minilm_l6"}, "PML3": {"backend": "paraphrase_minilm_l3_onnx"}},
+        prompts=("answer", "grade", "udcg", "umbrela"), document_judgments={"kinds": ["erag", "udcg", "umbrela"]},
+        analysis={"segmentations": ["fit"], "alpha_grid": "linear:5", "min_segment_samples": 4,
+                  "bootstrap_resamples": 20})
     texts = synthetic_texts(8, n_pos=2, n_neg=4).with_columns(answers=pl.lit(["alpha"]))
-    write_parquet(texts, workdir / "results/texts/tiny.parquet")
-    for seed, (embedder, nc) in enumerate([("ML6", 5), ("ML6", 6), ("PML3", 5), ("PML3", 6)]):
-        write_parquet(synthetic_ranked(texts, embedder, nc, 2, [1, 2, 3], seed=seed),
-                      workdir / f"results/ranked/tiny/{embedder}/Nc{nc}_Np2.parquet")
-    return workdir
+    return llm_workdir(tmp_path_factory.mktemp("judgments_workflow"), config, {"tiny": texts})
 
 
 def _pairs(workdir: Path) -> pl.DataFrame:
@@ -70,26 +43,26 @@ def _pairs(workdir: Path) -> pl.DataFrame:
     return judged_pairs([(r, texts) for r in ranked])
 
 
-def test_one_call_per_distinct_pair_and_kind_then_none(workdir, server):
-    before = server.stats()["requests"]
+def test_one_call_per_distinct_pair_and_kind_then_none(workdir, loopback):
+    before = loopback.stats()["requests"]
     run_snakemake(workdir, "--cores", "2", *JUDGE)
     pairs = _pairs(workdir)
     judgments = pl.read_parquet(workdir / "results/judgments/tiny.parquet")
     assert judgments.height == pairs.height and set(judgments["id"]) == set(pairs["id"])
-    assert server.stats()["requests"] - before == 3 * pairs.height
+    assert loopback.stats()["requests"] - before == 3 * pairs.height
     summary = json.loads((workdir / "results/judgments/tiny.summary.json").read_text())
     assert (summary["calls"], summary["pairs"], summary["queries"]) == (3 * pairs.height, pairs.height, 8)
     assert sum(summary["samples_by_status"].values()) == 3 * pairs.height
     print(f"calls per query: {3 * pairs.height / 8:.2f} ({pairs.height} pairs of 8 queries, 3 kinds)")
 
-    before = server.stats()["requests"]
+    before = loopback.stats()["requests"]
     run_snakemake(workdir, "--cores", "2", "--forcerun", "judge_documents", *JUDGE)
-    assert server.stats()["requests"] == before, "a rerun must be answered from the cache"
+    assert loopback.stats()["requests"] == before, "a rerun must be answered from the cache"
     rerun = json.loads((workdir / "results/judgments/tiny.summary.json").read_text())
     assert (rerun["calls"], rerun["cache_hits"]) == (0, 3 * pairs.height)
 
 
-def test_the_analysis_correlates_the_judgment_measures(workdir, server):
+def test_the_analysis_correlates_the_judgment_measures(workdir, loopback):
     run_snakemake(workdir, "--cores", "2", *JUDGE)
     run_snakemake(workdir, "--cores", "2", *ANALYSIS)
     correlations = pl.read_parquet(workdir / "results/analysis/correlations_fit.parquet")

@@ -1,9 +1,9 @@
-"""Claims on cache keys: processes sharing one response cache pay for each request once; a claim
-of a dead or hung holder is taken over; a failed call releases its claim."""
+"""Claims on cache keys: a client waits for the holder of a claimed key instead of calling; a claim
+of a dead or hung holder is taken over; a failed call releases its claim. Two processes sharing one
+response cache: test_llm_worker_processes.py."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -11,10 +11,8 @@ import threading
 import time
 from pathlib import Path
 
-import polars as pl
 import pytest
 
-from retrieval_response.llm.accounting import read_journal
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.claims import Claim, KeyClaims
 from retrieval_response.llm.client import LLMClient
@@ -122,35 +120,3 @@ def test_a_dead_holders_claim_is_taken_over(tmp_path):
             tmp_path / "cache" / "claims" / client.key(MSGS))
         [result] = client.run_all([client.complete(MSGS)], "t")
     assert result.ok and client.stats.claims_taken_over == 1 and client.stats.calls == 1
-
-
-def _worker(api_base: str, cache: Path, out: Path, journal: Path, start: Path) -> subprocess.Popen:
-    env = {**os.environ, "RR_LOOPBACK_KEY": "x", "PYTHONPATH": os.pathsep.join(sys.path)}
-    return subprocess.Popen([sys.executable, "-m", "retrieval_response.testing.grading_worker",
-                             api_base, str(cache), str(out), "6", str(journal), str(start)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-
-def test_two_processes_sharing_a_cache_pay_for_each_prompt_once(tmp_path):
-    """Two grading runs (42 prompts each) started together on one cache: the server sees each
-    prompt once, the runs share the work and wait for each other's answers, and both write the
-    same graded table. Both make their first call together, however long their imports take."""
-    outs = [tmp_path / f"out{i}.parquet" for i in (1, 2)]
-    with OpenAIServer(latency_s=0.15) as server:
-        procs = [_worker(server.base_url, tmp_path / "cache", out, tmp_path / "journal", tmp_path / "start")
-                 for out in outs]
-        deadline = time.monotonic() + 120
-        while not all(Path(f"{out}.ready").exists() for out in outs):
-            assert time.monotonic() < deadline and all(proc.poll() is None for proc in procs), "a worker never got ready"
-            time.sleep(0.05)
-        (tmp_path / "start").touch()
-        for proc in procs:
-            assert proc.wait(timeout=180) == 0, proc.stderr.read()
-        stats = server.stats()
-    assert stats["requests"] == len(stats["by_prompt"]) == 42, "a prompt was paid for twice"
-    jobs = [json.loads((tmp_path / f"out{i}.parquet.summaries.json").read_text()) for i in (1, 2)]
-    assert sum(job["claim_waits"] for run in jobs for job in run) > 0, "the runs never met on a key"
-    assert all(sum(job["calls"] for job in run) > 0 for run in jobs), "both runs share the work"
-    assert read_journal(tmp_path / "journal").height == 42
-    assert pl.read_parquet(tmp_path / "out1.parquet").equals(pl.read_parquet(tmp_path / "out2.parquet"))
-    assert not list((tmp_path / "cache" / "claims").iterdir())

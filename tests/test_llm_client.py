@@ -28,6 +28,13 @@ FAST = PacingConfig(concurrency=4, max_retries=3, timeout_seconds=2.0, backoff_b
                     backoff_max_seconds=0.05)
 
 
+def pacing_for(fault: str, **changes) -> PacingConfig:
+    """FAST with ``changes``; a trickled body lasts until the attempt's deadline, so its case
+    (``fault_trickle``) gets a deadline of 0.5 s instead of 2."""
+    deadline = 0.5 if fault == "fault_trickle" else FAST.timeout_seconds
+    return PacingConfig(**{**FAST.__dict__, "timeout_seconds": deadline, **changes})
+
+
 def _client(server, tmp_path, pacing=FAST, journal=None, **model):
     cfg = ModelConfig("openai/loopback", api_base=server.base_url, api_key_env="RR_TEST_KEY", **model)
     return LLMClient(cfg, pacing, ResponseCache(tmp_path / "cache"), jitter_seed=0, journal=journal)
@@ -183,7 +190,7 @@ def test_a_response_of_any_shape_becomes_a_status_is_not_cached_and_a_rerun_reco
     attempts = FAST.max_retries + 1 if retried else 1
     with OpenAIServer(script=[fault] * attempts) as server:
         journal = CallJournal(tmp_path / "journal", "answer", "job")
-        client = _client(server, tmp_path, journal=journal)
+        client = _client(server, tmp_path, pacing_for(fault), journal=journal)
         [result] = client.run_all([client.complete(_msgs(7))], "t")
         requests = server.stats()["requests"]
         cached = len(ResponseCache(tmp_path / "cache"))

@@ -1,45 +1,44 @@
 """llm_cost prints calls and tokens for every config and ``dollars=unknown`` when litellm has no price."""
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import REPO
+from retrieval_response.reports import llm_cost
+
 pytestmark = pytest.mark.unit
 
-ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ["config.yaml", *sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("config/*.yaml")),
-           *sorted(str(p.relative_to(ROOT)) for p in ROOT.glob(".test/*.yaml"))]
+SHIPPED = ["config.yaml", *sorted(str(p.relative_to(REPO)) for p in REPO.glob("config/*.yaml")),
+           *sorted(str(p.relative_to(REPO)) for p in REPO.glob(".test/*.yaml"))]
 LAST_LINE = re.compile(r"^calls=\d+ prompt_tokens=\d+ completion_tokens=\d+ dollars=(unknown|\d+\.\d\d)$")
 
 
-def _run(config: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(ROOT / "src")}
-    return subprocess.run([sys.executable, "-m", "retrieval_response.reports.llm_cost", str(config)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+def _report(config: Path, capfd, monkeypatch) -> str:
+    """The last line ``llm_cost`` prints for ``config``, run from the repository in this process
+    (``python -m retrieval_response.reports.llm_cost`` calls the same ``main``); nothing it wrote
+    to stderr is a traceback."""
+    monkeypatch.chdir(REPO)
+    llm_cost.main([str(config)])
+    out, err = capfd.readouterr()
+    assert "Traceback" not in err
+    return out.strip().splitlines()[-1]
 
 
 @pytest.mark.parametrize("config", SHIPPED)
-def test_every_shipped_config_prints_counts_without_traceback(config):
-    result = _run(ROOT / config)
-    assert result.returncode == 0, result.stderr
-    assert "Traceback" not in result.stderr
-    assert LAST_LINE.match(result.stdout.strip().splitlines()[-1])
+def test_every_shipped_config_prints_counts_without_traceback(config, capfd, monkeypatch):
+    assert LAST_LINE.match(_report(REPO / config, capfd, monkeypatch))
 
 
 @pytest.mark.parametrize("model", ["openai/my-alias", "llamacpp/some-local-model", "nosuchprovider/x"])
-def test_unpriced_model_gives_unknown_dollars(tmp_path, model):
-    text = (ROOT / ".test/config_smoke.yaml").read_text()
+def test_unpriced_model_gives_unknown_dollars(tmp_path, model, capfd, monkeypatch):
+    text = (REPO / ".test/config_smoke.yaml").read_text()
     config = tmp_path / "config.yaml"
     config.write_text(text.replace("openai/loopback", model))
     assert model in config.read_text()
-    result = _run(config)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().splitlines()[-1].endswith("dollars=unknown")
+    assert _report(config, capfd, monkeypatch).endswith("dollars=unknown")
 
 
 def _tiny(tmp_path: Path, designs: list[dict], generator: str = "openai/loopback",

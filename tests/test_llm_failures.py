@@ -13,19 +13,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import shutil
 import socket
 from pathlib import Path
 
 import polars as pl
 import pytest
-import yaml
 
-from conftest import REPO, run_snakemake
-from retrieval_response.infra.atomic import write_parquet
+from conftest import LOOPBACK_KEY_ENV, llm_config, llm_workdir, loopback_model, planned_files, run_snakemake
 from retrieval_response.testing.openai_server import OpenAIServer
-from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
+from retrieval_response.testing.synthetic import synthetic_texts
 
 pytestmark = pytest.mark.workflow
 
@@ -50,33 +46,14 @@ def _text(messages: list[dict]) -> str:
 
 def _workdir(path: Path, port: int, **llm) -> Path:
     """Texts and ranked samples of 4 queries (Nc 5, Np 2, K 1-3) and a config whose models are
-    at ``http://127.0.0.1:<port>/v1``."""
-    path.mkdir()
-    (path / "tiny.jsonl").write_text("")
-    shutil.copytree(REPO / "resources/prompts", path / "prompts")
-    model = {"model": "openai/loopback", "api_base": f"http://127.0.0.1:{port}/v1", "api_key_env": "RR_LOOPBACK_KEY"}
-    config = {
-        "datasets": {"tiny": {"layout": "generic", "path": "tiny.jsonl"}},
-        "designs": [{"Nc": 5, "Np": 2}], "K": [1, 2, 3],
-        "embedders": {"ML6": {"backend": "gt_minilm_l6"}},
-        "llm": {"generator": {**model, "max_tokens": 50},
-                "grader": {**model, "max_tokens": 4, "logprobs": True},
-                "cache": "results/llm_cache", "pacing": {"concurrency": 4, "max_retries": 0},
-                "prompts": {"answer": "prompts/answer.txt", "grade": "prompts/grade.txt"}, **llm},
-    }
-    (path / "config.yaml").write_text(yaml.safe_dump(config))
-    texts = synthetic_texts(4).with_columns(p=pl.col("p").list.head(2))
-    write_parquet(texts, path / "results/texts/tiny.parquet")
-    write_parquet(synthetic_ranked(texts, "ML6", 5, 2, [1, 2, 3]), path / "results/ranked/tiny/ML6/Nc5_Np2.parquet")
-    return path
+    at ``http://127.0.0.1:<port>/v1``, with no retries."""
+    config = llm_config(loopback_model(f"http://127.0.0.1:{port}/v1"),
+                        llm={"pacing": {"concurrency": 4, "max_retries": 0}, **llm})
+    return llm_workdir(path, config, {"tiny": synthetic_texts(4).with_columns(p=pl.col("p").list.head(2))})
 
 
 def _planned(workdir: Path, *args: str) -> set[str]:
-    proc = run_snakemake(workdir, "-n", *args, *LLM_RULES, *TARGETS)
-    outputs = set()
-    for block in re.findall(r"^\s*output: (.+)$", proc.stdout + proc.stderr, re.MULTILINE):
-        outputs.update(part.strip() for part in block.split(","))
-    return outputs
+    return planned_files(workdir, *args, *LLM_RULES, *TARGETS)
 
 
 def _said(proc) -> list[str]:
@@ -100,7 +77,7 @@ def _tables(workdir: Path, shards: list[str]) -> dict[str, pl.DataFrame]:
 
 @pytest.fixture(scope="module", autouse=True)
 def api_key():
-    os.environ["RR_LOOPBACK_KEY"] = "loopback-key"
+    os.environ[LOOPBACK_KEY_ENV] = "loopback-key"
 
 
 @pytest.fixture(scope="module")

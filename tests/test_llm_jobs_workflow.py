@@ -6,18 +6,13 @@ The upstream stages are replaced by synthetic texts (``--allowed-rules``)."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from pathlib import Path
 
 import polars as pl
 import pytest
-import yaml
 
-from conftest import REPO, run_snakemake
-from retrieval_response.infra.atomic import write_parquet
-from retrieval_response.testing.openai_server import serve_in_subprocess
+from conftest import llm_config, llm_workdir, loopback_model, loopback_server, run_snakemake
 from retrieval_response.testing.synthetic import synthetic_texts
 
 pytestmark = pytest.mark.workflow
@@ -28,24 +23,13 @@ IDEAL = ("--allowed-rules", "answer_ideal", "--", *(f"results/answers/ideal/{d}.
 
 def _workdir(tmp_path: Path, model: dict) -> Path:
     """Two datasets of 6 queries each, with different questions (one ideal-answer job each, no
-    prompt in common; their id check stands as done) and a config of ``model``."""
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    for name in DATASETS:
-        (tmp_path / f"{name}.jsonl").write_text("")
-        texts = synthetic_texts(6).with_columns(p=pl.col("p").list.head(2), q=pl.col("q") + f" in {name}")
-        write_parquet(texts,
-                      tmp_path / f"results/texts/{name}.parquet")
+    prompt in common; their id check stands as done) and a config of ``model``, one call at a time."""
+    config = llm_config(model, K=[1, 2], llm={"pacing": {"concurrency": 1}},
+                        datasets={name: {"layout": "generic", "path": f"{name}.jsonl"} for name in DATASETS})
+    texts = {name: synthetic_texts(6).with_columns(p=pl.col("p").list.head(2), q=pl.col("q") + f" in {name}")
+             for name in DATASETS}
+    llm_workdir(tmp_path, config, texts)
     (tmp_path / "results/texts/ids_checked.json").write_text("{}")
-    shutil.copytree(REPO / "resources/prompts", tmp_path / "prompts")
-    config = {
-        "datasets": {name: {"layout": "generic", "path": f"{name}.jsonl"} for name in DATASETS},
-        "designs": [{"Nc": 5, "Np": 2}], "K": [1, 2],
-        "embedders": {"ML6": {"backend": "gt_minilm_l6"}},
-        "llm": {"generator": {**model, "max_tokens": 20}, "grader": {**model, "max_tokens": 4},
-                "cache": "results/llm_cache", "pacing": {"concurrency": 1},
-                "prompts": {"answer": "prompts/answer.txt", "grade": "prompts/grade.txt"}},
-    }
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     return tmp_path
 
 
@@ -79,10 +63,8 @@ def test_a_cap_above_the_pacing_jobs_is_refused_in_one_line(tmp_path):
 
 
 def test_hosted_jobs_run_side_by_side_with_the_default_profile(tmp_path):
-    os.environ["RR_LOOPBACK_KEY"] = "loopback-key"
-    with serve_in_subprocess(latency_s=1.0) as server:
-        workdir = _workdir(tmp_path, {"model": "openai/loopback", "api_base": server.base_url,
-                                      "api_key_env": "RR_LOOPBACK_KEY"})
+    with loopback_server(latency_s=1.0) as server:
+        workdir = _workdir(tmp_path, loopback_model(server.base_url))
         proc = run_snakemake(workdir, "--cores", "2", *IDEAL)
         stats = server.stats()
     assert re.search(r"Provided resources: .*llm=\W*(Resource\(\W*llm\W*, )?4\b", proc.stdout + proc.stderr)

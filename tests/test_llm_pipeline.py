@@ -8,6 +8,7 @@ import polars as pl
 import pytest
 
 from conftest import REPO
+from doubles.deterministic_provider import register_deterministic
 from retrieval_response.infra.errors import InputError
 from retrieval_response.llm import pipeline
 from retrieval_response.llm.cache import ResponseCache
@@ -15,7 +16,6 @@ from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
 from retrieval_response.tables.graded import export_published_json, validate_graded
-from retrieval_response.testing.deterministic_provider import register_deterministic
 from retrieval_response.testing.openai_server import default_answer
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
 

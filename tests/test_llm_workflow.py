@@ -6,7 +6,6 @@ The upstream stages are replaced by synthetic texts and ranked files (``--allowe
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -14,10 +13,8 @@ import polars as pl
 import pytest
 import yaml
 
-from conftest import REPO, planned_files, run_snakemake
-from retrieval_response.infra.atomic import write_parquet
-from retrieval_response.testing.openai_server import serve_in_subprocess
-from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
+from conftest import llm_config, llm_workdir, loopback_model, planned_files, run_snakemake
+from retrieval_response.testing.synthetic import synthetic_texts
 
 pytestmark = pytest.mark.workflow
 
@@ -33,31 +30,10 @@ def _planned(workdir: Path) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def server():
-    os.environ["RR_LOOPBACK_KEY"] = "loopback-key"
-    with serve_in_subprocess(latency_s=0.01) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def built(server, tmp_path_factory) -> Path:
-    workdir = tmp_path_factory.mktemp("llm_workflow")
-    (workdir / "tiny.jsonl").write_text("")
-    shutil.copytree(REPO / "resources/prompts", workdir / "prompts")
-    model = {"model": "openai/loopback", "api_base": server.base_url, "api_key_env": "RR_LOOPBACK_KEY"}
-    config = {
-        "datasets": {"tiny": {"layout": "generic", "path": "tiny.jsonl"}},
-        "designs": [{"Nc": 5, "Np": 2}], "K": [1, 2, 3],
-        "embedders": {"ML6": {"backend": "gt_minilm_l6"}},
-        "llm": {"generator": {**model, "max_tokens": 50},
-                "grader": {**model, "max_tokens": 4, "logprobs": True},
-                "cache": "results/llm_cache", "pacing": {"concurrency": 4},
-                "prompts": {"answer": "prompts/answer.txt", "grade": "prompts/grade.txt"}},
-    }
-    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+def built(loopback, tmp_path_factory) -> Path:
     texts = synthetic_texts(4).with_columns(p=pl.col("p").list.head(2))
-    write_parquet(texts, workdir / "results/texts/tiny.parquet")
-    write_parquet(synthetic_ranked(texts, "ML6", 5, 2, [1, 2, 3]), workdir / "results/ranked/tiny/ML6/Nc5_Np2.parquet")
+    workdir = llm_workdir(tmp_path_factory.mktemp("llm_workflow"), llm_config(loopback_model(loopback.base_url)),
+                          {"tiny": texts})
     run_snakemake(workdir, "--cores", "2", *LLM_RULES, *TARGETS)
     return workdir
 
@@ -72,7 +48,7 @@ def _copy(built: Path, tmp_path: Path, edit=None) -> Path:
     return copy
 
 
-def test_outputs_and_run_summary(built, server):
+def test_outputs_and_run_summary(built, loopback):
     graded = pl.read_parquet(built / f"{GRADED}.parquet")
     assert graded.height == 12 and (graded["status"] == "graded").all()
     records = json.loads((built / f"{GRADED}.json").read_text())
@@ -81,7 +57,7 @@ def test_outputs_and_run_summary(built, server):
     assert set(summary["stages"]) == {"answer_ideal", "answer_topk", "grade"}
     assert summary["stages"]["grade"]["samples_by_status"] == {"graded": 12}
     total = summary["total"]
-    assert total["calls"] == server.stats()["requests"] == 4 + 12 + 12
+    assert total["calls"] == loopback.stats()["requests"] == 4 + 12 + 12
     assert total["cache_hits"] == 0 and total["failures_by_reason"] == {}
     assert all(stage["seconds"] > 0 for stage in summary["stages"].values())
     written = [p for folder in ("results", "logs", ".snakemake") for p in (built / folder).rglob("*") if p.is_file()]
@@ -105,22 +81,22 @@ def test_changing_the_answer_prompt_replans_answers_and_grades(built, tmp_path):
         f"{GRADED}.parquet", f"{GRADED}.json", "results/llm_summary.json"}
 
 
-def test_changing_pacing_replans_nothing_and_a_forced_regrade_costs_no_call(built, server, tmp_path):
+def test_changing_pacing_replans_nothing_and_a_forced_regrade_costs_no_call(built, loopback, tmp_path):
     copy = _copy(built, tmp_path, lambda c: c["llm"]["pacing"].update({"concurrency": 2}))
     assert _planned(copy) == set()
-    before = server.stats()["requests"]
+    before = loopback.stats()["requests"]
     run_snakemake(copy, "--cores", "2", "--forcerun", "grade", *LLM_RULES, *TARGETS)
-    assert server.stats()["requests"] == before
+    assert loopback.stats()["requests"] == before
     grade_job = json.loads((copy / f"{SHARD}.summary.json").read_text())
     assert (grade_job["calls"], grade_job["cache_hits"], grade_job["requests"]) == (0, 12, 12)
     assert pl.read_parquet(copy / f"{GRADED}.parquet").equals(pl.read_parquet(built / f"{GRADED}.parquet"))
 
 
-def test_shards_split_the_work_and_merge_to_the_same_graded_file(built, server, tmp_path):
+def test_shards_split_the_work_and_merge_to_the_same_graded_file(built, loopback, tmp_path):
     copy = _copy(built, tmp_path, lambda c: c["llm"].update({"shards": 3}))
-    before = server.stats()["requests"]
+    before = loopback.stats()["requests"]
     run_snakemake(copy, "--cores", "2", *LLM_RULES, *TARGETS)
-    assert server.stats()["requests"] == before, "every prompt is already in the cache"
+    assert loopback.stats()["requests"] == before, "every prompt is already in the cache"
     shards = [pl.read_parquet(copy / f"{GRADED}/{i}-of-3.parquet") for i in (1, 2, 3)]
     assert sum(shard.height for shard in shards) == 12
     assert len(set().union(*(set(shard["id"]) for shard in shards))) == 4

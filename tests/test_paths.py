@@ -46,7 +46,8 @@ HOSTILE_NAMES = [
     "a:b",
     "x" * (MAX_NAME_LENGTH + 1),
 ]
-"""Separators, traversal, absolute paths, control characters, unicode slashes, options, hidden and too long."""
+"""Separators, traversal, absolute paths, control characters, unicode slashes, options, hidden and
+too long: the whole matrix, against safe_name (the other entry points try ``conftest.HOSTILE_NAME_PAIR``)."""
 
 ALPHABET = "aZ09._+-/\\:~ \x00\n\t\u2215\u2044\uff0f\u00e9$*"
 """Characters random names are drawn from: the allowed ones and many that are not."""

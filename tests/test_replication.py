@@ -3,13 +3,13 @@ conclusion reads, the spread comparison of conclusion 4, and the resampled corre
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
 
+from conftest import benchmark
 from retrieval_response.analysis.bootstrap import percentile_interval
 from retrieval_response.analysis.correlation_tables import analysis_tables, run_analysis
 from retrieval_response.analysis.replication import (
@@ -23,9 +23,7 @@ from retrieval_response.analysis.replication import (
 pytestmark = pytest.mark.unit
 
 FIXTURES = Path(__file__).parent / "fixtures" / "study_part1"
-_spec = importlib.util.spec_from_file_location("bench_analysis", Path(__file__).parents[1] / "benchmarks" / "analysis.py")
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
+bench = benchmark("analysis")
 
 
 def differences(rows) -> pl.DataFrame:

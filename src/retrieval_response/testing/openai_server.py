@@ -1,4 +1,7 @@
-"""A loopback HTTP server speaking the OpenAI chat-completions protocol, for tests and benchmarks.
+"""A loopback HTTP server speaking the OpenAI chat-completions protocol, for users, tests and benchmarks.
+
+Users run it to try a config end to end without a model (docs/LLM_SERVERS.md, "A loopback
+server to try a config"); the tests and benchmarks use it as the LLM provider.
 
 ``POST /v1/chat/completions`` answers deterministically from the request's messages, after a
 configurable latency, under a server-side rate limit (sliding one-second window; excess gets

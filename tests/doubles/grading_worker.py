@@ -1,6 +1,7 @@
-"""A grading run against an OpenAI-compatible server, as a separate process (for the SIGKILL test).
+"""A grading run against an OpenAI-compatible server, as a separate process (for the SIGKILL and
+shared-cache tests; ``conftest.python_env`` puts ``tests`` on its module path).
 
-``python -m retrieval_response.testing.grading_worker API_BASE CACHE_DIR OUT.parquet N_QUERIES JOURNAL_DIR [START_FILE]``
+``python -m doubles.grading_worker API_BASE CACHE_DIR OUT.parquet N_QUERIES JOURNAL_DIR [START_FILE]``
 answers and grades a synthetic design (one embedder, Nc=5, Np=2, K=1..3) with the shipped prompts,
 journals its calls in JOURNAL_DIR (stages ``answer`` and ``grade``), and writes the graded table
 and, next to it, the two clients' job summaries (``OUT.parquet.summaries.json``).
@@ -21,7 +22,7 @@ from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
 
-PROMPTS = Path(__file__).resolve().parents[3] / "resources" / "prompts"
+PROMPTS = Path(__file__).resolve().parents[2] / "resources" / "prompts"
 
 
 def wait_for_start(out: str, start_file: str | None) -> None:

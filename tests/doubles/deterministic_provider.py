@@ -1,4 +1,4 @@
-"""A deterministic in-process litellm provider for unit tests: ``det/<anything>`` models.
+"""A deterministic in-process litellm provider for tests: ``det/<anything>`` models.
 
 Answers with ``openai_server.default_answer`` (or a given function of the messages), with
 OpenAI-style log-probabilities when asked, and counts the calls it received per messages hash.
