@@ -22,7 +22,7 @@ from retrieval_response.ranking.cosine_ranking import RankingReport, design_ks, 
 
 DEFAULTS = {"k1": 1.5, "b": 0.75, "method": "lucene"}
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
-IGNORED_KEYS = {"backend", "query_prompt", "passage_prompt", "batch_size", "normalize"}
+IGNORED_KEYS = {"backend", "query_prompt", "passage_prompt", "batch_size"}
 """Registry keys the schema fills into every entry, meaningless for BM25 (prompts are not added)."""
 
 
