@@ -118,7 +118,9 @@ def test_the_json_record_holds_the_printed_figures(tmp_path):
 
 
 def test_a_corpus_level_config_counts_one_ideal_and_one_answer_per_ranker_and_k(capfd, monkeypatch):
-    text = _report(REPO / "config/corpus.yaml", capfd, monkeypatch)
+    monkeypatch.chdir(REPO)
+    llm_cost.main([str(REPO / "config/corpus.yaml")])
+    text = capfd.readouterr().out
     counts = {m[0]: int(m[1].replace(",", "")) for m in re.findall(r"^(ideal answers|top-K answers|grades)\s+([\d,]+)",
                                                                     text, re.M)}
     # 12 queries, 2 rankers (ML6, BM25), K = 1..10
