@@ -44,7 +44,7 @@ import polars as pl  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from retrieval_response.datasets.judged_corpus import beir_judgements, corpus_table, query_texts  # noqa: E402
+from retrieval_response.datasets.judged_corpus import beir_judgements, corpus_table, judged_texts  # noqa: E402
 from retrieval_response.ranking.corpus_retrieval import QUERY_BLOCK, bm25_top_k  # noqa: E402
 from retrieval_response.ranking.corpus_search import corpus_measures, top_k_of_scores  # noqa: E402
 from retrieval_response.ranking.lexical import DEFAULTS, BM25Index  # noqa: E402
@@ -106,7 +106,7 @@ def main() -> None:
     args = parser.parse_args()
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     corpus = corpus_table("beir", QRELS)
-    questions = dict(list(query_texts("beir", QRELS).items())[: args.queries])
+    questions = dict(list(judged_texts("beir", QRELS, "queries").items())[: args.queries])
     documents, queries = corpus["text"].to_list(), list(questions.values())
     qrels = pl.DataFrame([j[:3] for j in beir_judgements(QRELS)], schema=["qid", "docid", "grade"], orient="row")
 

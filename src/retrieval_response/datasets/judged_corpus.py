@@ -239,38 +239,29 @@ def read_trec(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
     return texts_table(qrels, "T", trec_judgements(qrels), queries, documents)
 
 
-
-def corpus_texts(layout: str, path: str | Path) -> dict[str, str]:
-    """{document id: text} of the corpus of the ``beir`` or ``trec`` dataset whose qrels file is
-    ``path`` (title and text joined as in the texts table). ValueError for another layout."""
+def judged_texts(layout: str, path: str | Path, kind: str) -> dict[str, str]:
+    """{id: text} of the ``documents`` or the ``queries`` (``kind``) of the ``beir`` or ``trec``
+    dataset whose qrels file is ``path`` (a BEIR document's title and text joined as in the texts
+    table). ValueError for another layout."""
     qrels = existing_file(path)
     if layout == "beir":
-        return jsonl_texts(qrels.parent.parent / "corpus.jsonl", "_id", with_title=True)
+        name = "corpus.jsonl" if kind == "documents" else "queries.jsonl"
+        return jsonl_texts(qrels.parent.parent / name, "_id", with_title=kind == "documents")
     if layout == "trec":
-        return companion_texts(qrels, "documents")
-    raise ValueError(f"layout {layout!r} has no document ids; a corpus needs 'beir' or 'trec'")
-
-
-def query_texts(layout: str, path: str | Path) -> dict[str, str]:
-    """{query id: text} of the queries of the ``beir`` or ``trec`` dataset whose qrels file is ``path``."""
-    qrels = existing_file(path)
-    if layout == "beir":
-        return jsonl_texts(qrels.parent.parent / "queries.jsonl", "_id", with_title=False)
-    if layout == "trec":
-        return companion_texts(qrels, "queries")
-    raise ValueError(f"layout {layout!r} has no query ids; a run needs 'beir' or 'trec'")
+        return companion_texts(qrels, kind)
+    raise ValueError(f"layout {layout!r} has no document ids; a corpus or a run needs 'beir' or 'trec'")
 
 
 def corpus_ids(layout: str, path: str | Path) -> tuple[pl.Series, pl.Series]:
     """(document ids, query ids) of the corpus and queries of the ``beir`` or ``trec`` dataset whose
     qrels file is ``path``: the ids a run file may name. ValueError for another layout."""
-    return (pl.Series("docid", list(corpus_texts(layout, path)), dtype=pl.String),
-            pl.Series("qid", list(query_texts(layout, path)), dtype=pl.String))
+    return (pl.Series("docid", list(judged_texts(layout, path, "documents")), dtype=pl.String),
+            pl.Series("qid", list(judged_texts(layout, path, "queries")), dtype=pl.String))
 
 
 def corpus_table(layout: str, path: str | Path) -> pl.DataFrame:
     """The corpus of the ``beir`` or ``trec`` dataset whose qrels file is ``path``: ``doc_id, text``,
     one row per document in file order."""
-    documents = corpus_texts(layout, path)
+    documents = judged_texts(layout, path, "documents")
     return pl.DataFrame({"doc_id": list(documents), "text": list(documents.values())},
                         schema={"doc_id": pl.String, "text": pl.String})

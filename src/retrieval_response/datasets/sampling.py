@@ -129,12 +129,9 @@ def sample_queries(
     """
     designs = list(dict.fromkeys((int(nc), int(np_)) for nc, np_ in designs))
     check_designs(designs)
-    if n_queries is not None and n_queries < 1:
-        raise ValueError(f"n_queries must be >= 1 or None, got {n_queries}")
     usable, skipped, per_design_usable, per_design_skipped = skip_counts(feasibility(texts, designs), designs)
     candidates = texts.filter(usable)
-    chosen = bottom_k(candidates["id"], n_queries, seed)
-    sampled = candidates.filter(pl.col("id").is_in(chosen.implode())).sort("id")
+    sampled = sample_usable(candidates, n_queries, seed)
     report = {
         "read": texts.height,
         "usable": candidates.height,
@@ -147,9 +144,7 @@ def sample_queries(
         "n_queries": n_queries,
         "seed": seed,
     }
-    if n_queries is not None and candidates.height < n_queries:
-        report["note"] = f"only {candidates.height} usable queries for {n_queries} requested: all kept"
-    return sampled, report
+    return sampled, report | too_few_note(candidates, n_queries)
 
 
 def sample_judged_queries(texts: pl.DataFrame, *, n_queries: int | None, seed: int) -> tuple[pl.DataFrame, dict]:
@@ -158,16 +153,27 @@ def sample_judged_queries(texts: pl.DataFrame, *, n_queries: int | None, seed: i
 
     Report: ``read``, ``usable``, ``sampled``, ``skipped`` {``no_judged_positive``: n},
     ``n_queries``, ``seed``, and a ``note`` when fewer queries are usable than asked for."""
-    if n_queries is not None and n_queries < 1:
-        raise ValueError(f"n_queries must be >= 1 or None, got {n_queries}")
     usable = texts.filter(pl.col("p").list.len() > 0)
-    chosen = bottom_k(usable["id"], n_queries, seed)
-    sampled = usable.filter(pl.col("id").is_in(chosen.implode())).sort("id")
+    sampled = sample_usable(usable, n_queries, seed)
     report = {"read": texts.height, "usable": usable.height, "sampled": sampled.height,
               "skipped": {NO_JUDGED_POSITIVE: texts.height - usable.height}, "n_queries": n_queries, "seed": seed}
+    return sampled, report | too_few_note(usable, n_queries)
+
+
+def sample_usable(usable: pl.DataFrame, n_queries: int | None, seed: int) -> pl.DataFrame:
+    """The rows of ``usable`` whose ids ``bottom_k`` keeps, sorted by id; ValueError for
+    ``n_queries`` < 1 (None keeps all)."""
+    if n_queries is not None and n_queries < 1:
+        raise ValueError(f"n_queries must be >= 1 or None, got {n_queries}")
+    chosen = bottom_k(usable["id"], n_queries, seed)
+    return usable.filter(pl.col("id").is_in(chosen.implode())).sort("id")
+
+
+def too_few_note(usable: pl.DataFrame, n_queries: int | None) -> dict:
+    """``{"note": ...}`` when fewer queries are usable than ``n_queries`` asks for (all are kept), else {}."""
     if n_queries is not None and usable.height < n_queries:
-        report["note"] = f"only {usable.height} usable queries for {n_queries} requested: all kept"
-    return sampled, report
+        return {"note": f"only {usable.height} usable queries for {n_queries} requested: all kept"}
+    return {}
 
 
 def design_coverage(sampled: pl.DataFrame, designs: list[tuple[int, int]]) -> dict:
