@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -138,11 +139,22 @@ def exact_correlations(values: list[Fraction], counts: np.ndarray, target_values
         groups[value] = groups.get(value, 0) + np.asarray(row, np.int64)
     x_values = sorted(v for v, row in groups.items() if row.sum() > 0)
     table = np.array([groups[v] for v in x_values], dtype=np.int64).reshape(len(x_values), len(target_values))
+    distinct_y = int((table.sum(axis=0) > 0).sum())
+    if table.sum() < 2 or len(x_values) < 2 or distinct_y < 2:
+        return dict.fromkeys(("spearman", "pearson", "kendall_b", "kendall_c"), float("nan"))
+    ranks = _exact_rank_correlations(table.tobytes(), table.shape)
+    return {"spearman": ranks[0], "pearson": _exact_pearson(x_values, list(target_values), table),
+            "kendall_b": ranks[1], "kendall_c": ranks[2]}
+
+
+@functools.lru_cache(maxsize=4096)
+def _exact_rank_correlations(table_bytes: bytes, shape: tuple[int, int]) -> tuple[float, float, float]:
+    """(Spearman, Kendall's tau-b, Kendall's tau-c) of a (distinct x values in order, target values)
+    int64 count table: they depend on the table only, so alphas that order the cells alike share them."""
+    table = np.frombuffer(table_bytes, np.int64).reshape(shape)
     x_totals, y_totals = table.sum(axis=1).tolist(), table.sum(axis=0).tolist()
     n = sum(x_totals)
-    distinct_x, distinct_y = len(x_values), sum(1 for t in y_totals if t > 0)
-    if n < 2 or distinct_x < 2 or distinct_y < 2:
-        return dict.fromkeys(("spearman", "pearson", "kendall_b", "kendall_c"), float("nan"))
+    classes = min(len(x_totals), sum(1 for t in y_totals if t > 0))
 
     def midranks(totals):
         below = np.cumsum([0, *totals[:-1]])
@@ -156,13 +168,9 @@ def exact_correlations(values: list[Fraction], counts: np.ndarray, target_values
     pairs = Fraction(n * (n - 1), 2)
     x_ties = sum(Fraction(t * (t - 1), 2) for t in x_totals)
     y_ties = sum(Fraction(t * (t - 1), 2) for t in y_totals)
-    classes = min(distinct_x, distinct_y)
-    return {
-        "spearman": _exact_pearson(midranks(x_totals), midranks(y_totals), table),
-        "pearson": _exact_pearson(x_values, list(target_values), table),
-        "kendall_b": _exact_r(Fraction(s), pairs - x_ties, pairs - y_ties),
-        "kendall_c": float(Fraction(2 * s) / (Fraction(n * n) * (classes - 1) / classes)),
-    }
+    return (_exact_pearson(midranks(x_totals), midranks(y_totals), table),
+            _exact_r(Fraction(s), pairs - x_ties, pairs - y_ties),
+            float(Fraction(2 * s) / (Fraction(n * n) * (classes - 1) / classes)))
 
 
 STRESS_K = (1, 2, 3, 4, 6, 8, 12, 16)

@@ -13,8 +13,9 @@ import pytest
 
 from conftest import REPO
 from retrieval_response.analysis.correlation_tables import run_analysis
-from retrieval_response.figures.analysis_figures import figure_set, render_figures
+from retrieval_response.figures.analysis_figures import figure_set
 from retrieval_response.figures.labels import NOT_RUN, UNDEFINED, codes_legend, embedder_names, empty_terms
+from retrieval_response.figures.manifest import write_manifest
 from retrieval_response.figures.run_end import REPORT_COMMAND, announce_results, results_line
 from test_figures import CORR_TYPES, MINIMUM, NO_ANSWER, synthetic_graded, with_targets
 
@@ -93,8 +94,8 @@ def test_left_out_reasons_start_with_the_word_their_panel_shows(partial):
     assert {e["reason"] for e in forest} >= {f"{UNDEFINED}: {NO_ANSWER}"}
 
 
-def test_the_manifest_files_carry_the_words_and_the_codes(partial_graded, partial, tmp_path):
-    render_figures(partial_graded, *partial[2], tmp_path, corr_types=CORR_TYPES, min_segment_samples=MINIMUM)
+def test_the_manifest_files_carry_the_words_and_the_codes(partial, tmp_path):
+    write_manifest(partial[1], tmp_path)
     document = json.loads((tmp_path / "figures.json").read_text())
     assert document["words"] == empty_terms(MINIMUM)
     assert document["codes"]["subsets"] == {"A": "arXiv", "Hp": "HotpotQA paragraphs", "M": "MS MARCO"}
@@ -159,15 +160,21 @@ def test_a_complete_run_has_nothing_not_run():
 # --------------------------------------------------------------------------- measures of the table
 
 
-@pytest.mark.parametrize(("measures", "estimated"), [(None, "F_e_partner"), (["F", "F_e", "T", "nDCG"], "F_e")])
-def test_forest_rows_and_ratio_rows_are_the_measures_of_the_table(measures, estimated):
-    graded = synthetic_graded()
-    if estimated == "F_e":  # the count of positives in the top 2K, as a ranking gives it
-        graded = graded.with_columns(np_2K=pl.min_horizontal(pl.col("Np"), 2 * pl.col("K")))
-    tables = analyse(graded, measures)
+def _with_ranked_np_2K() -> tuple[dict, tuple]:
+    """Figures and tables of samples with the count of positives in the top 2K (as a ranking
+    gives it) and the measures F, F_e, T and nDCG."""
+    graded = synthetic_graded().with_columns(np_2K=pl.min_horizontal(pl.col("Np"), 2 * pl.col("K")))
+    tables = analyse(graded, ["F", "F_e", "T", "nDCG"])
+    return figure_set(graded, *tables, corr_types=CORR_TYPES, min_segment_samples=MINIMUM)[0], tables
+
+
+@pytest.mark.parametrize("estimated", ["F_e_partner", "F_e"])
+def test_forest_rows_and_ratio_rows_are_the_measures_of_the_table(partial, estimated):
+    """Without np_2K the table estimates F_e_partner (the partial samples, every measure); with
+    it, F_e."""
+    figures, tables = (partial[0], partial[2]) if estimated == "F_e_partner" else _with_ranked_np_2K()
     in_table = set(tables[0]["fit"]["measure"].to_list())
     assert estimated in in_table and ({"F_e", "F_e_partner"} - {estimated}).isdisjoint(in_table)
-    figures, _ = figure_set(graded, *tables, corr_types=CORR_TYPES, min_segment_samples=MINIMUM)
     forest_rows = [t.get_text() for t in figures["forest_fit.png"].axes[0].get_yticklabels()]
     assert set(forest_rows) == in_table and estimated in forest_rows
     ratio_rows = {t.get_text().split()[0] for a in figures["heatmap_ratio_grade.png"].axes for t in a.get_yticklabels()}

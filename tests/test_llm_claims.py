@@ -22,7 +22,7 @@ from retrieval_response.testing.openai_server import OpenAIServer
 pytestmark = pytest.mark.unit
 
 KEY = "ab" * 32
-PACING = PacingConfig(concurrency=2, max_retries=1, timeout_seconds=2.0, backoff_base_seconds=0.01,
+PACING = PacingConfig(concurrency=2, max_retries=1, timeout_seconds=10.0, backoff_base_seconds=0.01,
                       backoff_max_seconds=0.05)
 MSGS = [{"role": "user", "content": "claimed question"}]
 

@@ -46,6 +46,10 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+SHUTDOWN_POLL_S = 0.02
+"""How often the serving thread checks for ``shutdown`` (socketserver's default, 0.5 s, would be
+added to every ``with OpenAIServer()`` block)."""
+
 FAULT_KINDS = ("fault_429", "fault_500", "fault_timeout", "fault_malformed", "fault_unparseable")
 # Responses of any shape a provider or a proxy in front of it may send (scripted only):
 # HTTP 200 with no choices, a choice without message, null content, a body that is not JSON, an
@@ -215,7 +219,9 @@ class OpenAIServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def __enter__(self) -> OpenAIServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # a short poll interval: leaving the ``with`` block (``shutdown``) waits for one poll
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL_S},
+                                        daemon=True)
         self._thread.start()
         return self
 
