@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from conftest import REPO
+from retrieval_response.reports import doc_pages
 from retrieval_response.reports.benchmark_record import benchmark_record
 from retrieval_response.reports.doc_pages import config_defaults, file_table, flatten, pages, render_page, tables_for
 from retrieval_response.reports.findings import FindingsError, render
@@ -97,3 +98,11 @@ def test_code_constants_that_the_pages_quote_are_those_of_the_code():
     assert f"`udcg` ({UDCG_MAX_TOKENS}) and `umbrela` ({UMBRELA_MAX_TOKENS}), upper bounds" in text("PAPER_SCALE.md")
     assert f"| `udcg` | `llm.generator`, `max_tokens` {UDCG_MAX_TOKENS}," in text("METHODS.md")
     assert f"| `umbrela` | `llm.grader`, `max_tokens` {UMBRELA_MAX_TOKENS}," in text("METHODS.md")
+
+
+def test_wall_clock_minutes_are_the_seconds_that_usr_bin_time_wrote():
+    table = doc_pages.wall_clock(REPO)
+    for run, path in doc_pages.WALL_CLOCKS.items():
+        record = json.loads((REPO / path).read_text())
+        [row] = table.filter(run=run).to_dicts()
+        assert row["command"] == record["command"] and row["minutes"] * 60 == pytest.approx(record["wall_seconds"])

@@ -50,6 +50,9 @@ RUN_SUMMARIES = {"avx512": Path("docs/default_run/run_summary.json"),
 LLM_ENGINES = {"avx512": Path("docs/benchmarks/llm_engines.json"), "avx2": Path("docs/benchmarks/llm_engines_avx2.json")}
 """The committed results of ``benchmarks/llm_engines.py``, by the instruction set of the CPU they ran on."""
 LLM_STAGES = ("answer_ideal", "answer_topk", "grade")
+WALL_CLOCKS = {"install": Path("docs/install/wall_clock.json"), "default_run": Path("docs/default_run/wall_clock.json")}
+"""What ``/usr/bin/time -f '{"command": "%C", "wall_seconds": %e}' -o <file>`` wrote for a fresh
+clone's ``bash install.sh`` and, after it, its default run (``snakemake --cores 8``)."""
 LLM_COSTS = {"paper": Path("docs/paper_scale/llm_cost_paper.json"), "smoke": Path("docs/paper_scale/llm_cost_smoke.json")}
 """The committed estimates of ``python -m retrieval_response.reports.llm_cost CONFIG --json PATH``
 for ``config/paper.yaml`` and ``.test/config_smoke.yaml``."""
@@ -135,6 +138,13 @@ def default_run(root: Path) -> pl.DataFrame:
     the model evaluated (prompt minus cached), took from its prompt cache and generated."""
     return pl.from_dicts([{"run": run, **_run_figures(_read_json(root, path))}
                           for run, path in RUN_SUMMARIES.items()])
+
+
+def wall_clock(root: Path) -> pl.DataFrame:
+    """``run, command, seconds, minutes``: one row per record of :data:`WALL_CLOCKS`; minutes = seconds / 60."""
+    rows = [{"run": run, **_read_json(root, path)} for run, path in WALL_CLOCKS.items()]
+    return pl.from_dicts([{"run": row["run"], "command": row["command"], "seconds": row["wall_seconds"],
+                           "minutes": row["wall_seconds"] / 60} for row in rows])
 
 
 def default_run_llm_time(root: Path) -> pl.DataFrame:
@@ -225,6 +235,7 @@ def exactness_compared(root: Path) -> pl.DataFrame:
 
 DERIVED: dict[str, Callable[[Path], pl.DataFrame]] = {
     "config_defaults": config_defaults, "default_run": default_run, "default_run_llm_time": default_run_llm_time,
+    "wall_clock": wall_clock,
     "default_run_judgments": default_run_judgments, "requirements": requirements,
     "llm_cost_figures": llm_cost_figures, "paper_jobs": paper_jobs, "exactness_compared": exactness_compared}
 """Derived tables by name: each a function of the repository root (its docstring states the formula)."""
