@@ -116,7 +116,9 @@ def _run_figures(summary: dict) -> dict[str, object]:
     stages, total = summary["stages"], summary["total"]
     graded_of = sum(stages["grade"]["samples_by_status"].values())
     llm_seconds = sum(stages[stage]["seconds"] for stage in LLM_STAGES)
+    requests_per_job = [job["requests"] for job in summary["jobs"]]
     return {"requests": total["requests"], "calls": total["calls"],
+            "requests_per_job_low": min(requests_per_job), "requests_per_job_high": max(requests_per_job),
             "graded": stages["grade"]["samples_by_status"].get("graded", 0), "graded_of": graded_of,
             **{f"{stage}_seconds": stages[stage]["seconds"] for stage in LLM_STAGES},
             **{f"{stage}_seconds_per_call": stages[stage]["seconds"] / stages[stage]["calls"] for stage in LLM_STAGES},
@@ -131,7 +133,8 @@ def _run_figures(summary: dict) -> dict[str, object]:
 
 def default_run(root: Path) -> pl.DataFrame:
     """One row per committed default-run summary (:data:`RUN_SUMMARIES`, column ``run``): its LLM
-    requests and calls, graded samples (``graded`` of ``graded_of``), LLM seconds per stage
+    requests and calls (and the fewest and most requests of one LLM job, ``requests_per_job_low``
+    and ``_high``), graded samples (``graded`` of ``graded_of``), LLM seconds per stage
     (``<stage>_seconds``, sums over jobs; ``<stage>_seconds_per_call`` over the calls that reached
     the model) and ``llm_seconds`` = their sum,
     ``llm_seconds_per_graded_sample`` = llm_seconds / graded_of, ``embed_seconds``, and the tokens
