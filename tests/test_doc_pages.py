@@ -106,3 +106,13 @@ def test_wall_clock_minutes_are_the_seconds_that_usr_bin_time_wrote():
         record = json.loads((REPO / path).read_text())
         [row] = table.filter(run=run).to_dicts()
         assert row["command"] == record["command"] and row["minutes"] * 60 == pytest.approx(record["wall_seconds"])
+
+
+def test_text_report_figures_are_the_committed_prepare_reports():
+    table = doc_pages.text_reports(REPO)
+    for dataset, path in doc_pages.TEXT_REPORTS.items():
+        report = json.loads((REPO / path).read_text())
+        [row] = table.filter(dataset=dataset).to_dicts()
+        budget = report["text_budget"]
+        assert (row["read"], row["sampled"]) == (report["read"], report["sampled"])
+        assert row["words_after"] < row["words_before"] == pytest.approx(budget["words_before"] / budget["texts"])

@@ -50,6 +50,9 @@ RUN_SUMMARIES = {"avx512": Path("docs/default_run/run_summary.json"),
 LLM_ENGINES = {"avx512": Path("docs/benchmarks/llm_engines.json"), "avx2": Path("docs/benchmarks/llm_engines_avx2.json")}
 """The committed results of ``benchmarks/llm_engines.py``, by the instruction set of the CPU they ran on."""
 LLM_STAGES = ("answer_ideal", "answer_topk", "grade")
+TEXT_REPORTS = {"arxiv": Path("docs/findings/runs/part3/texts_arxiv.report.json")}
+"""The prepare reports of study datasets (``results/texts/<dataset>.report.json`` of
+``snakemake --configfile config/study.yaml results/texts/<dataset>.report.json``)."""
 WALL_CLOCKS = {"install": Path("docs/install/wall_clock.json"), "default_run": Path("docs/default_run/wall_clock.json")}
 """What ``/usr/bin/time -f '{"command": "%C", "wall_seconds": %e}' -o <file>`` wrote for a fresh
 clone's ``bash install.sh`` and, after it, its default run (``snakemake --cores 8``)."""
@@ -141,6 +144,20 @@ def default_run(root: Path) -> pl.DataFrame:
     the model evaluated (prompt minus cached), took from its prompt cache and generated."""
     return pl.from_dicts([{"run": run, **_run_figures(_read_json(root, path))}
                           for run, path in RUN_SUMMARIES.items()])
+
+
+def text_reports(root: Path) -> pl.DataFrame:
+    """``dataset, read, sampled, words_before, words_after``: per report of :data:`TEXT_REPORTS`, the
+    queries read and sampled, and the mean words of a candidate text before and after ``text_words``
+    (``text_budget.words_before`` and ``words_after`` / ``text_budget.texts``)."""
+    rows = []
+    for dataset, path in TEXT_REPORTS.items():
+        report = _read_json(root, path)
+        budget = report["text_budget"]
+        rows.append({"dataset": dataset, "read": report["read"], "sampled": report["sampled"],
+                     "words_before": budget["words_before"] / budget["texts"],
+                     "words_after": budget["words_after"] / budget["texts"]})
+    return pl.from_dicts(rows)
 
 
 def wall_clock(root: Path) -> pl.DataFrame:
@@ -238,7 +255,7 @@ def exactness_compared(root: Path) -> pl.DataFrame:
 
 DERIVED: dict[str, Callable[[Path], pl.DataFrame]] = {
     "config_defaults": config_defaults, "default_run": default_run, "default_run_llm_time": default_run_llm_time,
-    "wall_clock": wall_clock,
+    "wall_clock": wall_clock, "text_reports": text_reports,
     "default_run_judgments": default_run_judgments, "requirements": requirements,
     "llm_cost_figures": llm_cost_figures, "paper_jobs": paper_jobs, "exactness_compared": exactness_compared}
 """Derived tables by name: each a function of the repository root (its docstring states the formula)."""
