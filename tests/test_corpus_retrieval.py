@@ -10,8 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from retrieval_response.datasets.judged_corpus import corpus_table
-from retrieval_response.datasets.layouts import prepare_judged_queries
+from retrieval_response.datasets.layouts import corpus_table, prepare_judged_queries
 from retrieval_response.infra.errors import InputError
 from retrieval_response.ranking.corpus_retrieval import (
     ALL_RETRIEVED_RELEVANT,

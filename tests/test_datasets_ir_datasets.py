@@ -15,7 +15,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from retrieval_response.datasets.ir_datasets_layout import check_available
-from retrieval_response.datasets.layouts import read_with_notes
+from retrieval_response.datasets.layouts import corpus_ids, corpus_table, prepare_judged_queries, read_with_notes
 from retrieval_response.infra.errors import InputError
 from retrieval_response.workflow_config.checks import check_config, schema_input_error
 from test_config_checks import ENV, SCHEMA, refused, valid_config
@@ -74,10 +74,11 @@ class ListQrels(ir_datasets.formats.BaseQrels):
         return iter(self._qrels)
 
 
-def test_beir_files_read_through_ir_datasets_give_the_beir_table(tmp_path):
+def beir_dataset(root: Path) -> tuple[str, Path]:
+    """(id, qrels file) of a BEIR folder in ``root`` registered as an ir_datasets dataset."""
     # ir_datasets' BEIR records need a title and string ids (its document store sorts them)
     corpus = [{**record, "_id": str(record["_id"]), "title": record.get("title", "")} for record in CORPUS]
-    qrels = beir_folder(tmp_path / "beir", corpus=corpus)
+    qrels = beir_folder(root / "beir", corpus=corpus)
     beir = ir_datasets.datasets.beir
     folder = qrels.parent.parent
     dataset_id = register(
@@ -85,12 +86,27 @@ def test_beir_files_read_through_ir_datasets_give_the_beir_table(tmp_path):
         beir.BeirQueries("test", ir_datasets.util.LocalDownload(folder / "queries.jsonl"), ir_datasets.formats.GenericQuery),
         beir.BeirQrels(ir_datasets.util.LocalDownload(qrels), {}),
     )
+    return dataset_id, qrels
+
+
+def test_beir_files_read_through_ir_datasets_give_the_beir_table(tmp_path):
+    dataset_id, qrels = beir_dataset(tmp_path)
     texts, notes = read_with_notes("ir_datasets", dataset_id)
     expected, expected_notes = read_with_notes("beir", qrels)
     assert texts.drop("id", "subset").equals(expected.drop("id", "subset"))
     assert texts["id"].to_list() == ["I-0", "I-2"] and set(texts["subset"]) == {"I"}
     assert texts.row(0, named=True)["p_grade"] == [2, 1]
     assert notes == expected_notes
+
+
+def test_a_corpus_its_ids_and_judged_queries_read_through_ir_datasets_are_the_beir_folders(tmp_path):
+    dataset_id, qrels = beir_dataset(tmp_path)
+    assert corpus_table("ir_datasets", dataset_id).equals(corpus_table("beir", qrels))
+    for got, expected in zip(corpus_ids("ir_datasets", dataset_id), corpus_ids("beir", qrels), strict=True):
+        assert got.equals(expected)
+    texts, report = prepare_judged_queries("ir_datasets", dataset_id, n_queries=None, seed=0)
+    expected, _ = prepare_judged_queries("beir", qrels, n_queries=None, seed=0)
+    assert texts.drop("id", "subset").equals(expected.drop("id", "subset")) and report["usable"] == texts.height > 0
 
 
 def test_tsv_and_trec_files_give_graded_pools_with_string_ids(tmp_path):
@@ -167,6 +183,15 @@ def test_without_cache_and_permission_start_up_and_reading_stop_with_one_line(tm
     assert capsys.readouterr().err == ""  # ir_datasets logged nothing: refused before its download began
 
 
+def test_a_corpus_not_in_the_cache_stops_with_one_line_before_any_download(tmp_path, capsys):
+    dataset_id, cache = not_cached_dataset(tmp_path)
+    for read in (lambda: corpus_table("ir_datasets", dataset_id), lambda: corpus_ids("ir_datasets", dataset_id)):
+        with pytest.raises(InputError, match="downloads are off") as error:
+            read()
+        assert error.value.record == "dataset" and "\n" not in str(error.value)
+    assert not cache.exists() and capsys.readouterr().err == ""
+
+
 def test_a_cached_copy_is_read_offline_and_permission_skips_the_probe(tmp_path):
     dataset_id, cache = not_cached_dataset(tmp_path)
     check_available(dataset_id, allow_downloads=True, path="config.yaml", record="key")
@@ -235,6 +260,13 @@ def test_start_up_refuses_an_ir_datasets_id_on_another_layout():
     error = refused(config)
     assert (error.record, error.rule) == ("config key datasets.faq.ir_datasets_id",
                                           "applies to the ir_datasets layout only, not to 'generic'")
+
+
+def test_start_up_accepts_corpus_retrieval_and_a_run_on_this_layout(tmp_path):
+    run = tmp_path / "mine.trec"
+    run.write_text("q1 Q0 d1 1 2.0 mine\n")
+    config = ir_datasets_config(ir_datasets_id=tsv_dataset(tmp_path), retrieval="corpus", K=[1, 2], run=str(run))
+    check_config(config, "run.yaml", ENV)
 
 
 def test_start_up_needs_a_cached_copy_or_permission(tmp_path):

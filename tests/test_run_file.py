@@ -10,8 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from retrieval_response.datasets.judged_corpus import corpus_ids
-from retrieval_response.datasets.layouts import read_texts
+from retrieval_response.datasets.layouts import corpus_ids, read_texts
 from retrieval_response.infra.errors import InputError
 from retrieval_response.ranking.cosine_ranking import rank_samples
 from retrieval_response.ranking.run_file import rank_from_run, read_run, run_rank_samples, run_tag, write_run

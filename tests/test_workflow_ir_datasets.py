@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from conftest import run_snakemake
-from retrieval_response.datasets.layouts import prepare
+from retrieval_response.datasets.layouts import corpus_table, prepare
 from test_datasets_judged_corpus import CORPUS, beir_folder
 from test_workflow_rankers import LLM
 
@@ -61,3 +61,27 @@ def test_an_ir_datasets_dataset_is_read_from_the_cache_only(tmp_path, monkeypatc
     assert texts.drop("id", "subset").equals(expected.drop("id", "subset"))
     report = json.loads((tmp_path / "results/texts/scifact.report.json").read_text())
     assert (report["source"], report["layout"]) == (DATASET_ID, "ir_datasets")
+
+
+def test_an_ir_datasets_corpus_is_retrieved_from_like_its_beir_folder(tmp_path, monkeypatch):
+    """retrieval: corpus on an ir_datasets id: the corpus table is the BEIR folder's, and BM25's top
+    documents are those that the same dataset given as a BEIR folder gets."""
+    home = tmp_path / "ir_datasets_home"
+    monkeypatch.setenv("IR_DATASETS_HOME", str(home))
+    monkeypatch.setenv("RR_LOOPBACK_KEY", "loopback-key")
+    corpus = [{**record, "_id": str(record["_id"]), "title": record.get("title", "")} for record in CORPUS]
+    qrels = beir_folder(tmp_path / "beir", corpus=corpus)
+    cache_scifact(home, qrels.parent.parent)
+    corpus_level = {"retrieval": "corpus", "K": [1, 2]}
+    config = {
+        "datasets": {"scifact": {"layout": "ir_datasets", "ir_datasets_id": DATASET_ID, **corpus_level},
+                     "folder": {"layout": "beir", "path": str(qrels.relative_to(tmp_path)), **corpus_level}},
+        "embedders": {"BM25": {"backend": "bm25"}},
+        "llm": LLM,
+    }
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    run_snakemake(tmp_path, "--cores", "1", *(f"results/ranked/{d}/BM25/corpus.texts.parquet" for d in ("scifact", "folder")))
+    assert pl.read_parquet(tmp_path / "results/corpus/scifact.parquet").equals(corpus_table("beir", qrels))
+    retrieved = [pl.read_parquet(tmp_path / f"results/ranked/{d}/BM25/corpus.texts.parquet") for d in ("scifact", "folder")]
+    assert retrieved[0].height > 0
+    assert retrieved[0].drop("id", "subset").equals(retrieved[1].drop("id", "subset"))

@@ -62,9 +62,7 @@ else:
         conda:
             "../../envs/analysis.yaml"
         params:
-            texts_of_graded=[
-                plan.unit_texts(config, *unit) for unit in dataset_units()
-            ],
+            texts_of_graded=[plan.unit_texts(config, *unit) for unit in dataset_units()],
             # The configured subset of each graded file's dataset wins over its ids.
             subsets_of_graded=[
                 DATASETS[dataset].get("subset") for dataset, _, _ in dataset_units()

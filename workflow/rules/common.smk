@@ -89,6 +89,18 @@ def design_pairs(wildcards):
     return plan.design_pairs(config, wildcards.dataset)
 
 
+def dataset_source(wildcards):
+    """What a dataset is read from: its ``path``, or the ``ir_datasets_id`` of the ir_datasets layout."""
+    dataset = DATASETS[wildcards.dataset]
+    return dataset.get("path") or dataset["ir_datasets_id"]
+
+
+def dataset_source_file(wildcards):
+    """The dataset's source file as a rule input; none for the ir_datasets layout (read by its id
+    from the package's cache, checked at start-up)."""
+    return DATASETS[wildcards.dataset].get("path", [])
+
+
 def corpus_level(wildcards):
     """True when the ``dataset`` wildcard's dataset retrieves from its whole corpus."""
     return plan.is_corpus_level(config, wildcards.dataset)
@@ -122,8 +134,8 @@ def embed_inputs(wildcards):
 
 def rank_inputs(wildcards):
     """Inputs of the rank rule: the texts, plus the vectors of a dense embedder, or the run file and
-    the dataset's qrels file (beside which the corpus lies) of a run; a lexical ranker needs the
-    texts only."""
+    the dataset's source file (the qrels file beside which the corpus lies; none for ir_datasets)
+    of a run; a lexical ranker needs the texts only."""
     inputs = {"texts": f"results/texts/{wildcards.dataset}.parquet"}
     kind = plan.ranker_kind(config, wildcards.dataset, wildcards.embedder)
     if kind == "dense":
@@ -132,7 +144,7 @@ def rank_inputs(wildcards):
         )
     elif kind == "run":
         inputs["run"] = DATASETS[wildcards.dataset]["run"]
-        inputs["source"] = DATASETS[wildcards.dataset]["path"]
+        inputs["source"] = dataset_source_file(wildcards)
     if corpus_level(wildcards):
         inputs["corpus"] = f"results/corpus/{wildcards.dataset}.parquet"
     return inputs
@@ -140,12 +152,13 @@ def rank_inputs(wildcards):
 
 def ranker_params(wildcards):
     """What the rank script needs to know of the ranker: its kind, its registry entry (null for a run)
-    and the dataset's layout."""
+    and the dataset's layout and source (the corpus whose ids a run may name)."""
     kind = plan.ranker_kind(config, wildcards.dataset, wildcards.embedder)
     return {
         "kind": kind,
         "spec": None if kind == "run" else EMBEDDERS[wildcards.embedder],
         "layout": DATASETS[wildcards.dataset]["layout"],
+        "source": dataset_source(wildcards),
     }
 
 

@@ -10,11 +10,9 @@ TEXTS_TARGETS = [f"results/texts/{name}.parquet" for name in sorted(DATASETS)]
 IDS_CHECKED = [ancient("results/texts/ids_checked.json")] if len(DATASETS) > 1 else []
 
 
-# The source file of a dataset is the input of prepare_dataset; the ir_datasets layout has none
-# (read by its id from the ir_datasets cache, checked at start-up).
 rule prepare_dataset:
     input:
-        source=lambda wc: DATASETS[wc.dataset].get("path", []),
+        source=dataset_source_file,
     output:
         texts="results/texts/{dataset}.parquet",
         report="results/texts/{dataset}.report.json",
@@ -25,8 +23,7 @@ rule prepare_dataset:
     conda:
         "../../envs/prepare.yaml"
     params:
-        source=lambda wc: DATASETS[wc.dataset].get("path")
-        or DATASETS[wc.dataset]["ir_datasets_id"],
+        source=dataset_source,
         layout=lambda wc: DATASETS[wc.dataset]["layout"],
         level=lambda wc: DATASETS[wc.dataset]["level"],
         subset=lambda wc: DATASETS[wc.dataset]["subset"],
@@ -40,9 +37,9 @@ rule prepare_dataset:
 
 
 rule prepare_corpus:
-    """The corpus of a corpus-level dataset (retrieval: corpus): doc_id, text, in file order."""
+    """The corpus of a corpus-level dataset (retrieval: corpus): doc_id, text, in the source's order."""
     input:
-        source=lambda wc: DATASETS[wc.dataset]["path"],
+        source=dataset_source_file,
     output:
         corpus="results/corpus/{dataset}.parquet",
     log:
@@ -53,6 +50,7 @@ rule prepare_corpus:
         "../../envs/prepare.yaml"
     params:
         layout=lambda wc: DATASETS[wc.dataset]["layout"],
+        source=dataset_source,
     script:
         "../scripts/prepare_corpus.py"
 

@@ -7,8 +7,6 @@ RANKED_TARGETS = [f"results/ranked/{d}/{e}/{s}.parquet" for d, e, s in dataset_u
 
 
 rule rank:
-    wildcard_constraints:
-        design=plan.POOL_DESIGN_PATTERN,
     input:
         unpack(rank_inputs),
     output:
@@ -18,6 +16,8 @@ rule rank:
         "logs/rank/{dataset}/{embedder}/{design}.log",
     benchmark:
         "results/benchmarks/rank/{dataset}/{embedder}/{design}.tsv"
+    wildcard_constraints:
+        design=plan.POOL_DESIGN_PATTERN,
     conda:
         "../../envs/embed.yaml"
     params:
@@ -29,7 +29,8 @@ rule rank:
 
 rule retrieve:
     """Corpus-level retrieval: each query's top 2 max(K) documents of the whole corpus become its
-    candidates (the texts output, read by the LLM rules of the unit) and its ranked samples."""
+    candidates (the texts output, read by the LLM rules of the unit) and its ranked samples.
+    """
     input:
         unpack(rank_inputs),
     output:

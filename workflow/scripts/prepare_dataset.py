@@ -17,7 +17,8 @@ from retrieval_response.infra.logs import job_log, tell
 log = job_log(snakemake.log[0])
 if snakemake.params.corpus_level:
     texts, report = prepare_judged_queries(snakemake.params.layout, snakemake.params.source,
-                                           n_queries=snakemake.params.queries, seed=snakemake.params.seed)
+                                           n_queries=snakemake.params.queries, seed=snakemake.params.seed,
+                                           allow_downloads=snakemake.config["models"]["allow_downloads"])
 else:
     texts, report = prepare(
         snakemake.params.layout,

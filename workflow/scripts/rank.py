@@ -16,10 +16,11 @@ ranker = snakemake.params.ranker
 texts = pl.read_parquet(snakemake.input.texts)
 common = dict(embedder_code=snakemake.wildcards.embedder, Nc=design["Nc"], Np=design["Np"], Ks=design["K"])
 if ranker["kind"] == "run":
-    from retrieval_response.datasets.judged_corpus import corpus_ids
+    from retrieval_response.datasets.layouts import corpus_ids
     from retrieval_response.ranking.run_file import rank_from_run
 
-    documents, queries = corpus_ids(ranker["layout"], snakemake.input.source)
+    documents, queries = corpus_ids(ranker["layout"], ranker["source"],
+                                    allow_downloads=snakemake.config["models"]["allow_downloads"])
     ranked, report = rank_from_run(texts, snakemake.input.run, documents=documents, queries=queries, **common)
 elif ranker["kind"] == "lexical":
     from retrieval_response.ranking.lexical import bm25_rank_samples

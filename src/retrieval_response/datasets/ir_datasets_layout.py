@@ -216,6 +216,19 @@ def check_available(dataset_id: str, *, allow_downloads: bool, path: object, rec
         raise InputError(path, record, not_cached_rule(dataset_id)) from None
 
 
+def corpus_texts(dataset_id: str, kind: str, *, allow_downloads: bool = False) -> dict[str, str]:
+    """{id: text} of the ``documents`` or the ``queries`` (``kind``) of the ir_datasets dataset
+    ``dataset_id``, as :func:`read` builds them (files on disk only, unless ``allow_downloads``)."""
+    source = source_name(dataset_id)
+    dataset = load(dataset_id, source, "dataset")
+    read_kind, id_field = ("docs", "doc_id") if kind == "documents" else ("queries", "query_id")
+    try:
+        with nullcontext() if allow_downloads else local_files_only():
+            return texts_of(dataset_id, read_kind, getattr(dataset, f"{read_kind}_iter"), id_field)
+    except DownloadRefused:
+        raise InputError(source, "dataset", not_cached_rule(dataset_id)) from None
+
+
 def read(dataset_id: str, level: str | None = None, *, allow_downloads: bool = False) -> tuple[pl.DataFrame, dict]:
     """Texts table (subset I) of the ir_datasets dataset ``dataset_id`` and its notes (queries without
     judgements), as the beir layout gives them; ``level`` is unused. Without ``allow_downloads``

@@ -250,18 +250,3 @@ def judged_texts(layout: str, path: str | Path, kind: str) -> dict[str, str]:
     if layout == "trec":
         return companion_texts(qrels, kind)
     raise ValueError(f"layout {layout!r} has no document ids; a corpus or a run needs 'beir' or 'trec'")
-
-
-def corpus_ids(layout: str, path: str | Path) -> tuple[pl.Series, pl.Series]:
-    """(document ids, query ids) of the corpus and queries of the ``beir`` or ``trec`` dataset whose
-    qrels file is ``path``: the ids a run file may name. ValueError for another layout."""
-    return (pl.Series("docid", list(judged_texts(layout, path, "documents")), dtype=pl.String),
-            pl.Series("qid", list(judged_texts(layout, path, "queries")), dtype=pl.String))
-
-
-def corpus_table(layout: str, path: str | Path) -> pl.DataFrame:
-    """The corpus of the ``beir`` or ``trec`` dataset whose qrels file is ``path``: ``doc_id, text``,
-    one row per document in file order."""
-    documents = judged_texts(layout, path, "documents")
-    return pl.DataFrame({"doc_id": list(documents), "text": list(documents.values())},
-                        schema={"doc_id": pl.String, "text": pl.String})

@@ -47,6 +47,9 @@ READERS: dict[str, Reader] = {
 LAYOUTS = tuple(READERS)
 LAYOUTS_WITHOUT_GOLD = ("arxiv_parquet", "arxiv_snapshot", "trec", "ir_datasets")
 """Layouts whose texts tables never carry gold answers (the others may)."""
+CORPUS_LAYOUTS = ("beir", "trec", "ir_datasets")
+"""Layouts with a corpus of documents by id: the ones a run file can rank and a dataset can
+retrieve from (``retrieval: corpus``)."""
 
 
 def check_options(
@@ -130,14 +133,42 @@ def prepare(
 
 
 def prepare_judged_queries(
-    layout: str, path: str | Path, *, n_queries: int | None, seed: int
+    layout: str, path: str | Path, *, n_queries: int | None, seed: int, allow_downloads: bool = False
 ) -> tuple[pl.DataFrame, dict]:
-    """The texts table of a judged corpus (``beir``, ``trec``) for corpus-level retrieval: the queries
-    with a judged positive, ``n_queries`` of them sampled by seed (``sampling.sample_judged_queries``),
-    and the report (as :func:`prepare`'s, without designs or text budget). InputError when no query
-    has a judged positive."""
-    texts, notes = read_with_notes(layout, path)
+    """The texts table of a judged corpus (:data:`CORPUS_LAYOUTS`) for corpus-level retrieval: the
+    queries with a judged positive, ``n_queries`` of them sampled by seed
+    (``sampling.sample_judged_queries``), and the report (as :func:`prepare`'s, without designs or
+    text budget). ``allow_downloads`` as for :func:`prepare`. InputError when no query has a judged
+    positive."""
+    texts, notes = read_with_notes(layout, path, allow_downloads=allow_downloads)
     sampled, report = sample_judged_queries(texts, n_queries=n_queries, seed=seed)
     if report["usable"] == 0:
         raise InputError(path, "file", "no query has a judged positive (grade > 0)")
     return sampled, {"source": str(path), "layout": layout, "retrieval": "corpus", **report, "source_notes": notes}
+
+
+def corpus_texts(layout: str, source: str | Path, kind: str, *, allow_downloads: bool = False) -> dict[str, str]:
+    """{id: text} of the ``documents`` or the ``queries`` (``kind``) of a dataset of a
+    :data:`CORPUS_LAYOUTS` layout: ``source`` is the qrels file (``beir``, ``trec``) or the
+    ir_datasets id (read from the package's cache unless ``allow_downloads``). ValueError for
+    another layout."""
+    if layout == "ir_datasets":
+        return ir_datasets_layout.corpus_texts(str(source), kind, allow_downloads=allow_downloads)
+    return judged_corpus.judged_texts(layout, source, kind)
+
+
+def corpus_ids(layout: str, source: str | Path, *, allow_downloads: bool = False) -> tuple[pl.Series, pl.Series]:
+    """(document ids, query ids) of the corpus and queries of ``source`` (:func:`corpus_texts`): the
+    ids a run file may name."""
+    return (pl.Series("docid", list(corpus_texts(layout, source, "documents", allow_downloads=allow_downloads)),
+                      dtype=pl.String),
+            pl.Series("qid", list(corpus_texts(layout, source, "queries", allow_downloads=allow_downloads)),
+                      dtype=pl.String))
+
+
+def corpus_table(layout: str, source: str | Path, *, allow_downloads: bool = False) -> pl.DataFrame:
+    """The corpus of ``source`` (:func:`corpus_texts`): ``doc_id, text``, one row per document in
+    the source's order."""
+    documents = corpus_texts(layout, source, "documents", allow_downloads=allow_downloads)
+    return pl.DataFrame({"doc_id": list(documents), "text": list(documents.values())},
+                        schema={"doc_id": pl.String, "text": pl.String})

@@ -58,8 +58,7 @@ import polars as pl
 import yaml
 
 from retrieval_response.datasets import prepare
-from retrieval_response.datasets.judged_corpus import corpus_table
-from retrieval_response.datasets.layouts import prepare_judged_queries
+from retrieval_response.datasets.layouts import corpus_table, prepare_judged_queries
 from retrieval_response.llm.document_judgments import KINDS, UDCG_MAX_TOKENS, UMBRELA_MAX_TOKENS
 from retrieval_response.llm.prompts import (
     ANSWER_FIELDS,

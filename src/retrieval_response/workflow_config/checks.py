@@ -23,7 +23,7 @@ import jsonschema
 
 from retrieval_response.analysis.measures import alpha_grid
 from retrieval_response.datasets import ir_datasets_layout
-from retrieval_response.datasets.layouts import check_options
+from retrieval_response.datasets.layouts import CORPUS_LAYOUTS, check_options
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.paths import UnsafeNameError, safe_name
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, UDCG_FIELDS, UMBRELA_FIELDS, load_prompt
@@ -38,8 +38,6 @@ from retrieval_response.workflow_config.plan import (
 )
 
 LLM_ROLES = ("generator", "grader")
-RUN_LAYOUTS = ("beir", "trec")
-"""Layouts whose texts tables carry document ids, so that a run file can rank them."""
 
 
 def _name(config_file: str, key: str, value: object, what: str) -> None:
@@ -121,7 +119,7 @@ def input_files(config: Mapping) -> list[tuple[str, str]]:
 def check_dataset_options(config: Mapping, config_file: str) -> None:
     """Each dataset's ``level`` and ``subset`` apply to its layout (``datasets.layouts.check_options``);
     an ``ir_datasets`` dataset has a safe ``ir_datasets_id`` and no ``path``, another layout no
-    ``ir_datasets_id``; a ``run`` needs a layout with document ids (``RUN_LAYOUTS``)."""
+    ``ir_datasets_id``; a ``run`` needs a layout with document ids (``CORPUS_LAYOUTS``)."""
     for name, dataset in config["datasets"].items():
         check_options(config_file, dataset["layout"], level=dataset.get("level"), subset=dataset.get("subset"),
                       key=f"config key datasets.{name}.")
@@ -133,13 +131,13 @@ def check_dataset_options(config: Mapping, config_file: str) -> None:
         elif "ir_datasets_id" in dataset:
             rule = f"applies to the ir_datasets layout only, not to {dataset['layout']!r}"
             raise InputError(config_file, f"config key datasets.{name}.ir_datasets_id", rule)
-        if dataset.get("run") and dataset["layout"] not in RUN_LAYOUTS:
-            rule = f"a run ranks documents by id; layout {dataset['layout']!r} has none (use {' or '.join(RUN_LAYOUTS)})"
+        if dataset.get("run") and dataset["layout"] not in CORPUS_LAYOUTS:
+            rule = f"a run ranks documents by id; layout {dataset['layout']!r} has none (use {' or '.join(CORPUS_LAYOUTS)})"
             raise InputError(config_file, f"config key datasets.{name}.run", rule)
 
 
 def check_retrieval(config: Mapping, config_file: str) -> None:
-    """A corpus-level dataset (``retrieval: corpus``) has a layout with a corpus (``RUN_LAYOUTS``) and
+    """A corpus-level dataset (``retrieval: corpus``) has a layout with a corpus (``CORPUS_LAYOUTS``) and
     neither ``designs`` nor ``text_words``; a pools dataset takes its K from its designs, not ``K``."""
     for name, dataset in config["datasets"].items():
         key = f"config key datasets.{name}."
@@ -148,8 +146,8 @@ def check_retrieval(config: Mapping, config_file: str) -> None:
                 raise InputError(config_file, f"{key}K", "K of a dataset applies to retrieval: corpus; "
                                  "a pools dataset takes its K from its designs")
             continue
-        if dataset["layout"] not in RUN_LAYOUTS:
-            rule = f"corpus retrieval needs a corpus; layout {dataset['layout']!r} has none (use {' or '.join(RUN_LAYOUTS)})"
+        if dataset["layout"] not in CORPUS_LAYOUTS:
+            rule = f"corpus retrieval needs a corpus; layout {dataset['layout']!r} has none (use {' or '.join(CORPUS_LAYOUTS)})"
             raise InputError(config_file, f"{key}retrieval", rule)
         for option, why in (("designs", "a corpus-level dataset has no (Nc, Np) designs: set its K"),
                             ("text_words", "shortening texts applies to pools only")):
