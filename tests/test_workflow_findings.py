@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 from conftest import REPO, run_snakemake
+from retrieval_response.reports.doc_pages import tables_for
 from retrieval_response.reports.findings import read_tables, render
 from retrieval_response.reports.findings_tables import MANIFEST, TABLES, samples_digest, table_differences
 
@@ -58,5 +59,5 @@ def test_committed_findings_tables_are_the_rebuild_of_the_committed_samples(rebu
         assert committed.exists(), name
         assert table_differences(pl.read_parquet(committed), rebuilt_table) == [], name
     template = (FINDINGS / "FINDINGS.template.md").read_text(encoding="utf-8")
-    tables = {**read_tables(FINDINGS), **read_tables(workdir / "results/analysis")}
+    tables = {**tables_for(template, REPO), **read_tables(workdir / "results/analysis")}
     assert render(template, tables) == (REPO / "docs/FINDINGS.md").read_text(encoding="utf-8")

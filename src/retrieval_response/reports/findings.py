@@ -10,19 +10,15 @@ row that matches the filters (none: every row) as a Markdown table, one column p
 (header = the column name, a null printed as ``n/a``), rows in the table's order; selecting no row
 is an error. Table and column names may hold ``.``, ``/`` and ``-`` (a file path such as
 ``docs/benchmarks/dag.json``, a dotted key such as ``stages.grade.seconds``: see
-:mod:`retrieval_response.reports.doc_pages`). ``render`` fills a template;
-``python -m retrieval_response.reports.findings TEMPLATE FOLDER OUTPUT`` writes the document.
+:mod:`retrieval_response.reports.doc_pages`, which writes every page). ``render`` fills a template.
 """
 
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import polars as pl
-
-from retrieval_response.infra.atomic import write_text
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_./-]+)\s*:(.*?)\|\s*([A-Za-z0-9_.-]+)\s*:?([^}]*)\}\}")
 ROWS_PLACEHOLDER = re.compile(r"\{\{\s*rows\s+([A-Za-z0-9_./-]+)\s*:(.*?)\|([^}]*)\}\}")
@@ -96,11 +92,3 @@ def read_tables(folder: str | Path) -> dict[str, pl.DataFrame]:
     """Every ``*.parquet`` of ``folder`` by file stem."""
     return {path.stem: pl.read_parquet(path) for path in sorted(Path(folder).glob("*.parquet"))}
 
-
-def main(argv: list[str]) -> None:
-    template, folder, output = argv
-    write_text(render(Path(template).read_text(encoding="utf-8"), read_tables(folder)), output)
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
