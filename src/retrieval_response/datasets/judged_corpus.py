@@ -249,4 +249,4 @@ def judged_texts(layout: str, path: str | Path, kind: str) -> dict[str, str]:
         return jsonl_texts(qrels.parent.parent / name, "_id", with_title=kind == "documents")
     if layout == "trec":
         return companion_texts(qrels, kind)
-    raise ValueError(f"layout {layout!r} has no document ids; a corpus or a run needs 'beir' or 'trec'")
+    raise ValueError(f"layout {layout!r} has no document ids in files; a corpus or a run needs 'beir', 'trec' or 'ir_datasets'")

@@ -162,9 +162,9 @@ def text_reports(root: Path) -> pl.DataFrame:
 
 def wall_clock(root: Path) -> pl.DataFrame:
     """``run, command, seconds, minutes``: one row per record of :data:`WALL_CLOCKS`; minutes = seconds / 60."""
-    rows = [{"run": run, **_read_json(root, path)} for run, path in WALL_CLOCKS.items()]
-    return pl.from_dicts([{"run": row["run"], "command": row["command"], "seconds": row["wall_seconds"],
-                           "minutes": row["wall_seconds"] / 60} for row in rows])
+    records = {run: _read_json(root, path) for run, path in WALL_CLOCKS.items()}
+    return pl.from_dicts([{"run": run, "command": record["command"], "seconds": record["wall_seconds"],
+                           "minutes": record["wall_seconds"] / 60} for run, record in records.items()])
 
 
 def default_run_llm_time(root: Path) -> pl.DataFrame:
