@@ -1,7 +1,7 @@
 """retrieval-response: which retrieval measure predicts the quality of RAG answers.
 
 Stages: prepare (query-texts samples) -> embed -> rank -> document judgments (optional) -> LLM
-answers and grades -> analysis -> reports. With a ``published:`` entry in the config only the
+answers and grades -> analysis -> verdict -> reports. With a ``published:`` entry in the config only the
 analysis runs, on the published files.
 """
 
@@ -22,6 +22,7 @@ include: "workflow/rules/rank.smk"
 include: "workflow/rules/judge_documents.smk"
 include: "workflow/rules/llm.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/decide.smk"
 include: "workflow/rules/reports.smk"
 
 

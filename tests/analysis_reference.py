@@ -265,12 +265,12 @@ def library_curves(graded, segmentation: str, grid: np.ndarray, compat: str, nam
     from retrieval_response.analysis import correlation_tables as tables
     from retrieval_response.analysis.correlations import CORR_TYPES, TIE_ULPS
 
-    prepared = tables._prepare(graded, None, segmentation, (), [target], TIE_ULPS if compat == "exact" else 0, 0)
-    cells = tables._measure_cells(prepared, tables.MEASURES[name], target, minimum)
+    prepared = tables.prepare_samples(graded, None, segmentation, (), [target], TIE_ULPS if compat == "exact" else 0, 0)
+    cells = tables.measure_cells(prepared, tables.MEASURES[name], target, minimum)
     keys = {row[0]: tuple(row[1:]) for row in prepared.segments.select("seg", "E", "subset", "segment").iter_rows()}
     out = {}
     for s, seg in enumerate(cells.seg.tolist()):
-        curves = tables._segment_curves(tables.MEASURES[name], cells, s, grid, CORR_TYPES, compat)
+        curves = tables.segment_curves(tables.MEASURES[name], cells, s, grid, CORR_TYPES, compat)
         out[keys[seg]] = {t: curves[t][0] for t in CORR_TYPES}
     return out
 

@@ -1,5 +1,6 @@
 """Stage 5: measures, per-segment correlations with bootstrap intervals, figures, agreement, judge vs gold."""
 
+from retrieval_response.decide.summary import VERDICT_TEXT, announce_verdict
 from retrieval_response.figures.run_end import announce_results
 
 # Correlation and difference tables per segmentation, the figures, the agreement table, and the
@@ -11,7 +12,12 @@ ANALYSIS_TARGETS = (
         for segmentation in ANALYSIS["segmentations"]
         for table in ("correlations", "differences")
     ]
-    + ["results/analysis/replication.parquet", "results/figures"]
+    + [
+        "results/analysis/replication.parquet",
+        "results/analysis/verdict.parquet",
+        VERDICT_TEXT,
+        "results/figures",
+    ]
     + (["results/analysis/agreement.parquet"] if HUMAN_GRADES else [])
     + (
         ["results/analysis/umbrela_agreement.parquet"]
@@ -172,8 +178,9 @@ rule figures:
         "../scripts/figures.py"
 
 
-# The run's last line: where the forest plot is and the report command.
+# The run's last lines: the verdict, where the forest plot is and the report command.
 onsuccess:
+    announce_verdict("results/analysis/verdict.parquet")
     announce_results("results/figures", workflow.overwrite_configfiles)
 
 

@@ -109,7 +109,7 @@ DIFFERENCES = (("T", "F"), ("T_u", "T"), ("nDCG", "F"), ("F_e", "F"), ("F_e_part
 
 
 @dataclass
-class _Prepared:
+class PreparedSamples:
     """Every sample with its segment and query codes, the segments, and the query strata."""
 
     rows: pl.DataFrame  # seg, q, half, feature columns, target columns
@@ -140,7 +140,10 @@ def default_targets(graded: pl.DataFrame) -> list[str]:
     ]
 
 
-def _resolve_targets(graded: pl.DataFrame, targets) -> list[str]:
+def resolve_targets(graded: pl.DataFrame, targets) -> list[str]:
+    """The targets to correlate: ``targets`` checked against :data:`TARGETS` and the table's
+    columns, or every target with a value when None (:class:`InputError` when there is none, or
+    when a target column is neither numeric nor boolean)."""
     for name in TARGETS:
         dtype = graded.schema.get(name)
         if dtype is not None and not (dtype.is_numeric() or dtype in (pl.Null, pl.Boolean)):
@@ -168,7 +171,10 @@ def _target_column(samples: pl.DataFrame, name: str, tie_ulps: int) -> pl.Series
     return pl.Series(name, values).fill_nan(None)
 
 
-def _prepare(graded, ranked, segmentation, finer_keys, targets, tie_ulps, seed) -> _Prepared:
+def prepare_samples(graded, ranked, segmentation, finer_keys, targets, tie_ulps, seed) -> PreparedSamples:
+    """Every sample with its features, segment (of ``segmentation``), query code ``q`` and
+    cross-fitting half, the targets anchored within ``tie_ulps``; the segments; the subset of
+    each query code (the bootstrap's strata)."""
     for column in REQUIRED_COLUMNS:
         if column not in graded.columns:
             raise InputError("graded table", f"column {column}", "required by the analysis")
@@ -187,11 +193,11 @@ def _prepare(graded, ranked, segmentation, finer_keys, targets, tie_ulps, seed) 
         pl.col("q").cast(pl.Int64), half=pl.Series(np.where(half_a, 0, 1))
     )
     rows = samples.join(segments, on=keys, how="left").join(queries.select("id", "q", "half"), on="id", how="left")
-    return _Prepared(rows, segments, queries["subset"].to_numpy())
+    return PreparedSamples(rows, segments, queries["subset"].to_numpy())
 
 
 @dataclass
-class _MeasureCells:
+class MeasureCells:
     """One (measure, target): its kept segments' rows collapsed into cells (distinct feature tuples).
 
     Segments are indexed 0..S-1 in the order of ``seg``; rows are sorted by (segment, cell).
@@ -213,7 +219,9 @@ class _MeasureCells:
     counts: np.ndarray | None
 
 
-def _measure_cells(prepared: _Prepared, measure, target: str, min_segment_samples: int) -> _MeasureCells:
+def measure_cells(prepared: PreparedSamples, measure, target: str, min_segment_samples: int) -> MeasureCells:
+    """The samples of ``measure`` x ``target`` collapsed into cells, in the segments where at
+    least ``min_segment_samples`` samples have both (:class:`MeasureCells`)."""
     columns = list(measure.features)
     measured = prepared.rows.select("seg", "q", "half", _FILE_ROW, *columns, y=pl.col(target)).drop_nulls(columns)
     sizes = (
@@ -241,7 +249,7 @@ def _measure_cells(prepared: _Prepared, measure, target: str, min_segment_sample
         n_cells, n_values = len(cells), len(target_values)
         counts = np.bincount((cell * 2 + half) * n_values + index, minlength=n_cells * 2 * n_values)
         counts = counts.reshape(n_cells, 2, n_values).astype(np.float64)
-    return _MeasureCells(
+    return MeasureCells(
         seg=sizes["seg"].to_numpy(),
         n=sizes["n"].to_numpy(),
         n_missing_target=sizes["n_missing_target"].to_numpy(),
@@ -258,7 +266,7 @@ def _measure_cells(prepared: _Prepared, measure, target: str, min_segment_sample
     )
 
 
-def _segment_curves(measure, cells: _MeasureCells, s: int, grid, corr_types, compat, query_weights=None):
+def segment_curves(measure, cells: MeasureCells, s: int, grid, corr_types, compat, query_weights=None):
     """Correlations (T, A) per corr type of segment ``s`` at the alphas ``grid``.
 
     Tables: full data, half A, half B when ``query_weights`` is None, else one per row of
@@ -328,7 +336,7 @@ def _paper_pearson(pearson: np.ndarray, values: np.ndarray, cell: np.ndarray, ta
             pearson[t, a] = sample_correlation(x, y, "pearson")
 
 
-def _null_reasons(cells: _MeasureCells, value: np.ndarray) -> np.ndarray:
+def _null_reasons(cells: MeasureCells, value: np.ndarray) -> np.ndarray:
     """(S, corr types) reason for each null value (None where the value is defined)."""
     reasons = np.full(value.shape, None, dtype=object)
     for s in range(len(cells.seg)):
@@ -343,14 +351,14 @@ def _null_reasons(cells: _MeasureCells, value: np.ndarray) -> np.ndarray:
     return reasons
 
 
-def _correlate_measure(measure, cells: _MeasureCells, grid, corr_types, compat):
+def _correlate_measure(measure, cells: MeasureCells, grid, corr_types, compat):
     """Per kept segment and corr type: value, alpha index (-1 = none), cross-fitted value."""
     shape = (len(cells.seg), len(corr_types))
     value, value_crossfit = np.full(shape, np.nan), np.full(shape, np.nan)
     alpha_index = np.full(shape, -1)
     measure_grid = grid if measure.has_alpha else np.zeros(1)
     for s in range(len(cells.seg)):
-        curves = _segment_curves(measure, cells, s, measure_grid, corr_types, compat)
+        curves = segment_curves(measure, cells, s, measure_grid, corr_types, compat)
         for k, corr_type in enumerate(corr_types):
             best, index = first_max(curves[corr_type][0])
             value[s, k], alpha_index[s, k] = best, index
@@ -361,7 +369,7 @@ def _correlate_measure(measure, cells: _MeasureCells, grid, corr_types, compat):
     return value, alpha_index, value_crossfit
 
 
-def _bootstrap_measure(measure, cells: _MeasureCells, grid, corr_types, compat, alpha_index, weights) -> np.ndarray:
+def _bootstrap_measure(measure, cells: MeasureCells, grid, corr_types, compat, alpha_index, weights) -> np.ndarray:
     """(S, corr types, R) correlations on the resamples, at the alpha chosen on the full data."""
     out = np.full((len(cells.seg), len(corr_types), weights.shape[0]), np.nan)
     for s in range(len(cells.seg)):
@@ -370,7 +378,7 @@ def _bootstrap_measure(measure, cells: _MeasureCells, grid, corr_types, compat, 
             continue
         distinct = np.unique(chosen[chosen >= 0])
         grid_values = grid[distinct] if measure.has_alpha else np.zeros(1)
-        curves = _segment_curves(measure, cells, s, grid_values, corr_types, compat, weights)
+        curves = segment_curves(measure, cells, s, grid_values, corr_types, compat, weights)
         for k, corr_type in enumerate(corr_types):
             if chosen[k] >= 0:
                 out[s, k] = curves[corr_type][:, int(np.searchsorted(distinct, chosen[k]))]
@@ -419,16 +427,16 @@ def analysis_tables(
     unknown = [m for m in measure_names if m not in MEASURES or not MEASURES[m].correlatable]
     if unknown:
         raise ValueError(f"measures {unknown}: expected names from {sorted(n for n, m in MEASURES.items() if m.correlatable)}")
-    target_names = _resolve_targets(graded, targets)
+    target_names = resolve_targets(graded, targets)
     tie_ulps = TIE_ULPS if compat == "exact" else 0
-    prepared = _prepare(graded, ranked, segmentation, finer_keys, target_names, tie_ulps, seed)
+    prepared = prepare_samples(graded, ranked, segmentation, finer_keys, target_names, tie_ulps, seed)
     weights = resample_weights(prepared.query_strata, bootstrap_resamples, seed) if bootstrap_resamples else None
 
     correlation_parts, boots = [], {}
     for target in target_names:
         for name in measure_names:
             measure = MEASURES[name]
-            cells = _measure_cells(prepared, measure, target, min_segment_samples)
+            cells = measure_cells(prepared, measure, target, min_segment_samples)
             value, alpha_index, value_crossfit = _correlate_measure(measure, cells, grid, corr_types, compat)
             boot = (
                 _bootstrap_measure(measure, cells, grid, corr_types, compat, alpha_index, weights)

@@ -3,6 +3,7 @@
 A segment key is (E, subset, [finer keys...], segment) where ``segment`` is
 
 - segmentation ``"fit"``: ``"narrow"`` when K < Np, ``"wide"`` when K >= Np;
+- segmentation ``"all"``: ``"all"``, every sample in one segment (the verdict's third segment);
 - segmentation ``"ratio"``: round(K/Np, 1) with Python's ``round`` on the float (so 0.25 -> 0.2,
   0.35 -> 0.3, 0.45 -> 0.5), written with one decimal, e.g. ``"0.5"``, ``"1.3"``.
 
@@ -44,6 +45,8 @@ def segment_labels(samples: pl.DataFrame, segmentation: str) -> pl.Series:
         return samples.select(
             segment=pl.when(pl.col("K") < pl.col("Np")).then(pl.lit("narrow")).otherwise(pl.lit("wide"))
         )["segment"]
+    if segmentation == "all":
+        return pl.Series("segment", ["all"] * samples.height, dtype=pl.String)
     if segmentation == "ratio":
         pairs = samples.select(pl.col("K").cast(pl.Int64), pl.col("Np").cast(pl.Int64)).unique()
         labels = pairs.with_columns(

@@ -39,3 +39,42 @@ def synthetic_ranked(texts: pl.DataFrame, embedder: str, nc: int, np_: int, ks: 
         "R": pl.Series((hits / np_).tolist(), dtype=pl.List(pl.Float64)),
         "rank": pl.Series(ranks.tolist(), dtype=pl.List(pl.Int32)),
     })
+
+
+GRADE_DRIVERS = ("recall", "precision", "random")
+"""What drives the grades of :func:`graded_by_driver`."""
+
+
+def graded_by_driver(n_queries: int, driver: str, seed: int = 0, *,
+                     designs: tuple[tuple[int, int, tuple[int, ...]], ...] = ((10, 2, (1, 2, 3, 4, 6, 8)),
+                                                                              (10, 4, (1, 2, 3, 4, 6, 8))),
+                     perfect: bool = False, noise: float = 0.6) -> pl.DataFrame:
+    """A graded table (id, subset ``S``, E ``X``, Nc, Np, K, inK, grade) whose answer is known.
+
+    Each query is ranked once per design (Nc, Np, Ks): a seeded random permutation of its Nc
+    candidates (positives are the first Np), or the positives first when ``perfect``. The grade
+    of a sample is rint(1 + 4 x + N(0, ``noise``)) clipped to 1..5, with x = R = n_p / Np
+    (``driver`` "recall") or P = n_p / K ("precision"); "random" draws it uniformly from 1..5,
+    independent of the ranking.
+    """
+    if driver not in GRADE_DRIVERS:
+        raise ValueError(f"driver {driver!r}: expected one of {GRADE_DRIVERS}")
+    rng = np.random.default_rng(seed)
+    parts = []
+    for nc, np_, ks in designs:
+        ranks = (np.tile(np.arange(nc), (n_queries, 1)) if perfect
+                 else np.argsort(rng.random((n_queries, nc)), axis=1))
+        positive = (ranks < np_).astype(np.int8)
+        for k in ks:
+            n_p = positive[:, :k].sum(axis=1)
+            x = n_p / np_ if driver == "recall" else n_p / k
+            latent = 1 + 4 * x + rng.normal(0.0, noise, n_queries)
+            grade = rng.integers(1, 6, n_queries) if driver == "random" else np.clip(np.rint(latent), 1, 5)
+            parts.append(pl.DataFrame({
+                "id": [f"S-{i}" for i in range(n_queries)], "subset": ["S"] * n_queries, "E": ["X"] * n_queries,
+                "Nc": pl.Series([nc] * n_queries, dtype=pl.Int32), "Np": pl.Series([np_] * n_queries, dtype=pl.Int32),
+                "K": pl.Series([k] * n_queries, dtype=pl.Int32),
+                "inK": pl.Series(positive[:, :k].tolist(), dtype=pl.List(pl.Int8)),
+                "grade": pl.Series(grade.astype(np.int64), dtype=pl.Int64),
+            }))
+    return pl.concat(parts)

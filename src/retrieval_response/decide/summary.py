@@ -1,0 +1,89 @@
+"""The verdict in words: a few lines per target for the terminal, the whole of it for verdict.txt.
+
+The workflow's ``onsuccess`` prints the verdict table the verdict rule wrote; nothing here is
+computed anew.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import polars as pl
+
+from retrieval_response.infra.atomic import write_text
+
+VERDICT_TEXT = "results/analysis/verdict.txt"
+"""Where the verdict rule writes :func:`verdict_text`, and where the end of a run reads it."""
+HEADLINE_SEGMENT = "all"
+"""The segment the terminal shows for every family; the others are in the text file."""
+
+
+def _interval(value: float | None, low: float | None, high: float | None) -> str:
+    if value is None:
+        return "undefined"
+    if low is None or high is None:
+        return f"{value:+.2f}"
+    return f"{value:+.2f} [{low:+.2f}, {high:+.2f}]"
+
+
+def _needed(row: dict) -> str:
+    counts = [row.get("queries_for_0.10"), row.get("queries_for_0.05")]
+    if counts[0] is None:
+        return ""
+    return f"; about {counts[0]} queries would resolve 0.10, {counts[1]} would resolve 0.05"
+
+
+def family_lines(rows: list[dict]) -> list[str]:
+    """Lines of one family's verdict (rows of one target x subset x E x segment, registry order):
+    the best measure with its correlation and interval, the tied ones, the worse ones with the
+    difference and its simultaneous interval, and the undecided ones with their reason; or one
+    "cannot decide" line with the reason when no measure could be compared."""
+    first = rows[0]
+    head = f"{first['target']} | {first['subset']} | {first['E']} | {first['segment']} (queries: {first['n_queries']})"
+    by = {d: [r for r in rows if r["decision"] == d] for d in ("best", "tied", "worse", "undecided")}
+    if not by["best"]:
+        reasons = sorted({r["reason"] for r in by["undecided"]})
+        return [f"{head}: cannot decide: {reasons[0]}" if len(reasons) == 1
+                else f"{head}: cannot decide: " + "; ".join(f"{r['measure']}: {r['reason']}" for r in by["undecided"])]
+    best = by["best"][0]
+    lines = [f"{head}: best {best['measure']} {_interval(best['value'], best['ci_low'], best['ci_high'])}"]
+    if by["tied"]:
+        widest = max(by["tied"], key=lambda r: r["queries_for_0.10"] or 0)
+        lines.append("  tied with it: " + ", ".join(r["measure"] for r in by["tied"]) + _needed(widest))
+    for r in by["worse"]:
+        lines.append(f"  worse: {r['measure']} by "
+                     f"{_interval(r['difference_to_best'], r['diff_ci_low'], r['diff_ci_high'])}"
+                     f" (adjusted p {r['p_adjusted']:.3f})")
+    for r in by["undecided"]:
+        lines.append(f"  undecided: {r['measure']}: {r['reason']}")
+    return lines
+
+
+def verdict_text(verdict: pl.DataFrame, segments: tuple[str, ...] | None = None) -> str:
+    """The verdict table in words, family by family (:func:`family_lines`), targets in table
+    order; only the families of ``segments`` when given. Empty table: one line saying so."""
+    if verdict.height == 0:
+        return "Verdict: no family had samples to decide on (no target with a value)."
+    keys = ["target", "subset", "E", "segment"]
+    table = verdict if segments is None else verdict.filter(pl.col("segment").is_in(list(segments)))
+    lines = ["Verdict: which measure predicts each target best (Spearman, cross-fitted alpha; intervals over "
+             "query resamples, family-wise 95% over each family's comparisons):"]
+    for _, family in table.group_by(keys, maintain_order=True):
+        lines += family_lines(family.to_dicts())
+    return "\n".join(lines)
+
+
+def write_verdict_text(verdict: pl.DataFrame, path: str | os.PathLike) -> None:
+    """Write the whole verdict in words (every segment) to ``path``."""
+    write_text(verdict_text(verdict) + "\n", path)
+
+
+def announce_verdict(table: str | os.PathLike = "results/analysis/verdict.parquet") -> None:
+    """Print the verdict of :data:`HEADLINE_SEGMENT` to stderr when the run has a verdict table (a
+    Snakefile's ``onsuccess``), with where the rest is."""
+    if not Path(table).is_file():
+        return
+    print(verdict_text(pl.read_parquet(table), (HEADLINE_SEGMENT,)), file=sys.stderr)
+    print(f"Every segment (narrow, wide, all): {VERDICT_TEXT}; the table: {table}", file=sys.stderr, flush=True)

@@ -1,0 +1,339 @@
+"""The verdict: which measure predicts the target best, which are tied with it, which are worse,
+and which cannot be decided and why (docs/METHODS.md#verdict).
+
+A *family* is one (target, subset, E, segment), with segments ``narrow`` and ``wide`` (K < Np,
+K >= Np) and ``all`` (every sample). Within a family:
+
+1. Each measure's correlation (``corr_type``, Spearman by default) with the target. A measure
+   with alpha is cross-fitted: alpha is chosen on one half of the queries and the correlation
+   measured on the other, and the reverse, averaged (:func:`~retrieval_response.analysis.crossfit.crossfit`).
+2. The same on every bootstrap resample of the queries (stratified by subset, as the analysis's
+   intervals), alpha chosen again inside each resample on its own halves: the intervals carry the
+   choice of alpha.
+3. Measures that cannot take part are ``undecided`` with a reason: too few samples or queries,
+   a target with one value, a constant measure, an eRAG measure at K = 1 only (its answer is the
+   top-1 answer itself), or a measure that orders the samples exactly as an earlier measure of
+   the registry (its correlation is that measure's by construction; ``same_as`` names it).
+4. Of the others, ``best`` has the highest correlation. Every pair of them is compared by the
+   paired difference of their correlations over the same resamples, with a single-step max-t
+   adjustment over all pairs of the family (Romano and Wolf 2005): ``p_adjusted`` and the
+   simultaneous interval ``diff_ci_low, diff_ci_high`` of best - measure hold with family-wise
+   error ``1 - level`` over all pairs, so they stay valid although ``best`` itself was chosen
+   on the data. ``worse``: the adjusted p-value of (best, measure) is below ``1 - level``;
+   ``tied`` otherwise.
+5. Power: for a tied or worse measure, the queries at which the simultaneous half-width would be
+   0.05 and 0.10 (``queries_for_0.05``, ``queries_for_0.10``), from the half-width h at the
+   family's Q queries as Q (h / d)^2: the half-width of a bootstrap interval over queries
+   shrinks as 1 / sqrt(queries) (:func:`queries_needed`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+
+from retrieval_response.analysis import measures as measures_module
+from retrieval_response.analysis._double_double import _exact_values
+from retrieval_response.analysis.bootstrap import percentile_interval, resample_weights
+from retrieval_response.analysis.correlation_tables import (
+    default_measures,
+    measure_cells,
+    prepare_samples,
+    resolve_targets,
+    segment_curves,
+)
+from retrieval_response.analysis.correlations import TIE_ULPS, sorted_tie_anchors
+from retrieval_response.analysis.crossfit import crossfit
+from retrieval_response.analysis.measures import MEASURES
+
+SEGMENTATIONS = ("fit", "all")
+"""The segmentations a verdict is given for: narrow and wide, and all samples together."""
+DECISIONS = ("best", "tied", "worse", "undecided")
+DETECTABLE = (0.05, 0.10)
+"""Differences of correlation the power plan sizes the queries for."""
+MIN_QUERIES = 10
+"""Fewest queries with which a family is decided: below it the bootstrap over queries says little."""
+RANK_CORRELATIONS = ("spearman", "kendall_b", "kendall_c")
+"""Correlations that depend on the order of the measure's values alone."""
+RESAMPLE_CHUNK = 200
+"""Resamples evaluated at once (memory: chunk x alphas x cells)."""
+COLUMNS = (
+    "target", "subset", "E", "segment", "corr_type", "measure", "n", "n_queries", "value", "ci_low", "ci_high",
+    "difference_to_best", "diff_ci_low", "diff_ci_high", "p_adjusted", "decision", "reason", "same_as",
+    "queries_for_0.05", "queries_for_0.10",
+)
+"""Columns of ``results/analysis/verdict.parquet`` in order (module docstring)."""
+_SCHEMA = {
+    "target": pl.String, "subset": pl.String, "E": pl.String, "segment": pl.String, "corr_type": pl.String,
+    "measure": pl.String, "n": pl.Int64, "n_queries": pl.Int64, "value": pl.Float64, "ci_low": pl.Float64,
+    "ci_high": pl.Float64, "difference_to_best": pl.Float64, "diff_ci_low": pl.Float64, "diff_ci_high": pl.Float64,
+    "p_adjusted": pl.Float64, "decision": pl.String, "reason": pl.String, "same_as": pl.String,
+    "queries_for_0.05": pl.Int64, "queries_for_0.10": pl.Int64,
+}
+
+
+def queries_needed(half_width: float, n_queries: int, difference: float) -> int | None:
+    """Queries at which an interval of half-width ``half_width`` at ``n_queries`` queries narrows
+    to ``difference``: ceil(n_queries * (half_width / difference)^2), at least ``n_queries``
+    when the interval is wider than ``difference`` (None when the half-width is not finite)."""
+    if not math.isfinite(half_width):
+        return None
+    return max(1, math.ceil(n_queries * (half_width / difference) ** 2))
+
+
+def max_t_adjust(draws: np.ndarray, values: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Single-step max-t over every pair of ``values`` (m,) with bootstrap ``draws`` (m, R).
+
+    For each pair (i, j): d = v_i - v_j, d*_r = draws_i,r - draws_j,r, se = sd_r(d*). The
+    statistic of a resample is T_r = max over pairs of |d*_r - d| / se (resamples where a pair is
+    undefined skip that pair). Returns ``p`` (m, m), p_ij = (1 + #{r: T_r >= |d_ij| / se_ij}) /
+    (1 + R), ``half`` (m, m) = c * se_ij with c the ``level`` quantile of T (the simultaneous
+    half-width), and c. Pairs with se = 0 and d = 0 get p = 1; with se = 0 and d != 0, p = 1 / (1 + R).
+    """
+    m, n_draws = draws.shape
+    p = np.ones((m, m))
+    half = np.zeros((m, m))
+    if m < 2 or n_draws == 0:
+        return p, np.full((m, m), np.nan), math.nan
+    i, j = np.triu_indices(m, 1)
+    d = values[i] - values[j]
+    d_star = draws[i] - draws[j]
+    with np.errstate(invalid="ignore"):
+        se = np.nanstd(d_star, axis=1, ddof=1)
+    positive = np.isfinite(se) & (se > 0)
+    centred = np.abs(d_star[positive] - d[positive, None]) / se[positive, None]
+    stat = np.nanmax(np.where(np.isnan(centred), -np.inf, centred), axis=0) if positive.any() else np.zeros(n_draws)
+    stat = stat[np.isfinite(stat)]
+    critical = float(np.quantile(stat, level)) if stat.size else math.nan
+    t = np.where(positive, np.abs(d) / np.where(positive, se, 1.0), np.where(d == 0, 0.0, np.inf))
+    p_pairs = (1.0 + (stat[None, :] >= t[:, None]).sum(axis=1)) / (1.0 + stat.size)
+    p_pairs = np.where(positive | (d != 0), p_pairs, 1.0)
+    p[i, j] = p[j, i] = p_pairs
+    half[i, j] = half[j, i] = np.where(positive, critical * np.where(positive, se, 0.0), 0.0)
+    return p, half, critical
+
+
+def _dense_ranks(values: np.ndarray, tie_ulps: int) -> np.ndarray:
+    """(A, n) tie-group ranks 0, 1, ... of each row of ``values`` in ascending order, values within
+    ``tie_ulps`` units in the last place tied (:func:`~retrieval_response.analysis.correlations.tie_anchors`)."""
+    order, anchored = sorted_tie_anchors(np.atleast_2d(np.asarray(values, np.float64)), tie_ulps)
+    steps = np.concatenate([np.zeros((len(order), 1), np.int64),
+                            np.cumsum(anchored[:, 1:] != anchored[:, :-1], axis=1)], axis=1)
+    ranks = np.empty_like(steps)
+    np.put_along_axis(ranks, order, steps, axis=1)
+    return ranks
+
+
+def _order_ranks(measure, features: dict[str, np.ndarray], grid: np.ndarray, compat: str) -> np.ndarray:
+    """(A, n) tie-group ranks of the measure's values on ``features`` at each alpha of ``grid``:
+    exact (double-double) where the analysis decides ties exactly, else float64 within TIE_ULPS."""
+    exact = _exact_values(measure.name, features, grid) if compat == "exact" else None
+    if exact is not None:
+        return exact[0]
+    return _dense_ranks(measure.evaluate(features, grid, compat), TIE_ULPS if compat == "exact" else 0)
+
+
+def distinct_order_alphas(measure, features: dict[str, np.ndarray], grid: np.ndarray, compat: str) -> np.ndarray:
+    """The first alpha of ``grid`` of each distinct order (with ties) of the cells ``features``, in
+    grid order. A rank correlation depends on the order alone, so its curve over these alphas
+    holds every distinct value of the full curve, each at the first alpha that reaches it: the
+    first maximum, hence the cross-fitted value, is the same on both grids."""
+    ranks = _order_ranks(measure, features, grid, compat)
+    _, first = np.unique(ranks, axis=0, return_index=True)
+    return grid[np.sort(first)]
+
+
+def _correlations(measure, cells, s: int, grid: np.ndarray, corr_type: str, compat: str,
+                  weights: np.ndarray, half_a: np.ndarray) -> tuple[float, np.ndarray]:
+    """The family's correlation of ``measure`` (cross-fitted when it has alpha) and its value on
+    every resample, alpha chosen inside each resample on its two halves."""
+    if measure.has_alpha and corr_type in RANK_CORRELATIONS:
+        lo, hi = cells.cell_start[s], cells.cell_start[s + 1]
+        grid = distinct_order_alphas(measure, {c: v[lo:hi] for c, v in cells.features.items()}, grid, compat)
+    elif not measure.has_alpha:
+        grid = np.zeros(1)
+    curves = segment_curves(measure, cells, s, grid, [corr_type], compat)[corr_type]
+    value = float(crossfit(curves[1], curves[2])[0]) if measure.has_alpha else float(curves[0, 0])
+    draws = np.full(weights.shape[0], np.nan)
+    for start in range(0, weights.shape[0], RESAMPLE_CHUNK):
+        chunk = weights[start:start + RESAMPLE_CHUNK]
+        if measure.has_alpha:
+            halves = np.vstack([chunk * half_a, chunk * ~half_a])
+            curves = segment_curves(measure, cells, s, grid, [corr_type], compat, halves)[corr_type]
+            draws[start:start + len(chunk)] = crossfit(curves[:len(chunk)], curves[len(chunk):])[0]
+        else:
+            curves = segment_curves(measure, cells, s, grid, [corr_type], compat, chunk)[corr_type]
+            draws[start:start + len(chunk)] = curves[:, 0]
+    return value, draws
+
+
+def _orders(family: pl.DataFrame, names: list[str], grid: np.ndarray, compat: str) -> dict[str, tuple]:
+    """Per measure, its signature on the family: where it is defined (over the family's distinct
+    feature rows) and the set of non-constant orders of those rows it takes over the alpha grid
+    (one order at most for a measure without alpha; none for a constant measure). An alpha at
+    which a measure is constant has no correlation and is never chosen, so two measures with
+    equal signatures reach the same correlations, and the same best one, by construction."""
+    columns = sorted({c for name in names for c in MEASURES[name].features})
+    rows = family.select(columns).unique(maintain_order=True)
+    signatures = {}
+    for name in names:
+        measure = MEASURES[name]
+        defined = rows.select(pl.all_horizontal(pl.col(c).is_not_null() for c in measure.features)).to_series()
+        defined = defined.to_numpy()
+        features = {c: rows[c].to_numpy()[defined] for c in measure.features}
+        ranks = _order_ranks(measure, features, grid if measure.has_alpha else np.zeros(1), compat)
+        varying = ranks[ranks.max(axis=1, initial=0) > 0].astype(np.int64)
+        signatures[name] = (defined.tobytes(), frozenset(r.tobytes() for r in varying))
+    return signatures
+
+
+def _equivalence_reason(family: pl.DataFrame, name: str, same_as: str) -> str:
+    pairs = family.select("K", "Np").unique()
+    by_construction = f"so its correlation is {same_as}'s by construction, not a finding"
+    if pairs.height == 1:
+        k, np_ = pairs.row(0)
+        return (f"orders the samples exactly as {same_as}: with one (K, Np) = ({k}, {np_}) in this segment both "
+                f"depend on the number of positives in the top K alone, {by_construction}")
+    if family["Np"].n_unique() == 1 and MEASURES[name].has_alpha and MEASURES[same_as].has_alpha:
+        return (f"orders the samples exactly as {same_as} at some alpha for every alpha of either: with one Np "
+                f"({family['Np'][0]}) in this segment both are functions of (positives in the top K, K), "
+                f"{by_construction}")
+    return f"orders the samples exactly as {same_as} here, {by_construction}"
+
+
+def _family_reason(family: pl.DataFrame, target: str, min_queries: int) -> str | None:
+    """Why no measure of the family can be decided, or None."""
+    n_queries = family["id"].n_unique()
+    if n_queries < min_queries:
+        return f"only {n_queries} queries with a {target}: at least {min_queries} are needed for an interval over queries"
+    values = family[target].unique()
+    if len(values) < 2:
+        return f"the target {target} takes one value ({values[0]:g}) in every sample: nothing to predict"
+    return None
+
+
+def _measure_reason(name: str, family: pl.DataFrame, signature: tuple, n: int, value: float) -> str | None:
+    if name.startswith("eRAG") and (family["K"] == 1).all():
+        return ("at K = 1 the eRAG answer is the top-1 answer itself, so its score is the target's own answer: "
+                "circular")
+    if n < family.height:
+        why = ("the samples whose 2K partner was graded" if name == "F_e_partner"
+               else "the samples whose top K it could be computed for")
+        return (f"defined on {n} of the {family.height} samples ({why}): its correlation is over other samples "
+                "than the rest, so it is not compared")
+    if not signature[1]:
+        return "constant in this segment: it cannot order the samples"
+    if not math.isfinite(value):
+        return "its correlation is undefined here (a half of the queries without spread)"
+    return None
+
+
+def _undecided(base: dict, name: str, n: int, reason: str, same_as: str | None = None) -> dict:
+    return base | {"measure": name, "n": n, "decision": "undecided", "reason": reason, "same_as": same_as}
+
+
+def _decide_family(base: dict, family: pl.DataFrame, names: list[str], results: dict, grid, compat: str,
+                   level: float, min_queries: int, min_segment_samples: int) -> list[dict]:
+    n_queries = family["id"].n_unique()
+    base = base | {"n_queries": n_queries}
+    reason = _family_reason(family, base["target"], min_queries)
+    if reason is not None:
+        return [_undecided(base, name, results.get(name, (0,))[0], reason) for name in names]
+    present = [name for name in names if name in results]
+    orders = _orders(family, present, grid, compat)
+    rows, candidates, seen = {}, [], {}
+    for name in names:
+        if name not in results:
+            rows[name] = _undecided(base, name, 0, f"fewer than {min_segment_samples} samples with this measure "
+                                    "and the target (analysis.min_segment_samples)")
+            continue
+        n, value, draws = results[name]
+        low, high = percentile_interval(draws[None, :], level)
+        row = base | {"measure": name, "n": n, "value": value, "ci_low": float(low[0]), "ci_high": float(high[0])}
+        key = orders[name]
+        reason = _measure_reason(name, family, key, n, value)
+        if reason is None and key in seen:
+            rows[name] = row | {"decision": "undecided", "reason": _equivalence_reason(family, name, seen[key]),
+                                "same_as": seen[key]}
+            continue
+        if reason is not None:
+            rows[name] = row | {"decision": "undecided", "reason": reason}
+            continue
+        seen[key] = name
+        rows[name] = row
+        candidates.append(name)
+    if len(candidates) == 1:
+        only = candidates.pop()
+        rows[only] |= {"decision": "undecided",
+                       "reason": "every other measure is constant here or orders the samples as it does: "
+                                 "nothing to compare it with"}
+    if candidates:
+        values = np.array([results[c][1] for c in candidates])
+        draws = np.vstack([results[c][2] for c in candidates])
+        p, half, _ = max_t_adjust(draws, values, level)
+        best = int(np.argmax(values))
+        rows[candidates[best]] |= {"decision": "best", "difference_to_best": 0.0}
+        for k, name in enumerate(candidates):
+            if k == best:
+                continue
+            difference = values[best] - values[k]
+            worse = p[best, k] < 1 - level
+            rows[name] |= {
+                "difference_to_best": difference, "diff_ci_low": difference - half[best, k],
+                "diff_ci_high": difference + half[best, k], "p_adjusted": p[best, k],
+                "decision": "worse" if worse else "tied",
+                "reason": None if worse else "not distinguishable from the best at the family-wise level",
+                **{f"queries_for_{d:.2f}": queries_needed(half[best, k], n_queries, d) for d in DETECTABLE},
+            }
+    return [rows[name] for name in names]
+
+
+def verdict_table(
+    graded: pl.DataFrame,
+    *,
+    alpha_grid: str | np.ndarray,
+    min_segment_samples: int,
+    bootstrap_resamples: int,
+    seed: int = 0,
+    ranked: pl.DataFrame | None = None,
+    measures: list[str] | None = None,
+    targets: list[str] | None = None,
+    corr_type: str = "spearman",
+    compat: str = "exact",
+    level: float = 0.95,
+    min_queries: int = MIN_QUERIES,
+) -> pl.DataFrame:
+    """The verdict table (:data:`COLUMNS`), one row per family x measure (module docstring).
+
+    ``measures`` defaults to the analysis's default measures, ``targets`` to every target with a
+    value; the resamples and halves depend only on ``seed`` and the query ids, as in the analysis.
+    """
+    grid = measures_module.alpha_grid(alpha_grid) if isinstance(alpha_grid, str) else np.asarray(alpha_grid)
+    names = measures or default_measures(graded, ranked)
+    target_names = resolve_targets(graded, targets)
+    tie_ulps = TIE_ULPS if compat == "exact" else 0
+    out = []
+    for segmentation in SEGMENTATIONS:
+        prepared = prepare_samples(graded, ranked, segmentation, (), target_names, tie_ulps, seed)
+        weights = resample_weights(prepared.query_strata, max(bootstrap_resamples, 0), seed)
+        halves = prepared.rows.select("q", "half").unique().sort("q")
+        half_a = np.zeros(len(prepared.query_strata), dtype=bool)
+        half_a[halves["q"].to_numpy()] = halves["half"].to_numpy() == 0
+        for target in target_names:
+            results: dict[int, dict[str, tuple]] = {}
+            for name in names:
+                measure = MEASURES[name]
+                cells = measure_cells(prepared, measure, target, min_segment_samples)
+                for s, seg in enumerate(cells.seg):
+                    value, draws = _correlations(measure, cells, s, grid, corr_type, compat, weights, half_a)
+                    results.setdefault(int(seg), {})[name] = (int(cells.n[s]), value, draws)
+            for seg, E, subset, segment in prepared.segments.select("seg", "E", "subset", "segment").iter_rows():
+                family = prepared.rows.filter((pl.col("seg") == seg) & pl.col(target).is_not_null())
+                if family.height == 0:
+                    continue
+                base = {"target": target, "subset": subset, "E": E, "segment": segment, "corr_type": corr_type}
+                out += _decide_family(base, family, names, results.get(seg, {}), grid, compat, level, min_queries,
+                                      min_segment_samples)
+    return pl.DataFrame(out, schema=_SCHEMA).select(COLUMNS)

@@ -1,0 +1,30 @@
+"""Stage 6: the verdict, which measure predicts each target best, by how much and how sure."""
+
+from retrieval_response.decide.summary import VERDICT_TEXT
+
+
+rule verdict:
+    input:
+        graded="results/analysis/graded.parquet",
+    output:
+        table="results/analysis/verdict.parquet",
+        text=VERDICT_TEXT,
+    log:
+        "logs/verdict.log",
+    benchmark:
+        "results/benchmarks/verdict/verdict.tsv"
+    conda:
+        "../../envs/analysis.yaml"
+    threads: 2
+    resources:
+        mem_mb=6000,
+    params:
+        alpha_grid=ANALYSIS["alpha_grid"],
+        min_segment_samples=ANALYSIS["min_segment_samples"],
+        bootstrap_resamples=ANALYSIS["bootstrap_resamples"],
+        seed=ANALYSIS["seed"],
+        targets=ANALYSIS.get("targets"),
+        corr_type=ANALYSIS["corr_types"][0],
+        compat=ANALYSIS["compat"],
+    script:
+        "../scripts/verdict.py"

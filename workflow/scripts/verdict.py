@@ -1,0 +1,25 @@
+"""Snakemake script: analysis table -> the verdict table and the verdict in words."""
+
+import _workflow_package  # noqa: F401
+
+from retrieval_response.decide.summary import write_verdict_text
+from retrieval_response.decide.verdict import verdict_table
+from retrieval_response.infra.atomic import write_parquet
+from retrieval_response.infra.logs import job_log
+from retrieval_response.tables.workflow_tables import read_analysis_table
+
+log = job_log(snakemake.log[0])
+verdict = verdict_table(
+    read_analysis_table(snakemake.input.graded),
+    alpha_grid=snakemake.params.alpha_grid,
+    min_segment_samples=snakemake.params.min_segment_samples,
+    bootstrap_resamples=snakemake.params.bootstrap_resamples,
+    seed=snakemake.params.seed,
+    targets=list(snakemake.params.targets) if snakemake.params.targets else None,
+    corr_type=snakemake.params.corr_type,
+    compat=snakemake.params.compat,
+)
+write_parquet(verdict, snakemake.output.table)
+write_verdict_text(verdict, snakemake.output.text)
+log.info("%d verdict rows: %s", verdict.height,
+         ", ".join(f"{d} {n}" for d, n in verdict["decision"].value_counts(sort=True).iter_rows()))
