@@ -6,15 +6,15 @@ import numpy as np
 import polars as pl
 import pytest
 
+from retrieval_response.analysis.crossfit_bootstrap import distinct_order_alphas
+from retrieval_response.analysis.measures import MEASURES, alpha_grid
 from retrieval_response.decide.summary import verdict_text
 from retrieval_response.decide.verdict import (
     COLUMNS,
-    distinct_order_alphas,
     max_t_adjust,
     queries_needed,
     verdict_table,
 )
-from retrieval_response.analysis.measures import MEASURES, alpha_grid
 from retrieval_response.testing.synthetic import graded_by_driver
 
 pytestmark = pytest.mark.unit

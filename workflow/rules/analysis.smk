@@ -114,6 +114,7 @@ rule correlations:
 
 rule replication:
     input:
+        graded="results/analysis/graded.parquet",
         differences=expand(
             "results/analysis/differences_{segmentation}.parquet",
             segmentation=ANALYSIS["segmentations"],
@@ -132,12 +133,19 @@ rule replication:
         table="results/analysis/replication.parquet",
     log:
         "logs/replication.log",
-    localrule: True
     conda:
         "../../envs/analysis.yaml"
+    threads: 2
     params:
         segmentations=ANALYSIS["segmentations"],
         corr_types=ANALYSIS["corr_types"],
+        alpha_grid=ANALYSIS["alpha_grid"],
+        min_segment_samples=ANALYSIS["min_segment_samples"],
+        finer_keys=ANALYSIS["finer_keys"],
+        bootstrap_resamples=ANALYSIS["bootstrap_resamples"],
+        seed=ANALYSIS["seed"],
+        targets=ANALYSIS.get("targets"),
+        compat=ANALYSIS["compat"],
     script:
         "../scripts/replication.py"
 

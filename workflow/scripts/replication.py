@@ -1,11 +1,14 @@
-"""Snakemake script: differences and K/Np correlations -> the paper's conclusions with verdicts."""
+"""Snakemake script: differences, K/Np correlations and the analysis table -> the paper's conclusions
+with verdicts, plain and family-wise adjusted."""
 
 import _workflow_package  # noqa: F401
 import polars as pl
 
-from retrieval_response.analysis.replication import replication, replication_corr_type
+from retrieval_response.analysis.correlation_tables import resolve_targets
+from retrieval_response.analysis.replication import adjusted_claims, replication, replication_corr_type
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log
+from retrieval_response.tables.workflow_tables import read_analysis_table
 
 log = job_log(snakemake.log[0])
 differences = {
@@ -13,11 +16,29 @@ differences = {
     for segmentation, path in zip(snakemake.params.segmentations, snakemake.input.differences, strict=True)
 }
 ratio = bool(snakemake.input.correlations_ratio)
+corr_type = replication_corr_type(snakemake.params.corr_types)
+adjusted = None
+if not snakemake.params.finer_keys:
+    graded = read_analysis_table(snakemake.input.graded)
+    targets = list(snakemake.params.targets) if snakemake.params.targets else None
+    adjusted = adjusted_claims(
+        graded,
+        snakemake.params.segmentations,
+        resolve_targets(graded, targets),
+        alpha_grid=snakemake.params.alpha_grid,
+        min_segment_samples=snakemake.params.min_segment_samples,
+        bootstrap_resamples=snakemake.params.bootstrap_resamples,
+        seed=snakemake.params.seed,
+        corr_type=corr_type,
+        compat=snakemake.params.compat,
+    )
 table = replication(
     differences,
     pl.read_parquet(snakemake.input.correlations_ratio[0]) if ratio else None,
     pl.read_parquet(snakemake.input.resamples_ratio[0]) if ratio else None,
-    corr_type=replication_corr_type(snakemake.params.corr_types),
+    corr_type=corr_type,
+    adjusted=adjusted,
 )
 write_parquet(table, snakemake.output.table)
-log.info("replication: %d rows, %s", table.height, dict(table["verdict"].value_counts().iter_rows()))
+log.info("replication: %d rows, %s; adjusted: %s", table.height, dict(table["verdict"].value_counts().iter_rows()),
+         dict(table["verdict_adjusted"].value_counts().iter_rows()))

@@ -60,3 +60,37 @@ def share_positive(differences: np.ndarray) -> np.ndarray:
     n = defined.sum(axis=-1)
     with np.errstate(invalid="ignore"):
         return np.where(n > 0, (defined & (differences > 0)).sum(axis=-1) / np.maximum(n, 1), np.nan)
+
+
+def max_t(values: np.ndarray, draws: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, float]:
+    """Single-step max-t over a family of statistics (Romano and Wolf 2005): ``values`` (m,) and
+    their bootstrap ``draws`` (m, R) on the same resamples.
+
+    se_k = sd_r(draws_k); T_r = max over k of |draws_k,r - values_k| / se_k (statistics undefined
+    on a resample skip it there). Returns ``p`` (m,), p_k = (1 + #{r: T_r >= |values_k| / se_k}) /
+    (1 + R'), R' the resamples with a defined T; ``half`` (m,) = c se_k, with c the ``level``
+    quantile of T, the half-width of simultaneous intervals values_k +- half_k; and c. The
+    family-wise error of the claims values_k != 0 with p_k < 1 - level is at most 1 - level
+    (asymptotically), whichever statistics are null. A statistic with se = 0 has p = 1 when it is
+    0, else 1 / (1 + R'); its half-width is 0.
+    """
+    values = np.asarray(values, np.float64)
+    draws = np.asarray(draws, np.float64).reshape(len(values), -1)
+    m = len(values)
+    if m == 0 or draws.shape[1] == 0:
+        return np.ones(m), np.full(m, np.nan), float("nan")
+    with np.errstate(invalid="ignore"):
+        se = np.nanstd(draws, axis=1, ddof=1) if draws.shape[1] > 1 else np.full(m, np.nan)
+    usable = np.isfinite(se) & (se > 0) & np.isfinite(values)
+    if usable.any():
+        centred = np.abs(draws[usable] - values[usable, None]) / se[usable, None]
+        stat = np.max(np.where(np.isnan(centred), -np.inf, centred), axis=0)
+        stat = stat[np.isfinite(stat)]
+    else:
+        stat = np.zeros(0)
+    critical = float(np.quantile(stat, level)) if stat.size else float("nan")
+    t = np.where(usable, np.abs(values) / np.where(usable, se, 1.0), np.where(values == 0, 0.0, np.inf))
+    p = (1.0 + (stat[None, :] >= t[:, None]).sum(axis=1)) / (1.0 + stat.size)
+    p = np.where(usable | (np.isfinite(values) & (values != 0)), p, 1.0)
+    half = np.where(usable, critical * np.where(usable, se, 0.0), 0.0)
+    return p, half, critical

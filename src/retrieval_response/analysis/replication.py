@@ -42,7 +42,10 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from retrieval_response.analysis.bootstrap import percentile_interval
+from retrieval_response.analysis import measures as measures_module
+from retrieval_response.analysis.bootstrap import max_t, percentile_interval
+from retrieval_response.analysis.correlation_tables import default_measures
+from retrieval_response.analysis.crossfit_bootstrap import query_resampling, resampled_correlations
 from retrieval_response.analysis.segments import FINER_KEYS
 
 HIGH_RATIO = 2.0
@@ -53,7 +56,9 @@ SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusi
 SPREAD_MEASURES = ("F", "T", "nDCG", "F_e", "F_e_partner")
 """Measures whose spread across embedders and across subsets x K/Np segments C4 compares."""
 COLUMNS = ("conclusion", "subset", "segment", "target", "E", "difference", "value", "ci_low", "ci_high",
-           "verdict", "detectable")
+           "verdict", "detectable", "value_crossfit", "p_adjusted", "verdict_adjusted")
+CELL_KEYS = ("conclusion", "subset", "segment", "target", "E", "difference")
+"""The columns that name a cell of the replication table."""
 C4 = "C4 document type and K/Np matter more than the embedder"
 ALL = "all"
 
@@ -97,6 +102,60 @@ def verdicts(ci_low: pl.Expr, ci_high: pl.Expr) -> pl.Expr:
         .when(ci_high < 0).then(pl.lit(CONTRADICTED))
         .otherwise(pl.lit(INCONCLUSIVE))
     )
+
+
+def adjusted_verdicts(value: np.ndarray, p_adjusted: np.ndarray, level: float) -> list[str]:
+    """``supported`` / ``contradicted`` where the family-wise adjusted p is below 1 - ``level`` and
+    the value is positive / negative, else ``inconclusive``."""
+    return [SUPPORTED if p < 1 - level and v > 0 else CONTRADICTED if p < 1 - level and v < 0 else INCONCLUSIVE
+            for v, p in zip(value, p_adjusted, strict=True)]
+
+
+def _family_adjusted(cells: list[dict], draws: list[np.ndarray], level: float) -> list[dict]:
+    """``cells`` with p_adjusted and verdict_adjusted from :func:`max_t` over each (conclusion,
+    target) family of them."""
+    out = []
+    families: dict[tuple, list[int]] = {}
+    for k, cell in enumerate(cells):
+        families.setdefault((cell["conclusion"], cell["target"]), []).append(k)
+    for members in families.values():
+        values = np.array([cells[k]["value_crossfit"] for k in members], np.float64)
+        p, _, _ = max_t(values, np.vstack([draws[k] for k in members]), level)
+        verdict = adjusted_verdicts(values, p, level)
+        out += [cells[k] | {"p_adjusted": p[i], "verdict_adjusted": verdict[i]} for i, k in enumerate(members)]
+    return out
+
+
+def adjusted_claims(graded: pl.DataFrame, segmentations, targets: list[str], *, alpha_grid: str,
+                    min_segment_samples: int, bootstrap_resamples: int, seed: int, corr_type: str = "spearman",
+                    compat: str = "exact", ci_level: float = 0.95) -> pl.DataFrame:
+    """C1-C3 cells (:data:`CELL_KEYS`) with the verdict's machinery: ``value_crossfit`` = the
+    difference of the two measures' correlations, alpha cross-fitted (on the full data and inside
+    every query resample, :mod:`.crossfit_bootstrap`); ``p_adjusted`` from single-step max-t over
+    the cells of one (conclusion, target) family, every subset, segment and embedder;
+    ``verdict_adjusted`` from it (:func:`adjusted_verdicts`)."""
+    grid = measures_module.alpha_grid(alpha_grid)
+    present = default_measures(graded)
+    names = [m for m in dict.fromkeys(n for c in CLAIMS for n in (c.first, c.second)) if m in present]
+    cells, draws = [], []
+    for segmentation in segmentations:
+        resampling = query_resampling(graded, None, segmentation, targets, compat, seed, bootstrap_resamples)
+        segments = resampling.prepared.segments
+        for target in targets:
+            results = resampled_correlations(resampling, names, target, grid, corr_type, compat, min_segment_samples)
+            for claim in CLAIMS:
+                chosen = segments.filter(_segment_filter(claim, segmentation))
+                for seg, E, subset, segment in chosen.select("seg", "E", "subset", "segment").iter_rows():
+                    found = results.get(seg, {})
+                    if claim.first not in found or claim.second not in found:
+                        continue
+                    cells.append({"conclusion": claim.conclusion, "subset": subset, "segment": segment,
+                                  "target": target, "E": E, "difference": f"{claim.first}-{claim.second}",
+                                  "value_crossfit": found[claim.first][1] - found[claim.second][1]})
+                    draws.append(found[claim.first][2] - found[claim.second][2])
+    schema = {**{c: pl.String for c in CELL_KEYS}, "value_crossfit": pl.Float64, "p_adjusted": pl.Float64,
+              "verdict_adjusted": pl.String}
+    return pl.DataFrame(_family_adjusted(cells, draws, ci_level), schema=schema)
 
 
 def _segment_filter(claim: Claim, segmentation: str) -> pl.Expr:
@@ -155,7 +214,9 @@ def spread_rows(correlations: pl.DataFrame, resamples: pl.DataFrame | None, corr
     (positive = as the paper says); its interval is the percentile interval of the same statistic
     on the bootstrap draws of ``resamples`` (null without them). With one embedder there is no
     embedder pair: value null, inconclusive. ``subset`` and ``segment`` are ``all``; ``E`` lists
-    the embedders.
+    the embedders. ``value_crossfit`` repeats ``value`` (the spreads stand on the analysis's
+    correlations, alpha chosen on the full data); ``p_adjusted`` and ``verdict_adjusted`` come from
+    max-t over the measures of one target (:func:`_family_adjusted`).
     """
     rows = correlations.filter(pl.col("corr_type") == corr_type, pl.col("measure").is_in(list(SPREAD_MEASURES)))
     if resamples is not None:
@@ -164,7 +225,7 @@ def spread_rows(correlations: pl.DataFrame, resamples: pl.DataFrame | None, corr
                                                                       "resamples"),
             on=["E", "subset", "segment", "target", "measure"], how="left",
         )
-    out = []
+    out, draws = [], []
     for (target, measure), cells in rows.sort("target", "measure", "subset", "segment", "E").group_by(
         "target", "measure", maintain_order=True
     ):
@@ -183,22 +244,30 @@ def spread_rows(correlations: pl.DataFrame, resamples: pl.DataFrame | None, corr
             "conclusion": C4, "subset": ALL, "segment": ALL, "target": target, "E": ",".join(embedders),
             "difference": f"spread {measure}: subsets x K/Np - embedders",
             "value": statistic[0] if len(statistic) else np.nan, "ci_low": float(low), "ci_high": float(high),
+            "value_crossfit": statistic[0] if len(statistic) else np.nan,
         })
+        draws.append(statistic[1:] if len(statistic) > 1 else np.full(1, np.nan))
     if not out:
         return pl.DataFrame(schema=_schema([]))
-    return _finish(pl.DataFrame(out), [])
+    return _finish(pl.DataFrame(_family_adjusted(out, draws, ci_level)), [])
 
 
 def replication(differences: dict[str, pl.DataFrame], correlations_ratio: pl.DataFrame | None = None,
                 resamples_ratio: pl.DataFrame | None = None, *, corr_type: str = "spearman",
-                ci_level: float = 0.95) -> pl.DataFrame:
+                ci_level: float = 0.95, adjusted: pl.DataFrame | None = None) -> pl.DataFrame:
     """The replication table (module docstring): C1-C3 from ``differences`` (segmentation -> differences
-    table), C4 from the ``ratio`` correlations and their resamples; rows in conclusion order."""
+    table), C4 from the ``ratio`` correlations and their resamples; rows in conclusion order.
+    ``adjusted`` (:func:`adjusted_claims`) gives C1-C3 their cross-fitted, family-wise adjusted
+    columns; a cell it lacks (or without it) is ``inconclusive`` there."""
     parts = [difference_rows(differences, corr_type)]
+    if adjusted is not None:
+        parts[0] = parts[0].drop("value_crossfit", "p_adjusted", "verdict_adjusted").join(
+            adjusted, on=list(CELL_KEYS), how="left")
     if correlations_ratio is not None:
         parts.append(spread_rows(correlations_ratio, resamples_ratio, corr_type, ci_level))
     schema = _schema(_finer_keys(differences.values()))
     table = pl.concat(parts, how="diagonal_relaxed").select(list(schema)).cast(schema)
+    table = table.with_columns(pl.col("verdict_adjusted").fill_null(INCONCLUSIVE))
     return table.sort("conclusion", "difference", "target", "subset", "segment", "E", maintain_order=True)
 
 
@@ -209,13 +278,17 @@ def _finer_keys(tables) -> list[str]:
 
 def _schema(finer_keys: list[str]) -> dict[str, pl.DataType]:
     columns = [*COLUMNS[:2], *finer_keys, *COLUMNS[2:]]
-    floats = {"value", "ci_low", "ci_high", "detectable"}
+    floats = {"value", "ci_low", "ci_high", "detectable", "value_crossfit", "p_adjusted"}
     return {c: pl.Float64 if c in floats else pl.Int64 if c in ("Nc", "Np") else pl.String for c in columns}
 
 
 def _finish(rows: pl.DataFrame, finer_keys: list[str]) -> pl.DataFrame:
     """Add verdict and detectable, NaN as null, columns in order, types of :func:`_schema`."""
     rows = rows.with_columns(pl.col("value", "ci_low", "ci_high").cast(pl.Float64).fill_nan(None))
+    rows = rows.with_columns(pl.lit(None, pl.Float64).alias(c) for c in ("value_crossfit", "p_adjusted")
+                             if c not in rows.columns)
+    if "verdict_adjusted" not in rows.columns:
+        rows = rows.with_columns(verdict_adjusted=pl.lit(None, pl.String))
     rows = rows.with_columns(
         verdict=verdicts(pl.col("ci_low"), pl.col("ci_high")),
         detectable=(pl.col("ci_high") - pl.col("ci_low")) / 2,

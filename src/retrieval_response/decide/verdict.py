@@ -35,17 +35,9 @@ import numpy as np
 import polars as pl
 
 from retrieval_response.analysis import measures as measures_module
-from retrieval_response.analysis._double_double import _exact_values
-from retrieval_response.analysis.bootstrap import percentile_interval, resample_weights
-from retrieval_response.analysis.correlation_tables import (
-    default_measures,
-    measure_cells,
-    prepare_samples,
-    resolve_targets,
-    segment_curves,
-)
-from retrieval_response.analysis.correlations import TIE_ULPS, sorted_tie_anchors
-from retrieval_response.analysis.crossfit import crossfit
+from retrieval_response.analysis.bootstrap import max_t, percentile_interval
+from retrieval_response.analysis.correlation_tables import default_measures, resolve_targets
+from retrieval_response.analysis.crossfit_bootstrap import order_ranks, query_resampling, resampled_correlations
 from retrieval_response.analysis.measures import MEASURES
 
 SEGMENTATIONS = ("fit", "all")
@@ -55,10 +47,6 @@ DETECTABLE = (0.05, 0.10)
 """Differences of correlation the power plan sizes the queries for."""
 MIN_QUERIES = 10
 """Fewest queries with which a family is decided: below it the bootstrap over queries says little."""
-RANK_CORRELATIONS = ("spearman", "kendall_b", "kendall_c")
-"""Correlations that depend on the order of the measure's values alone."""
-RESAMPLE_CHUNK = 200
-"""Resamples evaluated at once (memory: chunk x alphas x cells)."""
 COLUMNS = (
     "target", "subset", "E", "segment", "corr_type", "measure", "n", "n_queries", "value", "ci_low", "ci_high",
     "difference_to_best", "diff_ci_low", "diff_ci_high", "p_adjusted", "decision", "reason", "same_as",
@@ -84,89 +72,19 @@ def queries_needed(half_width: float, n_queries: int, difference: float) -> int 
 
 
 def max_t_adjust(draws: np.ndarray, values: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, float]:
-    """Single-step max-t over every pair of ``values`` (m,) with bootstrap ``draws`` (m, R).
-
-    For each pair (i, j): d = v_i - v_j, d*_r = draws_i,r - draws_j,r, se = sd_r(d*). The
-    statistic of a resample is T_r = max over pairs of |d*_r - d| / se (resamples where a pair is
-    undefined skip that pair). Returns ``p`` (m, m), p_ij = (1 + #{r: T_r >= |d_ij| / se_ij}) /
-    (1 + R), ``half`` (m, m) = c * se_ij with c the ``level`` quantile of T (the simultaneous
-    half-width), and c. Pairs with se = 0 and d = 0 get p = 1; with se = 0 and d != 0, p = 1 / (1 + R).
-    """
-    m, n_draws = draws.shape
-    p = np.ones((m, m))
-    half = np.zeros((m, m))
-    if m < 2 or n_draws == 0:
-        return p, np.full((m, m), np.nan), math.nan
+    """:func:`~retrieval_response.analysis.bootstrap.max_t` over every pair (i < j) of ``values``
+    (m,) with bootstrap ``draws`` (m, R): the statistics are the paired differences v_i - v_j and
+    their draws. Returns ``p`` and ``half`` as symmetric (m, m) matrices (diagonal p = 1, half =
+    0) and the critical value."""
+    m = len(values)
+    p, half = np.ones((m, m)), np.zeros((m, m))
+    if m < 2:
+        return p, half, math.nan
     i, j = np.triu_indices(m, 1)
-    d = values[i] - values[j]
-    d_star = draws[i] - draws[j]
-    with np.errstate(invalid="ignore"):
-        se = np.nanstd(d_star, axis=1, ddof=1)
-    positive = np.isfinite(se) & (se > 0)
-    centred = np.abs(d_star[positive] - d[positive, None]) / se[positive, None]
-    stat = np.nanmax(np.where(np.isnan(centred), -np.inf, centred), axis=0) if positive.any() else np.zeros(n_draws)
-    stat = stat[np.isfinite(stat)]
-    critical = float(np.quantile(stat, level)) if stat.size else math.nan
-    t = np.where(positive, np.abs(d) / np.where(positive, se, 1.0), np.where(d == 0, 0.0, np.inf))
-    p_pairs = (1.0 + (stat[None, :] >= t[:, None]).sum(axis=1)) / (1.0 + stat.size)
-    p_pairs = np.where(positive | (d != 0), p_pairs, 1.0)
+    p_pairs, half_pairs, critical = max_t(values[i] - values[j], draws[i] - draws[j], level)
     p[i, j] = p[j, i] = p_pairs
-    half[i, j] = half[j, i] = np.where(positive, critical * np.where(positive, se, 0.0), 0.0)
+    half[i, j] = half[j, i] = half_pairs
     return p, half, critical
-
-
-def _dense_ranks(values: np.ndarray, tie_ulps: int) -> np.ndarray:
-    """(A, n) tie-group ranks 0, 1, ... of each row of ``values`` in ascending order, values within
-    ``tie_ulps`` units in the last place tied (:func:`~retrieval_response.analysis.correlations.tie_anchors`)."""
-    order, anchored = sorted_tie_anchors(np.atleast_2d(np.asarray(values, np.float64)), tie_ulps)
-    steps = np.concatenate([np.zeros((len(order), 1), np.int64),
-                            np.cumsum(anchored[:, 1:] != anchored[:, :-1], axis=1)], axis=1)
-    ranks = np.empty_like(steps)
-    np.put_along_axis(ranks, order, steps, axis=1)
-    return ranks
-
-
-def _order_ranks(measure, features: dict[str, np.ndarray], grid: np.ndarray, compat: str) -> np.ndarray:
-    """(A, n) tie-group ranks of the measure's values on ``features`` at each alpha of ``grid``:
-    exact (double-double) where the analysis decides ties exactly, else float64 within TIE_ULPS."""
-    exact = _exact_values(measure.name, features, grid) if compat == "exact" else None
-    if exact is not None:
-        return exact[0]
-    return _dense_ranks(measure.evaluate(features, grid, compat), TIE_ULPS if compat == "exact" else 0)
-
-
-def distinct_order_alphas(measure, features: dict[str, np.ndarray], grid: np.ndarray, compat: str) -> np.ndarray:
-    """The first alpha of ``grid`` of each distinct order (with ties) of the cells ``features``, in
-    grid order. A rank correlation depends on the order alone, so its curve over these alphas
-    holds every distinct value of the full curve, each at the first alpha that reaches it: the
-    first maximum, hence the cross-fitted value, is the same on both grids."""
-    ranks = _order_ranks(measure, features, grid, compat)
-    _, first = np.unique(ranks, axis=0, return_index=True)
-    return grid[np.sort(first)]
-
-
-def _correlations(measure, cells, s: int, grid: np.ndarray, corr_type: str, compat: str,
-                  weights: np.ndarray, half_a: np.ndarray) -> tuple[float, np.ndarray]:
-    """The family's correlation of ``measure`` (cross-fitted when it has alpha) and its value on
-    every resample, alpha chosen inside each resample on its two halves."""
-    if measure.has_alpha and corr_type in RANK_CORRELATIONS:
-        lo, hi = cells.cell_start[s], cells.cell_start[s + 1]
-        grid = distinct_order_alphas(measure, {c: v[lo:hi] for c, v in cells.features.items()}, grid, compat)
-    elif not measure.has_alpha:
-        grid = np.zeros(1)
-    curves = segment_curves(measure, cells, s, grid, [corr_type], compat)[corr_type]
-    value = float(crossfit(curves[1], curves[2])[0]) if measure.has_alpha else float(curves[0, 0])
-    draws = np.full(weights.shape[0], np.nan)
-    for start in range(0, weights.shape[0], RESAMPLE_CHUNK):
-        chunk = weights[start:start + RESAMPLE_CHUNK]
-        if measure.has_alpha:
-            halves = np.vstack([chunk * half_a, chunk * ~half_a])
-            curves = segment_curves(measure, cells, s, grid, [corr_type], compat, halves)[corr_type]
-            draws[start:start + len(chunk)] = crossfit(curves[:len(chunk)], curves[len(chunk):])[0]
-        else:
-            curves = segment_curves(measure, cells, s, grid, [corr_type], compat, chunk)[corr_type]
-            draws[start:start + len(chunk)] = curves[:, 0]
-    return value, draws
 
 
 def _orders(family: pl.DataFrame, names: list[str], grid: np.ndarray, compat: str) -> dict[str, tuple]:
@@ -183,7 +101,7 @@ def _orders(family: pl.DataFrame, names: list[str], grid: np.ndarray, compat: st
         defined = rows.select(pl.all_horizontal(pl.col(c).is_not_null() for c in measure.features)).to_series()
         defined = defined.to_numpy()
         features = {c: rows[c].to_numpy()[defined] for c in measure.features}
-        ranks = _order_ranks(measure, features, grid if measure.has_alpha else np.zeros(1), compat)
+        ranks = order_ranks(measure, features, grid if measure.has_alpha else np.zeros(1), compat)
         varying = ranks[ranks.max(axis=1, initial=0) > 0].astype(np.int64)
         signatures[name] = (defined.tobytes(), frozenset(r.tobytes() for r in varying))
     return signatures
@@ -313,22 +231,12 @@ def verdict_table(
     grid = measures_module.alpha_grid(alpha_grid) if isinstance(alpha_grid, str) else np.asarray(alpha_grid)
     names = measures or default_measures(graded, ranked)
     target_names = resolve_targets(graded, targets)
-    tie_ulps = TIE_ULPS if compat == "exact" else 0
     out = []
     for segmentation in SEGMENTATIONS:
-        prepared = prepare_samples(graded, ranked, segmentation, (), target_names, tie_ulps, seed)
-        weights = resample_weights(prepared.query_strata, max(bootstrap_resamples, 0), seed)
-        halves = prepared.rows.select("q", "half").unique().sort("q")
-        half_a = np.zeros(len(prepared.query_strata), dtype=bool)
-        half_a[halves["q"].to_numpy()] = halves["half"].to_numpy() == 0
+        resampling = query_resampling(graded, ranked, segmentation, target_names, compat, seed, bootstrap_resamples)
+        prepared = resampling.prepared
         for target in target_names:
-            results: dict[int, dict[str, tuple]] = {}
-            for name in names:
-                measure = MEASURES[name]
-                cells = measure_cells(prepared, measure, target, min_segment_samples)
-                for s, seg in enumerate(cells.seg):
-                    value, draws = _correlations(measure, cells, s, grid, corr_type, compat, weights, half_a)
-                    results.setdefault(int(seg), {})[name] = (int(cells.n[s]), value, draws)
+            results = resampled_correlations(resampling, names, target, grid, corr_type, compat, min_segment_samples)
             for seg, E, subset, segment in prepared.segments.select("seg", "E", "subset", "segment").iter_rows():
                 family = prepared.rows.filter((pl.col("seg") == seg) & pl.col(target).is_not_null())
                 if family.height == 0:

@@ -49,7 +49,7 @@ def graded_by_driver(n_queries: int, driver: str, seed: int = 0, *,
                      designs: tuple[tuple[int, int, tuple[int, ...]], ...] = ((10, 2, (1, 2, 3, 4, 6, 8)),
                                                                               (10, 4, (1, 2, 3, 4, 6, 8))),
                      perfect: bool = False, noise: float = 0.6) -> pl.DataFrame:
-    """A graded table (id, subset ``S``, E ``X``, Nc, Np, K, inK, grade) whose answer is known.
+    """A graded table (id, subset ``S``, E ``X``, Nc, Np, K, rank, inK, grade) whose answer is known.
 
     Each query is ranked once per design (Nc, Np, Ks): a seeded random permutation of its Nc
     candidates (positives are the first Np), or the positives first when ``perfect``. The grade
@@ -64,7 +64,7 @@ def graded_by_driver(n_queries: int, driver: str, seed: int = 0, *,
     for nc, np_, ks in designs:
         ranks = (np.tile(np.arange(nc), (n_queries, 1)) if perfect
                  else np.argsort(rng.random((n_queries, nc)), axis=1))
-        positive = (ranks < np_).astype(np.int8)
+        positive = (ranks < np_).astype(np.int8)  # ranks[q, i]: the candidate at position i
         for k in ks:
             n_p = positive[:, :k].sum(axis=1)
             x = n_p / np_ if driver == "recall" else n_p / k
@@ -74,6 +74,7 @@ def graded_by_driver(n_queries: int, driver: str, seed: int = 0, *,
                 "id": [f"S-{i}" for i in range(n_queries)], "subset": ["S"] * n_queries, "E": ["X"] * n_queries,
                 "Nc": pl.Series([nc] * n_queries, dtype=pl.Int32), "Np": pl.Series([np_] * n_queries, dtype=pl.Int32),
                 "K": pl.Series([k] * n_queries, dtype=pl.Int32),
+                "rank": pl.Series(ranks[:, :k].tolist(), dtype=pl.List(pl.Int32)),
                 "inK": pl.Series(positive[:, :k].tolist(), dtype=pl.List(pl.Int8)),
                 "grade": pl.Series(grade.astype(np.int64), dtype=pl.Int64),
             }))
