@@ -87,3 +87,43 @@ def announce_verdict(table: str | os.PathLike = "results/analysis/verdict.parque
         return
     print(verdict_text(pl.read_parquet(table), (HEADLINE_SEGMENT,)), file=sys.stderr)
     print(f"Every segment (narrow, wide, all): {VERDICT_TEXT}; the table: {table}", file=sys.stderr, flush=True)
+
+
+def family_sentence(rows: list[dict]) -> str:
+    """One sentence for one family: the best measure with its correlation and interval, how many
+    are tied with it (and the queries that would resolve 0.10 among them), which are worse, how
+    many are undecided; or "cannot decide" with the first reason."""
+    by = {d: [r for r in rows if r["decision"] == d] for d in ("best", "tied", "worse", "undecided")}
+    if not by["best"]:
+        return f"Cannot decide: {by['undecided'][0]['reason']}."
+    best = by["best"][0]
+    parts = [f"{best['measure']} predicts best, {_interval(best['value'], best['ci_low'], best['ci_high'])}"]
+    if by["tied"]:
+        widest = max(r["queries_for_0.10"] or 0 for r in by["tied"])
+        parts.append(f"{len(by['tied'])} measure(s) cannot be told from it (about {widest} queries would resolve "
+                     "a difference of 0.10)")
+    parts.append("worse: " + ", ".join(r["measure"] for r in by["worse"]) if by["worse"] else "none is decided worse")
+    if by["undecided"]:
+        parts.append(f"{len(by['undecided'])} undecided (constant, or ordering the samples as another measure)")
+    return "; ".join(parts) + "."
+
+
+def verdict_summary(verdict: pl.DataFrame) -> pl.DataFrame:
+    """One row per family: target, subset, E, segment, n_queries, best, correlation (value and
+    interval of the best), tied, worse (measure names joined by ", "), undecided (count) and
+    sentence (:func:`family_sentence`), families in table order."""
+    rows = []
+    for (target, subset, E, segment), family in verdict.group_by("target", "subset", "E", "segment",
+                                                                   maintain_order=True):
+        records = family.to_dicts()
+        best = [r for r in records if r["decision"] == "best"]
+        names = {d: ", ".join(r["measure"] for r in records if r["decision"] == d) for d in ("tied", "worse")}
+        rows.append({
+            "target": target, "subset": subset, "E": E, "segment": segment, "n_queries": records[0]["n_queries"],
+            "best": best[0]["measure"] if best else "cannot decide",
+            "correlation": _interval(best[0]["value"], best[0]["ci_low"], best[0]["ci_high"]) if best else "",
+            "tied": names["tied"], "worse": names["worse"] or "none",
+            "undecided": sum(r["decision"] == "undecided" for r in records),
+            "sentence": family_sentence(records),
+        })
+    return pl.DataFrame(rows)

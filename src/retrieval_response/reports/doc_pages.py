@@ -19,7 +19,8 @@ Placeholders are those of :mod:`retrieval_response.reports.findings`. A placehol
   (``docs/corpus_run/correlations_fit.parquet``);
 - a derived table of :data:`DERIVED`: figures computed by a stated formula from committed files
   (``config_defaults``, ``default_run``, ``default_run_llm_time``, ``default_run_judgments``,
-  ``requirements``, ``llm_cost_figures``, ``paper_jobs``, ``exactness_compared``).
+  ``requirements``, ``llm_cost_figures``, ``paper_jobs``, ``exactness_compared``, ``findings_verdict``,
+  ``replication_counts``).
 
 A measured number therefore names the file it comes from in the template, and that file names the
 command that wrote it (a benchmark's ``source``, a run summary's ``provenance``).
@@ -36,6 +37,8 @@ from pathlib import Path
 import polars as pl
 import yaml
 
+from retrieval_response.analysis.replication import CONTRADICTED, INCONCLUSIVE, SUPPORTED
+from retrieval_response.decide.summary import verdict_summary
 from retrieval_response.infra.atomic import write_text
 from retrieval_response.reports.findings import PLACEHOLDER, ROWS_PLACEHOLDER, read_tables, render
 
@@ -253,11 +256,28 @@ def exactness_compared(root: Path) -> pl.DataFrame:
                                                           most=pl.col("compared").max())
 
 
+def findings_verdict(root: Path) -> pl.DataFrame:
+    """``docs/findings/verdict.parquet`` family by family in words
+    (:func:`~retrieval_response.decide.summary.verdict_summary`)."""
+    return verdict_summary(pl.read_parquet(root / FINDINGS / "verdict.parquet"))
+
+
+def replication_counts(root: Path) -> pl.DataFrame:
+    """Cells of ``docs/findings/replication.parquet`` by (``verdict``, ``verdict_adjusted``): ``n``,
+    every pair of the two vocabularies present (0 where no cell has it)."""
+    table = pl.read_parquet(root / FINDINGS / "replication.parquet")
+    verdicts = pl.DataFrame({"verdict": [SUPPORTED, CONTRADICTED, INCONCLUSIVE]})
+    pairs = verdicts.join(verdicts.rename({"verdict": "verdict_adjusted"}), how="cross")
+    counts = table.group_by("verdict", "verdict_adjusted").agg(n=pl.len().cast(pl.Int64))
+    return pairs.join(counts, on=["verdict", "verdict_adjusted"], how="left").with_columns(pl.col("n").fill_null(0))
+
+
 DERIVED: dict[str, Callable[[Path], pl.DataFrame]] = {
     "config_defaults": config_defaults, "default_run": default_run, "default_run_llm_time": default_run_llm_time,
     "wall_clock": wall_clock, "text_reports": text_reports,
     "default_run_judgments": default_run_judgments, "requirements": requirements,
-    "llm_cost_figures": llm_cost_figures, "paper_jobs": paper_jobs, "exactness_compared": exactness_compared}
+    "llm_cost_figures": llm_cost_figures, "paper_jobs": paper_jobs, "exactness_compared": exactness_compared,
+    "findings_verdict": findings_verdict, "replication_counts": replication_counts}
 """Derived tables by name: each a function of the repository root (its docstring states the formula)."""
 
 
