@@ -81,7 +81,11 @@ def test_a_measure_ordering_the_samples_as_another_is_undecided_and_names_it():
     verdict = verdict_table(graded, **OPTIONS).filter(pl.col("segment") == "all")
     same = verdict.filter(pl.col("same_as").is_not_null())
     assert {"T", "P", "R"} <= set(same["measure"]) | set(same["same_as"])
-    assert same["reason"].str.contains("one \\(K, Np\\) = \\(3, 2\\)").all()
+    assert not same.filter(pl.col("measure").is_in(["T", "F", "R", "T_u"]))["same_as"].is_in(["T", "F", "T_u"]).any()
+    counts = same.filter(pl.col("measure").is_in(["T", "F", "R", "P"]))
+    assert counts["reason"].str.contains("one \\(K, Np\\) = \\(3, 2\\)").all()
+    positional = same.filter(pl.col("measure").is_in(["AP@K", "nDCG@K", "RR@K"]))
+    assert not positional["reason"].str.contains("positives in the top K alone").any()
 
 
 def test_a_target_with_one_value_and_too_few_queries_are_reasons_for_the_whole_family():
@@ -121,10 +125,13 @@ def test_max_t_adjustment_controls_the_largest_of_several_null_differences():
     assert (p[0, 1:] < 0.01).all() and (p[1:, 1:][np.triu_indices(5, 1)] > 0.5).all()
 
 
-@pytest.mark.parametrize(("half", "queries", "difference", "expected"), [
-    (0.2, 100, 0.1, 400), (0.2, 100, 0.05, 1600), (0.05, 100, 0.1, 25), (float("nan"), 100, 0.1, None)])
-def test_queries_needed_scales_the_half_width_as_one_over_root_queries(half, queries, difference, expected):
-    assert queries_needed(half, queries, difference) == expected
+@pytest.mark.parametrize(("half", "critical", "queries", "difference", "expected"), [
+    (0.2, 2.0, 100, 0.1, 808), (0.2, 2.0, 100, 0.05, 3230), (0.02, 2.0, 100, 0.1, 10), (0.2, 3.0, 400, 0.1, 2624),
+    (float("nan"), 2.0, 100, 0.1, None), (0.0, 2.0, 100, 0.1, None), (0.2, float("nan"), 100, 0.1, None)])
+def test_queries_needed_gives_80_percent_power_with_se_shrinking_as_one_over_root_queries(
+        half, critical, queries, difference, expected):
+    """se = half / critical; queries = Q ((critical + 0.8416) se / d)^2, at least MIN_QUERIES (10)."""
+    assert queries_needed(half, critical, queries, difference) == expected
 
 
 def test_the_distinct_order_grid_keeps_every_value_of_a_rank_correlation_curve():
@@ -139,3 +146,38 @@ def test_the_distinct_order_grid_keeps_every_value_of_a_rank_correlation_curve()
     values = MEASURES["F"].evaluate(features, grid, "exact")
     orders = {tuple(np.unique(v, return_inverse=True)[1]) for v in values}
     assert len(orders) == len(kept)
+
+
+def test_the_end_of_a_run_prints_the_verdict_unless_it_is_older_than_the_analysis(tmp_path, capsys):
+    import os
+
+    from retrieval_response.decide.summary import announce_verdict
+
+    verdict = verdict_table(graded_by_driver(30, "recall", seed=6), **OPTIONS)
+    table, graded = tmp_path / "verdict.parquet", tmp_path / "graded.parquet"
+    announce_verdict(table, graded)
+    assert capsys.readouterr().err == ""
+    verdict.write_parquet(table)
+    graded.write_text("older")
+    os.utime(graded, (1, 1))
+    announce_verdict(table, graded)
+    assert "grade | S | X | all" in capsys.readouterr().err
+    os.utime(graded, None)
+    os.utime(table, (1, 1))
+    announce_verdict(table, graded)
+    err = capsys.readouterr().err
+    assert "older than the analysis table" in err and "grade | S | X" not in err
+
+
+@pytest.mark.parametrize("draws", [np.full((2, 50), np.nan), np.tile([[0.3], [0.0]], (1, 50))])
+def test_a_statistic_without_spread_on_the_resamples_is_never_significant(draws):
+    from retrieval_response.analysis.bootstrap import max_t
+
+    p, half, _ = max_t(np.array([0.3, 0.0]), draws)
+    assert (p == 1).all() and np.isnan(half).all()
+
+
+def test_too_few_resamples_leave_the_family_undecided():
+    verdict = verdict_table(graded_by_driver(60, "recall", seed=3), **OPTIONS | {"bootstrap_resamples": 20})
+    assert set(verdict["decision"]) == {"undecided"}
+    assert verdict["reason"].str.contains("20 bootstrap resamples").all()

@@ -62,6 +62,10 @@ def share_positive(differences: np.ndarray) -> np.ndarray:
         return np.where(n > 0, (defined & (differences > 0)).sum(axis=-1) / np.maximum(n, 1), np.nan)
 
 
+SPREAD_FLOOR = 1e-12
+"""A statistic whose resampled values spread by no more than this (sd) has no spread (rounding only)."""
+
+
 def max_t(values: np.ndarray, draws: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, float]:
     """Single-step max-t over a family of statistics (Romano and Wolf 2005): ``values`` (m,) and
     their bootstrap ``draws`` (m, R) on the same resamples.
@@ -71,8 +75,9 @@ def max_t(values: np.ndarray, draws: np.ndarray, level: float = 0.95) -> tuple[n
     (1 + R'), R' the resamples with a defined T; ``half`` (m,) = c se_k, with c the ``level``
     quantile of T, the half-width of simultaneous intervals values_k +- half_k; and c. The
     family-wise error of the claims values_k != 0 with p_k < 1 - level is at most 1 - level
-    (asymptotically), whichever statistics are null. A statistic with se = 0 has p = 1 when it is
-    0, else 1 / (1 + R'); its half-width is 0.
+    (asymptotically), whichever statistics are null. A statistic without a finite, positive se
+    (undefined draws, or the same value on every resample: sd <= :data:`SPREAD_FLOOR`) cannot be
+    tested: p = 1, half NaN.
     """
     values = np.asarray(values, np.float64)
     draws = np.asarray(draws, np.float64).reshape(len(values), -1)
@@ -81,7 +86,7 @@ def max_t(values: np.ndarray, draws: np.ndarray, level: float = 0.95) -> tuple[n
         return np.ones(m), np.full(m, np.nan), float("nan")
     with np.errstate(invalid="ignore"):
         se = np.nanstd(draws, axis=1, ddof=1) if draws.shape[1] > 1 else np.full(m, np.nan)
-    usable = np.isfinite(se) & (se > 0) & np.isfinite(values)
+    usable = np.isfinite(se) & (se > SPREAD_FLOOR) & np.isfinite(values)
     if usable.any():
         centred = np.abs(draws[usable] - values[usable, None]) / se[usable, None]
         stat = np.max(np.where(np.isnan(centred), -np.inf, centred), axis=0)
@@ -89,8 +94,7 @@ def max_t(values: np.ndarray, draws: np.ndarray, level: float = 0.95) -> tuple[n
     else:
         stat = np.zeros(0)
     critical = float(np.quantile(stat, level)) if stat.size else float("nan")
-    t = np.where(usable, np.abs(values) / np.where(usable, se, 1.0), np.where(values == 0, 0.0, np.inf))
-    p = (1.0 + (stat[None, :] >= t[:, None]).sum(axis=1)) / (1.0 + stat.size)
-    p = np.where(usable | (np.isfinite(values) & (values != 0)), p, 1.0)
-    half = np.where(usable, critical * np.where(usable, se, 0.0), 0.0)
+    t = np.abs(values) / np.where(usable, se, 1.0)
+    p = np.where(usable, (1.0 + (stat[None, :] >= t[:, None]).sum(axis=1)) / (1.0 + stat.size), 1.0)
+    half = np.where(usable, critical * np.where(usable, se, 0.0), np.nan)
     return p, half, critical

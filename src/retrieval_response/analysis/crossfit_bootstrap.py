@@ -24,7 +24,7 @@ from retrieval_response.analysis.correlation_tables import (
     prepare_samples,
     segment_curves,
 )
-from retrieval_response.analysis.correlations import TIE_ULPS, sorted_tie_anchors
+from retrieval_response.analysis.correlations import TIE_ULPS, first_max, sorted_tie_anchors
 from retrieval_response.analysis.crossfit import crossfit
 from retrieval_response.analysis.measures import MEASURES
 
@@ -88,41 +88,52 @@ def distinct_order_alphas(measure, features: dict[str, np.ndarray], grid: np.nda
 
 
 def crossfit_correlation(measure, cells: MeasureCells, s: int, grid: np.ndarray, corr_type: str, compat: str,
-                  weights: np.ndarray, half_a: np.ndarray) -> tuple[float, np.ndarray]:
-    """Segment ``s``'s correlation of ``measure`` (cross-fitted when it has alpha) and its value on
-    every resample of ``weights`` (R, Q), alpha chosen inside each resample on its two halves
-    (``half_a``), over the alphas of ``grid`` that give distinct orders for a rank correlation."""
+                         weights: np.ndarray, half_a: np.ndarray) -> tuple[float, np.ndarray, float | None]:
+    """Segment ``s``'s correlation of ``measure``, its value on every resample of ``weights`` (R, Q)
+    and the alpha a measure with alpha reaches its maximum at on the full data (None without alpha).
+
+    A measure with alpha is cross-fitted, on the full data and inside each resample on its two
+    halves (``half_a``), over the alphas of ``grid`` that give distinct orders for a rank
+    correlation. When every alpha gives the same order of the segment's cells the measure has
+    nothing to choose: its correlation is taken on the whole data, as for a measure without alpha.
+    """
+    alpha = None
     if measure.has_alpha and corr_type in RANK_CORRELATIONS:
         lo, hi = cells.cell_start[s], cells.cell_start[s + 1]
         grid = distinct_order_alphas(measure, {c: v[lo:hi] for c, v in cells.features.items()}, grid, compat)
     elif not measure.has_alpha:
         grid = np.zeros(1)
+    choose = measure.has_alpha and len(grid) > 1
     curves = segment_curves(measure, cells, s, grid, [corr_type], compat)[corr_type]
-    value = float(crossfit(curves[1], curves[2])[0]) if measure.has_alpha else float(curves[0, 0])
+    if measure.has_alpha:
+        _, index = first_max(curves[0])
+        alpha = float(grid[index]) if index >= 0 else None
+    value = float(crossfit(curves[1], curves[2])[0]) if choose else float(curves[0, 0])
     draws = np.full(weights.shape[0], np.nan)
     for start in range(0, weights.shape[0], RESAMPLE_CHUNK):
         chunk = weights[start:start + RESAMPLE_CHUNK]
-        if measure.has_alpha:
+        if choose:
             halves = np.vstack([chunk * half_a, chunk * ~half_a])
             curves = segment_curves(measure, cells, s, grid, [corr_type], compat, halves)[corr_type]
             draws[start:start + len(chunk)] = crossfit(curves[:len(chunk)], curves[len(chunk):])[0]
         else:
-            curves = segment_curves(measure, cells, s, grid, [corr_type], compat, chunk)[corr_type]
+            curves = segment_curves(measure, cells, s, grid[:1], [corr_type], compat, chunk)[corr_type]
             draws[start:start + len(chunk)] = curves[:, 0]
-    return value, draws
+    return value, draws, alpha
 
 
 def resampled_correlations(resampling: QueryResampling, names: list[str], target: str, grid: np.ndarray,
                            corr_type: str, compat: str, min_segment_samples: int) -> dict[int, dict[str, tuple]]:
-    """segment id -> measure -> (n, value, draws (R,)) for the measures of ``names`` with at least
-    ``min_segment_samples`` samples in the segment: the (cross-fitted) correlation with
-    ``target`` and its value on every resample."""
+    """segment id -> measure -> (n, value, draws (R,), alpha) for the measures of ``names`` with at
+    least ``min_segment_samples`` samples in the segment: the (cross-fitted) correlation with
+    ``target``, its value on every resample and the alpha of its maximum on the full data
+    (:func:`crossfit_correlation`)."""
     results: dict[int, dict[str, tuple]] = {}
     for name in names:
         measure = MEASURES[name]
         cells = measure_cells(resampling.prepared, measure, target, min_segment_samples)
         for s, seg in enumerate(cells.seg):
-            value, draws = crossfit_correlation(measure, cells, s, grid, corr_type, compat, resampling.weights,
-                                                resampling.half_a)
-            results.setdefault(int(seg), {})[name] = (int(cells.n[s]), value, draws)
+            value, draws, alpha = crossfit_correlation(measure, cells, s, grid, corr_type, compat,
+                                                       resampling.weights, resampling.half_a)
+            results.setdefault(int(seg), {})[name] = (int(cells.n[s]), value, draws, alpha)
     return results

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
+from retrieval_response.decide.verdict import DECISIONS
 from retrieval_response.infra.atomic import write_text
 
 VERDICT_TEXT = "results/analysis/verdict.txt"
@@ -32,7 +33,8 @@ def _needed(row: dict) -> str:
     counts = [row.get("queries_for_0.10"), row.get("queries_for_0.05")]
     if counts[0] is None:
         return ""
-    return f"; about {counts[0]} queries would resolve 0.10, {counts[1]} would resolve 0.05"
+    return (f"; to tell a difference of 0.10 from it with 80% power takes about {counts[0]} queries "
+            f"(0.05: {counts[1]})")
 
 
 def family_lines(rows: list[dict]) -> list[str]:
@@ -42,13 +44,15 @@ def family_lines(rows: list[dict]) -> list[str]:
     "cannot decide" line with the reason when no measure could be compared."""
     first = rows[0]
     head = f"{first['target']} | {first['subset']} | {first['E']} | {first['segment']} (queries: {first['n_queries']})"
-    by = {d: [r for r in rows if r["decision"] == d] for d in ("best", "tied", "worse", "undecided")}
+    by = {d: [r for r in rows if r["decision"] == d] for d in DECISIONS}
     if not by["best"]:
         reasons = sorted({r["reason"] for r in by["undecided"]})
         return [f"{head}: cannot decide: {reasons[0]}" if len(reasons) == 1
                 else f"{head}: cannot decide: " + "; ".join(f"{r['measure']}: {r['reason']}" for r in by["undecided"])]
     best = by["best"][0]
-    lines = [f"{head}: best {best['measure']} {_interval(best['value'], best['ci_low'], best['ci_high'])}"]
+    alpha = f" at alpha {best['alpha']:.3g}" if best.get("alpha") is not None else ""
+    label = "best" if by["worse"] else "highest, no measure decided worse than it:"
+    lines = [f"{head}: {label} {best['measure']}{alpha} {_interval(best['value'], best['ci_low'], best['ci_high'])}"]
     if by["tied"]:
         widest = max(by["tied"], key=lambda r: r["queries_for_0.10"] or 0)
         lines.append("  tied with it: " + ", ".join(r["measure"] for r in by["tied"]) + _needed(widest))
@@ -80,47 +84,65 @@ def write_verdict_text(verdict: pl.DataFrame, path: str | os.PathLike) -> None:
     write_text(verdict_text(verdict) + "\n", path)
 
 
-def announce_verdict(table: str | os.PathLike = "results/analysis/verdict.parquet") -> None:
+def announce_verdict(table: str | os.PathLike = "results/analysis/verdict.parquet",
+                     graded: str | os.PathLike = "results/analysis/graded.parquet") -> None:
     """Print the verdict of :data:`HEADLINE_SEGMENT` to stderr when the run has a verdict table (a
-    Snakefile's ``onsuccess``), with where the rest is."""
-    if not Path(table).is_file():
+    Snakefile's ``onsuccess``), with where the rest is; when the analysis table ``graded`` is newer
+    than the verdict (a run that stopped before the verdict), one line saying the verdict is stale."""
+    table, graded = Path(table), Path(graded)
+    if not table.is_file():
+        return
+    if graded.is_file() and graded.stat().st_mtime > table.stat().st_mtime:
+        print(f"The verdict ({table}) is older than the analysis table ({graded}): this run did not "
+              "rebuild it; run the default target to update it.", file=sys.stderr, flush=True)
         return
     print(verdict_text(pl.read_parquet(table), (HEADLINE_SEGMENT,)), file=sys.stderr)
     print(f"Every segment (narrow, wide, all): {VERDICT_TEXT}; the table: {table}", file=sys.stderr, flush=True)
 
 
 def family_sentence(rows: list[dict]) -> str:
-    """One sentence for one family: the best measure with its correlation and interval, how many
-    are tied with it (and the queries that would resolve 0.10 among them), which are worse, how
-    many are undecided; or "cannot decide" with the first reason."""
-    by = {d: [r for r in rows if r["decision"] == d] for d in ("best", "tied", "worse", "undecided")}
+    """One sentence for one family: the measure decided best, or, when none is decided worse than
+    it, the highest with the count of measures that cannot be told from it (and the queries for
+    80% power at 0.10 among them); the worse ones; the undecided ones counted by kind of reason;
+    or "cannot decide" with the first reason."""
+    by = {d: [r for r in rows if r["decision"] == d] for d in DECISIONS}
     if not by["best"]:
         return f"Cannot decide: {by['undecided'][0]['reason']}."
     best = by["best"][0]
-    parts = [f"{best['measure']} predicts best, {_interval(best['value'], best['ci_low'], best['ci_high'])}"]
+    value = _interval(best["value"], best["ci_low"], best["ci_high"])
+    if by["worse"]:
+        parts = [f"{best['measure']} predicts best, {value}", "worse: " + ", ".join(r["measure"] for r in by["worse"])]
+    else:
+        parts = [f"no measure is decided worse than another (highest: {best['measure']}, {value})"]
     if by["tied"]:
         widest = max(r["queries_for_0.10"] or 0 for r in by["tied"])
-        parts.append(f"{len(by['tied'])} measure(s) cannot be told from it (about {widest} queries would resolve "
-                     "a difference of 0.10)")
-    parts.append("worse: " + ", ".join(r["measure"] for r in by["worse"]) if by["worse"] else "none is decided worse")
+        parts.append(f"{len(by['tied'])} tied with {best['measure']}; about {widest} queries would tell a difference "
+                     "of 0.10 with 80% power")
     if by["undecided"]:
-        parts.append(f"{len(by['undecided'])} undecided (constant, or ordering the samples as another measure)")
+        same = sum(r["same_as"] is not None for r in by["undecided"])
+        other = len(by["undecided"]) - same
+        counted = [f"{same} ordering the samples as another measure"] if same else []
+        counted += [f"{other} for other reasons (verdict.txt)"] if other else []
+        parts.append("undecided: " + ", ".join(counted))
     return "; ".join(parts) + "."
 
 
 def verdict_summary(verdict: pl.DataFrame) -> pl.DataFrame:
-    """One row per family: target, subset, E, segment, n_queries, best, correlation (value and
-    interval of the best), tied, worse (measure names joined by ", "), undecided (count) and
-    sentence (:func:`family_sentence`), families in table order."""
+    """One row per family: target, subset, E, segment, n_queries, best (the measure decided best;
+    "none decided (highest: X)" when none is decided worse than the highest), correlation (value
+    and interval of the highest), tied, worse (measure names joined by ", "), undecided (count)
+    and sentence (:func:`family_sentence`), families in table order."""
     rows = []
     for (target, subset, E, segment), family in verdict.group_by("target", "subset", "E", "segment",
                                                                    maintain_order=True):
         records = family.to_dicts()
         best = [r for r in records if r["decision"] == "best"]
         names = {d: ", ".join(r["measure"] for r in records if r["decision"] == d) for d in ("tied", "worse")}
+        decided = best and names["worse"]
         rows.append({
             "target": target, "subset": subset, "E": E, "segment": segment, "n_queries": records[0]["n_queries"],
-            "best": best[0]["measure"] if best else "cannot decide",
+            "best": (best[0]["measure"] if decided else f"none decided (highest: {best[0]['measure']})" if best
+                     else "cannot decide"),
             "correlation": _interval(best[0]["value"], best[0]["ci_low"], best[0]["ci_high"]) if best else "",
             "tied": names["tied"], "worse": names["worse"] or "none",
             "undecided": sum(r["decision"] == "undecided" for r in records),

@@ -6,14 +6,16 @@ K >= Np) and ``all`` (every sample). Within a family:
 
 1. Each measure's correlation (``corr_type``, Spearman by default) with the target. A measure
    with alpha is cross-fitted: alpha is chosen on one half of the queries and the correlation
-   measured on the other, and the reverse, averaged (:func:`~retrieval_response.analysis.crossfit.crossfit`).
+   measured on the other, and the reverse, averaged (:func:`~retrieval_response.analysis.crossfit.crossfit`);
+   ``alpha`` is where its correlation on all the family's samples peaks (the alpha to monitor).
 2. The same on every bootstrap resample of the queries (stratified by subset, as the analysis's
    intervals), alpha chosen again inside each resample on its own halves: the intervals carry the
    choice of alpha.
-3. Measures that cannot take part are ``undecided`` with a reason: too few samples or queries,
-   a target with one value, a constant measure, an eRAG measure at K = 1 only (its answer is the
-   top-1 answer itself), or a measure that orders the samples exactly as an earlier measure of
-   the registry (its correlation is that measure's by construction; ``same_as`` names it).
+3. Measures that cannot take part are ``undecided`` with a reason: too few samples, queries or
+   resamples, a target with one value, a constant measure, an eRAG measure at K = 1 only (its
+   answer is the top-1 answer itself), a measure defined on fewer samples than the family, or a
+   measure that orders the samples exactly as another (its correlation is that measure's by
+   construction; ``same_as`` names the one compared: a measure without alpha when there is one).
 4. Of the others, ``best`` has the highest correlation. Every pair of them is compared by the
    paired difference of their correlations over the same resamples, with a single-step max-t
    adjustment over all pairs of the family (Romano and Wolf 2005): ``p_adjusted`` and the
@@ -21,10 +23,10 @@ K >= Np) and ``all`` (every sample). Within a family:
    error ``1 - level`` over all pairs, so they stay valid although ``best`` itself was chosen
    on the data. ``worse``: the adjusted p-value of (best, measure) is below ``1 - level``;
    ``tied`` otherwise.
-5. Power: for a tied or worse measure, the queries at which the simultaneous half-width would be
-   0.05 and 0.10 (``queries_for_0.05``, ``queries_for_0.10``), from the half-width h at the
-   family's Q queries as Q (h / d)^2: the half-width of a bootstrap interval over queries
-   shrinks as 1 / sqrt(queries) (:func:`queries_needed`).
+5. Power: for a tied or worse measure, the queries with which a true difference of 0.05 and of
+   0.10 from the best would be declared with 80% power at the family-wise level
+   (``queries_for_0.05``, ``queries_for_0.10``; :func:`queries_needed`): the standard error of
+   a bootstrap difference over queries shrinks as 1 / sqrt(queries).
 """
 
 from __future__ import annotations
@@ -43,12 +45,19 @@ from retrieval_response.analysis.measures import MEASURES
 SEGMENTATIONS = ("fit", "all")
 """The segmentations a verdict is given for: narrow and wide, and all samples together."""
 DECISIONS = ("best", "tied", "worse", "undecided")
+"""The decisions of a verdict row."""
 DETECTABLE = (0.05, 0.10)
 """Differences of correlation the power plan sizes the queries for."""
 MIN_QUERIES = 10
 """Fewest queries with which a family is decided: below it the bootstrap over queries says little."""
+MIN_RESAMPLES = 100
+"""Fewest bootstrap resamples with which a family is decided: the smallest adjusted p is 1/(1 + R)."""
+POWER = 0.8
+POWER_Z = 0.8416212335729143
+"""The standard normal quantile of :data:`POWER` (scipy.stats.norm.ppf(0.8))."""
 COLUMNS = (
     "target", "subset", "E", "segment", "corr_type", "measure", "n", "n_queries", "value", "ci_low", "ci_high",
+    "alpha",
     "difference_to_best", "diff_ci_low", "diff_ci_high", "p_adjusted", "decision", "reason", "same_as",
     "queries_for_0.05", "queries_for_0.10",
 )
@@ -56,19 +65,24 @@ COLUMNS = (
 _SCHEMA = {
     "target": pl.String, "subset": pl.String, "E": pl.String, "segment": pl.String, "corr_type": pl.String,
     "measure": pl.String, "n": pl.Int64, "n_queries": pl.Int64, "value": pl.Float64, "ci_low": pl.Float64,
-    "ci_high": pl.Float64, "difference_to_best": pl.Float64, "diff_ci_low": pl.Float64, "diff_ci_high": pl.Float64,
+    "ci_high": pl.Float64, "alpha": pl.Float64, "difference_to_best": pl.Float64, "diff_ci_low": pl.Float64,
+    "diff_ci_high": pl.Float64,
     "p_adjusted": pl.Float64, "decision": pl.String, "reason": pl.String, "same_as": pl.String,
     "queries_for_0.05": pl.Int64, "queries_for_0.10": pl.Int64,
 }
 
 
-def queries_needed(half_width: float, n_queries: int, difference: float) -> int | None:
-    """Queries at which an interval of half-width ``half_width`` at ``n_queries`` queries narrows
-    to ``difference``: ceil(n_queries * (half_width / difference)^2), at least ``n_queries``
-    when the interval is wider than ``difference`` (None when the half-width is not finite)."""
-    if not math.isfinite(half_width):
+def queries_needed(half_width: float, critical: float, n_queries: int, difference: float,
+                   min_queries: int = MIN_QUERIES) -> int | None:
+    """Queries at which a true difference ``difference`` would be declared with probability
+    :data:`POWER` at the family-wise level: with se = ``half_width`` / ``critical`` at
+    ``n_queries`` queries and se shrinking as 1/sqrt(queries), ceil(n_queries ((critical + z) se /
+    difference)^2), z the standard normal quantile of :data:`POWER`; at least ``min_queries``.
+    None when the half-width or the critical value is not finite and positive (nothing to scale)."""
+    if not (math.isfinite(half_width) and math.isfinite(critical) and half_width > 0 and critical > 0):
         return None
-    return max(1, math.ceil(n_queries * (half_width / difference) ** 2))
+    se = half_width / critical
+    return max(min_queries, math.ceil(n_queries * ((critical + POWER_Z) * se / difference) ** 2))
 
 
 def max_t_adjust(draws: np.ndarray, values: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, float]:
@@ -108,9 +122,11 @@ def _orders(family: pl.DataFrame, names: list[str], grid: np.ndarray, compat: st
 
 
 def _equivalence_reason(family: pl.DataFrame, name: str, same_as: str) -> str:
+    """Why ``name`` orders the family's samples as ``same_as`` does, in words."""
     pairs = family.select("K", "Np").unique()
     by_construction = f"so its correlation is {same_as}'s by construction, not a finding"
-    if pairs.height == 1:
+    counts_only = {"n_p", "K", "Np"}.issuperset({*MEASURES[name].features, *MEASURES[same_as].features})
+    if pairs.height == 1 and counts_only:
         k, np_ = pairs.row(0)
         return (f"orders the samples exactly as {same_as}: with one (K, Np) = ({k}, {np_}) in this segment both "
                 f"depend on the number of positives in the top K alone, {by_construction}")
@@ -121,18 +137,23 @@ def _equivalence_reason(family: pl.DataFrame, name: str, same_as: str) -> str:
     return f"orders the samples exactly as {same_as} here, {by_construction}"
 
 
-def _family_reason(family: pl.DataFrame, target: str, min_queries: int) -> str | None:
+def _family_reason(family: pl.DataFrame, target: str, min_queries: int, resamples: int) -> str | None:
     """Why no measure of the family can be decided, or None."""
     n_queries = family["id"].n_unique()
     if n_queries < min_queries:
-        return f"only {n_queries} queries with a {target}: at least {min_queries} are needed for an interval over queries"
+        return (f"only {n_queries} {'query' if n_queries == 1 else 'queries'} with a {target}: at least "
+                f"{min_queries} are needed for an interval over queries")
     values = family[target].unique()
     if len(values) < 2:
         return f"the target {target} takes one value ({values[0]:g}) in every sample: nothing to predict"
+    if resamples < MIN_RESAMPLES:
+        return (f"{resamples} bootstrap resamples (analysis.bootstrap_resamples): at least {MIN_RESAMPLES} are "
+                "needed for adjusted p-values below 0.05 to mean anything")
     return None
 
 
 def _measure_reason(name: str, family: pl.DataFrame, signature: tuple, n: int, value: float) -> str | None:
+    """Why measure ``name`` cannot take part in the family's comparisons, or None."""
     if name.startswith("eRAG") and (family["K"] == 1).all():
         return ("at K = 1 the eRAG answer is the top-1 answer itself, so its score is the target's own answer: "
                 "circular")
@@ -149,27 +170,33 @@ def _measure_reason(name: str, family: pl.DataFrame, signature: tuple, n: int, v
 
 
 def _undecided(base: dict, name: str, n: int, reason: str, same_as: str | None = None) -> dict:
+    """A row of measure ``name`` decided ``undecided`` for ``reason``."""
     return base | {"measure": name, "n": n, "decision": "undecided", "reason": reason, "same_as": same_as}
 
 
 def _decide_family(base: dict, family: pl.DataFrame, names: list[str], results: dict, grid, compat: str,
-                   level: float, min_queries: int, min_segment_samples: int) -> list[dict]:
+                   level: float, min_queries: int, min_segment_samples: int, resamples: int) -> list[dict]:
+    """The rows of one family, in the order of ``names`` (module docstring): undecided measures
+    with their reason, then best, tied and worse among the others. Of measures ordering the
+    samples alike, one without alpha is compared (its correlation needs no cross-fitting), else
+    the first of ``names``."""
     n_queries = family["id"].n_unique()
     base = base | {"n_queries": n_queries}
-    reason = _family_reason(family, base["target"], min_queries)
+    reason = _family_reason(family, base["target"], min_queries, resamples)
     if reason is not None:
         return [_undecided(base, name, results.get(name, (0,))[0], reason) for name in names]
     present = [name for name in names if name in results]
     orders = _orders(family, present, grid, compat)
     rows, candidates, seen = {}, [], {}
-    for name in names:
+    for name in sorted(names, key=lambda name: MEASURES[name].has_alpha):
         if name not in results:
             rows[name] = _undecided(base, name, 0, f"fewer than {min_segment_samples} samples with this measure "
                                     "and the target (analysis.min_segment_samples)")
             continue
-        n, value, draws = results[name]
+        n, value, draws, alpha = results[name]
         low, high = percentile_interval(draws[None, :], level)
-        row = base | {"measure": name, "n": n, "value": value, "ci_low": float(low[0]), "ci_high": float(high[0])}
+        row = base | {"measure": name, "n": n, "value": value, "ci_low": float(low[0]), "ci_high": float(high[0]),
+                      "alpha": alpha}
         key = orders[name]
         reason = _measure_reason(name, family, key, n, value)
         if reason is None and key in seen:
@@ -182,6 +209,7 @@ def _decide_family(base: dict, family: pl.DataFrame, names: list[str], results: 
         seen[key] = name
         rows[name] = row
         candidates.append(name)
+    candidates.sort(key=names.index)
     if len(candidates) == 1:
         only = candidates.pop()
         rows[only] |= {"decision": "undecided",
@@ -190,7 +218,7 @@ def _decide_family(base: dict, family: pl.DataFrame, names: list[str], results: 
     if candidates:
         values = np.array([results[c][1] for c in candidates])
         draws = np.vstack([results[c][2] for c in candidates])
-        p, half, _ = max_t_adjust(draws, values, level)
+        p, half, critical = max_t_adjust(draws, values, level)
         best = int(np.argmax(values))
         rows[candidates[best]] |= {"decision": "best", "difference_to_best": 0.0}
         for k, name in enumerate(candidates):
@@ -203,7 +231,8 @@ def _decide_family(base: dict, family: pl.DataFrame, names: list[str], results: 
                 "diff_ci_high": difference + half[best, k], "p_adjusted": p[best, k],
                 "decision": "worse" if worse else "tied",
                 "reason": None if worse else "not distinguishable from the best at the family-wise level",
-                **{f"queries_for_{d:.2f}": queries_needed(half[best, k], n_queries, d) for d in DETECTABLE},
+                **{f"queries_for_{d:.2f}": queries_needed(half[best, k], critical, n_queries, d, min_queries)
+                   for d in DETECTABLE},
             }
     return [rows[name] for name in names]
 
@@ -243,5 +272,5 @@ def verdict_table(
                     continue
                 base = {"target": target, "subset": subset, "E": E, "segment": segment, "corr_type": corr_type}
                 out += _decide_family(base, family, names, results.get(seg, {}), grid, compat, level, min_queries,
-                                      min_segment_samples)
+                                      min_segment_samples, bootstrap_resamples)
     return pl.DataFrame(out, schema=_SCHEMA).select(COLUMNS)
