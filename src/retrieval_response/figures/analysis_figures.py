@@ -52,7 +52,7 @@ from retrieval_response.figures.labels import SUBSET_NAMES, embedder_names
 from retrieval_response.figures.manifest import Manifest, write_manifest
 from retrieval_response.figures.plotting import save_png
 from retrieval_response.figures.ratio_heatmaps import ratio_difference_figure, ratio_heatmap_figure
-from retrieval_response.figures.run_end import FOREST_PLOT
+from retrieval_response.figures.run_end import FOREST_PLOT, VERDICT_FIGURE
 from retrieval_response.figures.tables import (
     CORRELATION_COLUMNS,
     DIFFERENCE_COLUMNS,
@@ -66,7 +66,7 @@ from retrieval_response.figures.tables import (
     small_reason,
     targets_of,
 )
-from retrieval_response.figures.verdict_figure import VERDICT_FIGURE, verdict_figures
+from retrieval_response.figures.verdict_figure import verdict_figures
 
 
 def _codes(graded: pl.DataFrame, registry: dict | None) -> dict[str, dict[str, str]]:

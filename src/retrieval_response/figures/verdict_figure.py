@@ -45,12 +45,9 @@ from retrieval_response.figures.plotting import (
     value_limits,
     wrap,
 )
+from retrieval_response.figures.run_end import VERDICT_DETAIL, VERDICT_FIGURE
 from retrieval_response.figures.tables import FIT_SEGMENTS, require
 
-VERDICT_FIGURE = "verdict.png"
-"""The verdict of the segment of all samples: the figure the report and figures.html open on."""
-VERDICT_DETAIL = "verdict_fit.png"
-"""The verdict of the narrow and wide segments."""
 VERDICT_COLUMNS = ("target", "subset", "E", "segment", "corr_type", "measure", "n_queries", "value", "ci_low",
                    "ci_high", "decision", "reason", "same_as")
 DECISION_STYLE = {
@@ -187,7 +184,7 @@ def _verdict_figure(verdict: pl.DataFrame, segments: tuple[str, ...], name: str,
                                  f"{', '.join(segments)}; figure not drawn")
         return None
     targets = [t for t in TARGETS if t in set(rows["target"].to_list())]
-    families = rows.select("subset", "E").unique().sort("subset", "E").iter_rows()
+    families = verdict.select("subset", "E").unique().sort("subset", "E").iter_rows()  # a row each, every figure
     columns = [(t, s) for t in targets for s in segments]
     grid = []
     for subset, ranker in families:
