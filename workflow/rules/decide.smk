@@ -11,7 +11,7 @@ rule verdict:
         table="results/analysis/verdict.parquet",
         text=report(
             VERDICT_TEXT,
-            caption="../report/verdict.rst",
+            caption="../report/verdict_text.rst",
             category=VERDICT_CATEGORY,
         ),
         rst=VERDICT_RST,

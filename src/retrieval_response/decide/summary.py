@@ -125,7 +125,7 @@ def verdict_rst(verdict: pl.DataFrame) -> str:
               "undecided (why)"]
     blocks = []
     for (target,), rows in table.group_by("target", maintain_order=True):
-        lines = [f".. list-table:: {_rst_escape(target)}", "   :header-rows: 1", ""]
+        lines = [f".. list-table:: {_rst_escape(target)}", "   :header-rows: 1", "   :widths: auto", ""]
         for cells in [header, *(_rst_row(f.to_dicts()) for _, f in rows.group_by("subset", "E", maintain_order=True))]:
             lines += [f"   {'*' if j == 0 else ' '} - {_rst_escape(cell) or '..'}" for j, cell in enumerate(cells)]
         blocks.append("\n".join(lines))
