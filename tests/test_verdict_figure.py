@@ -17,6 +17,7 @@ from retrieval_response.decide.summary import REASON_SHORT, short_reason, verdic
 from retrieval_response.decide.verdict import COLUMNS, verdict_table
 from retrieval_response.figures.analysis_figures import render_figures
 from retrieval_response.figures.manifest import MANIFEST_HTML, MANIFEST_JSON, Manifest
+from retrieval_response.figures.plotting import png_data_uri
 from retrieval_response.figures.run_end import FIGURES_CATEGORY, VERDICT_CATEGORY, report_category
 from retrieval_response.figures.verdict_figure import DECISION_STYLE, verdict_figures
 from retrieval_response.testing.synthetic import graded_by_driver
@@ -110,6 +111,9 @@ def test_the_manifest_lists_the_verdict_figures_first_and_figures_html_opens_on_
     assert page.index("<h1>Verdict</h1>") < page.index("data:image/png;base64,") < page.index("<h2>Figures drawn")
     assert "grade | A | X | all (queries: 40): best F +0.50 [+0.40, +0.60]" in page
     assert "grade | B | X | all (queries: 6): cannot decide: only 6 queries" in page
+    embedded = publish_parts((tmp_path / "verdict_embedded.rst").read_text(), writer="html",
+                             settings_overrides={"report_level": 2, "halt_level": 2})["html_body"]
+    assert f'src="{png_data_uri((tmp_path / "verdict.png").read_bytes())}"' in embedded
 
 
 def test_without_a_verdict_figures_html_has_no_verdict_section(tmp_path):
@@ -117,7 +121,7 @@ def test_without_a_verdict_figures_html_has_no_verdict_section(tmp_path):
 
     render_figures(synthetic_graded(), {}, {}, tmp_path, corr_types=["spearman"], min_segment_samples=30)
     assert "Verdict" not in (tmp_path / MANIFEST_HTML).read_text()
-    assert not (tmp_path / "verdict.png").exists()
+    assert not (tmp_path / "verdict.png").exists() and not (tmp_path / "verdict_embedded.rst").exists()
 
 
 def test_the_reports_words_are_a_table_per_target_that_docutils_renders():

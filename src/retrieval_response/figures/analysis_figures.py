@@ -19,6 +19,7 @@ segmentation, target), never from the data:
 - ``forest_fit.png``: each measure of the table (rows in the registry's order) with its correlation and
   bootstrap interval, a dot per embedder; panel rows = subsets, columns = target x {narrow, wide}.
 - ``forest_ratio_<target>.png``: the same per K/Np segment.
+- ``verdict_embedded.rst``: ``verdict.png`` embedded in reStructuredText, for the report's front page.
 - ``figures.json`` and ``figures.html``: the manifest, i.e. every figure drawn (with its
   panels), everything left out with the reason, the combinations not run, the words of empty
   panels and what the codes stand for; figures.html opens on the verdict figure and the verdict
@@ -52,7 +53,7 @@ from retrieval_response.figures.labels import SUBSET_NAMES, embedder_names
 from retrieval_response.figures.manifest import Manifest, write_manifest
 from retrieval_response.figures.plotting import save_png
 from retrieval_response.figures.ratio_heatmaps import ratio_difference_figure, ratio_heatmap_figure
-from retrieval_response.figures.run_end import FOREST_PLOT, VERDICT_FIGURE
+from retrieval_response.figures.run_end import FOREST_PLOT, VERDICT_EMBEDDED, VERDICT_FIGURE
 from retrieval_response.figures.tables import (
     CORRELATION_COLUMNS,
     DIFFERENCE_COLUMNS,
@@ -66,7 +67,8 @@ from retrieval_response.figures.tables import (
     small_reason,
     targets_of,
 )
-from retrieval_response.figures.verdict_figure import verdict_figures
+from retrieval_response.figures.verdict_figure import embedded_rst, verdict_figures
+from retrieval_response.infra.atomic import write_text
 
 
 def _codes(graded: pl.DataFrame, registry: dict | None) -> dict[str, dict[str, str]]:
@@ -138,5 +140,7 @@ def render_figures(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], 
                                    min_segment_samples=min_segment_samples, embedders=embedders, verdict=verdict)
     for name, figure in figures.items():
         save_png(figure, folder / name)
+    if VERDICT_FIGURE in figures:
+        write_text(embedded_rst((folder / VERDICT_FIGURE).read_bytes(), "the verdict figure"), folder / VERDICT_EMBEDDED)
     write_manifest(manifest, folder)
     return manifest

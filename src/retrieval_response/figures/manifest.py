@@ -9,7 +9,6 @@ Every left-out reason starts with the word its panel or cell shows (:func:`label
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 import os
@@ -19,6 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from retrieval_response.figures.labels import empty_terms
+from retrieval_response.figures.plotting import png_data_uri
 from retrieval_response.infra.atomic import write_json, write_text
 
 MANIFEST_JSON = "figures.json"
@@ -108,8 +108,8 @@ def manifest_html(manifest: Manifest, verdict_png: bytes | None = None) -> str:
 def _verdict_html(manifest: Manifest, verdict_png: bytes | None) -> str:
     if not manifest.verdict_text and verdict_png is None:
         return ""
-    image = (f"<p><img src='data:image/png;base64,{base64.b64encode(verdict_png).decode('ascii')}' "
-             f"alt='{html.escape(manifest.verdict_figure or '')}'></p>\n" if verdict_png is not None else "")
+    image = (f"<p><img src='{png_data_uri(verdict_png)}' alt='{html.escape(manifest.verdict_figure or '')}'></p>\n"
+             if verdict_png is not None else "")
     return (f"<h1>Verdict</h1>\n{image}<pre>{html.escape(manifest.verdict_text)}</pre>\n"
             "<p>Every segment (narrow, wide, all) in words: results/analysis/verdict.txt.</p>\n")
 

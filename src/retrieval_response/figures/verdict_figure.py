@@ -17,6 +17,7 @@ segment: no family, listed in the manifest) or "not run" (no sample of that rank
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +43,7 @@ from retrieval_response.figures.plotting import (
     NOTE_COLOUR,
     TITLE_LINE_INCHES,
     footer_inches,
+    png_data_uri,
     value_limits,
     wrap,
 )
@@ -203,6 +205,14 @@ def _verdict_figure(verdict: pl.DataFrame, segments: tuple[str, ...], name: str,
              "correlation of each measure (alpha cross-fitted) with its 95 % bootstrap interval over query "
              "resamples, compared ones ordered from the highest; panel rows = subset, ranker")
     return _figure(grid, title=title, footer=figure_footer(manifest, words, rankers, subsets, cells=False))
+
+
+def embedded_rst(png: bytes, alt: str) -> str:
+    """reStructuredText of an image that embeds ``png`` (a data URI, wrapped to short lines: docutils
+    joins a URI's lines and refuses very long ones), as wide as the page, with ``alt`` text."""
+    lines = textwrap.wrap(png_data_uri(png), 76)
+    return "\n".join([f".. image:: {lines[0]}", *(f"   {line}" for line in lines[1:]), "   :width: 100%",
+                      f"   :alt: {alt}", ""])
 
 
 def verdict_figures(verdict: pl.DataFrame, manifest: Manifest) -> dict[str, Figure | None]:
