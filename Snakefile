@@ -9,6 +9,10 @@ analysis runs, on the published files.
 include: "workflow/rules/setup.smk"
 
 
+# The report (snakemake --report) opens on the verdict: its figure and table.
+report: "workflow/report/workflow.rst"
+
+
 # config.yaml is the default; a --configfile replaces it rather than being merged into it.
 if not workflow.overwrite_configfiles:
 

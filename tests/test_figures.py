@@ -365,6 +365,25 @@ def test_grade_panels_are_the_subsets(random_graded):
     assert titles == ["A", "Hp-h"] == manifest.drawn[0]["panels"]
 
 
+def test_an_embedders_empty_grade_column_says_why(graded):
+    """ME5S keeps 10 samples of subset A's K/Np 2.0 segment and none of its 4.0 one; E5Sv2 all."""
+    ratio = pl.col("K") / pl.col("Np")
+    mine = (pl.col("E") == "ME5S") & (pl.col("subset") == "A")
+    thinned = pl.concat([graded.filter(~(mine & ratio.is_in([2.0, 4.0]))),
+                         graded.filter(mine & (ratio == 2.0)).head(10)])
+    figures_by_name, _ = figure_set(thinned, {}, {}, corr_types=CORR_TYPES, min_segment_samples=MINIMUM)
+    figure = figures_by_name["grades_ratio.png"]
+    axes = next(a for a in figure.axes if a.get_title(loc="left") == "A")
+    columns = [label.get_text().split("\n")[0] for label in axes.get_xticklabels()]
+    words = {(round(t.get_position()[1]), columns[round(t.get_position()[0])]): t.get_text() for t in axes.texts
+             if not t.get_text()[:1].isdigit()}
+    rows = [label.get_text() for label in axes.get_yticklabels()]
+    me5s = [r for r, label in enumerate(rows) if label.startswith("ME5S")]
+    assert {(r, "2.0"): f"n < {MINIMUM}" for r in me5s} | {(r, "4.0"): "not run" for r in me5s} == words
+    footer = " ".join(figure._supxlabel.get_text().split())
+    assert f"'n < {MINIMUM}' = fewer than {MINIMUM} graded samples" in footer and "'not run' =" in footer
+
+
 def test_finer_keys_become_panels(graded):
     correlations, differences = {}, {}
     for segmentation in ("fit", "ratio"):

@@ -199,8 +199,15 @@ def test_grade_outside_the_scale_is_an_input_error():
         judge_agreement(graded)
 
 
-def test_figure_is_written_for_a_table_with_undefined_values(tmp_path):
+def test_figure_is_written_for_a_table_with_undefined_values_and_they_say_why(tmp_path, monkeypatch):
     table = judge_agreement(synthetic_graded(9), resamples=20).with_columns(spearman=pl.lit(None, pl.Float64))
+    saved = []
+    monkeypatch.setattr("retrieval_response.figures.judge_figure.save", lambda figure, path: saved.append(figure))
+    plot_judge_agreement(table, tmp_path / "judge.png")
+    notes = [" ".join(t.get_text().split()) for t in saved[0].axes[0].texts]
+    assert notes == ["undefined: no graded answer with a gold answer, or the grade or the F1 level constant"] * table.height
+    assert not any(t.get_text().startswith("undefined") for axes in saved[0].axes[1:] for t in axes.texts)
+    monkeypatch.undo()
     plot_judge_agreement(table, tmp_path / "judge.png")
     assert (tmp_path / "judge.png").stat().st_size > 10_000
 

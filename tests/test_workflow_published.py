@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -53,12 +55,20 @@ def test_the_shipped_published_test_data_is_what_write_published_makes(tmp_path)
     assert (shipped / "samples_human.json").read_bytes() == human
 
 
+@pytest.fixture(scope="module")
+def published_run(tmp_path_factory):
+    """.test/config_published.yaml run to the end and its report built: (folder, the run's log)."""
+    folder = tmp_path_factory.mktemp("published")
+    config = shared_config("config_published", folder)  # .test/config_published.yaml
+    (folder / "config.yaml").write_text(yaml.safe_dump(config))
+    proc = run_snakemake(folder, "--cores", "2")
+    run_snakemake(folder, "--report", "report.html")
+    return folder, proc.stdout + proc.stderr
+
+
 @pytest.mark.workflow
-def test_published_files_alone_produce_tables_and_figures(tmp_path):
-    config = shared_config("config_published", tmp_path)  # .test/config_published.yaml
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    proc = run_snakemake(tmp_path, "--cores", "2")
-    log = proc.stdout + proc.stderr
+def test_published_files_alone_produce_tables_and_figures(published_run):
+    tmp_path, log = published_run
     assert "rule embed" not in log and "rule grade" not in log and "rule prepare_dataset" not in log
 
     fit = pl.read_parquet(tmp_path / "results/analysis/correlations_fit.parquet")
@@ -82,9 +92,10 @@ def test_published_files_alone_produce_tables_and_figures(tmp_path):
     assert spread.height > 0 and spread["ci_low"].null_count() == 0 and set(spread["E"]) == {"ML6,PML3"}
 
     figures = {p.name for p in (tmp_path / "results/figures").iterdir()} - {".snakemake_timestamp"}
-    assert figures == {"grades_ratio.png", "heatmap_fit_grade.png", "forest_fit.png", "heatmap_ratio_grade.png",
-                       "forest_ratio_grade.png", "diff_ratio_grade.png", "figures.json", "figures.html"}
-    results = [line for line in proc.stderr.splitlines() if line.startswith("Results: ")]
+    assert figures == {"verdict.png", "verdict_fit.png", "grades_ratio.png", "heatmap_fit_grade.png", "forest_fit.png",
+                       "heatmap_ratio_grade.png", "forest_ratio_grade.png", "diff_ratio_grade.png", "figures.json",
+                       "figures.html"}
+    results = [line for line in log.splitlines() if line.startswith("Results: ")]
     assert results == ["Results: the forest plot is results/figures/forest_fit.png; every figure with its caption: "
                        f"snakemake --report report.html --configfile {tmp_path / 'config.yaml'}"]
     manifest = json.loads((tmp_path / "results/figures/figures.json").read_text())
@@ -92,10 +103,37 @@ def test_published_files_alone_produce_tables_and_figures(tmp_path):
                                  "subsets": {"A": "arXiv", "M": "MS MARCO"}}
     assert manifest["not_run"] == [] and all(e["reason"].startswith(("n < 20", "undefined"))
                                             for e in manifest["left_out"])
-    run_snakemake(tmp_path, "--report", "report.html")
     report = (tmp_path / "report.html").read_text()
     assert all(name in report for name in figures - {"figures.json"})
     assert "The question at a glance" in report and "What the figure run drew" in report  # per-figure captions
 
     agreement = pl.read_parquet(tmp_path / "results/analysis/agreement.parquet")
     assert "human_1-human_2" in set(agreement["pair"])
+
+
+def _report_variable(report: str, name: str):
+    """The value of ``var <name> = ...;`` in a Snakemake HTML report (JSON)."""
+    match = re.search(rf"var {name} = (.*?);\n", report, re.DOTALL)
+    assert match, name
+    return json.loads(match.group(1))
+
+
+@pytest.mark.workflow
+def test_the_report_opens_on_the_verdict_figure_and_words(published_run):
+    """The report's description (its front page) embeds the verdict figure and states the
+    verdict of every family on all samples; the verdict is the first category."""
+    tmp_path, _ = published_run
+    report = (tmp_path / "report.html").read_text()
+    front = _report_variable(report, "workflow_desc")
+    figure = base64.b64encode((tmp_path / "results/figures/verdict.png").read_bytes()).decode("ascii")
+    assert f"data:image/png;base64,{figure}" in front
+    verdict = pl.read_parquet(tmp_path / "results/analysis/verdict.parquet").filter(segment="all")
+    best = verdict.filter(decision="best")
+    assert best.height == verdict.select("target", "subset", "E").n_unique() > 0
+    for row in best.iter_rows(named=True):
+        assert f"{row['measure']} {row['value']:+.2f} [{row['ci_low']:+.2f}, {row['ci_high']:+.2f}]" in front, row
+    assert front.index("data:image/png") < front.index("<table")
+    categories = _report_variable(report, "categories")
+    assert sorted(categories)[0] == "1. Verdict"
+    assert {Path(path).name for paths in categories["1. Verdict"].values() for path in paths} == {
+        "verdict.png", "verdict_fit.png", "verdict.txt"}

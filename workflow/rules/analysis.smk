@@ -1,7 +1,7 @@
 """Stage 5: measures, per-segment correlations with bootstrap intervals, figures, agreement, judge vs gold."""
 
 from retrieval_response.decide.summary import VERDICT_TEXT, announce_verdict
-from retrieval_response.figures.run_end import announce_results
+from retrieval_response.figures.run_end import announce_results, report_category
 
 # Correlation and difference tables per segmentation, the figures, the agreement table, and the
 # judge-vs-gold table and figure when some dataset's layout can carry gold answers. (A list, not a
@@ -161,6 +161,7 @@ rule figures:
             "results/analysis/differences_{segmentation}.parquet",
             segmentation=ANALYSIS["segmentations"],
         ),
+        verdict="results/analysis/verdict.parquet",
     output:
         # Which PNGs exist depends on the data (a figure with nothing to draw is not written), so
         # the output is the folder; figures.json / figures.html list what was drawn and left out.
@@ -168,7 +169,7 @@ rule figures:
             directory("results/figures"),
             patterns=["{figure}.png", "{figure}.html"],
             caption="../report/figures.rst",
-            category="Figures",
+            category=report_category,
             labels={"figure": "{figure}"},
         ),
     log:
@@ -235,7 +236,7 @@ rule judge_agreement:
         figure=report(
             "results/analysis/judge_agreement.png",
             caption="../report/judge_agreement.rst",
-            category="Judge vs gold",
+            category="3. Judge vs gold",
         ),
     log:
         "logs/judge_agreement.log",

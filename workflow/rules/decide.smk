@@ -1,6 +1,7 @@
 """Stage 6: the verdict, which measure predicts each target best, by how much and how sure."""
 
-from retrieval_response.decide.summary import VERDICT_TEXT
+from retrieval_response.decide.summary import VERDICT_RST, VERDICT_TEXT
+from retrieval_response.figures.run_end import VERDICT_CATEGORY
 
 
 rule verdict:
@@ -8,7 +9,12 @@ rule verdict:
         graded="results/analysis/graded.parquet",
     output:
         table="results/analysis/verdict.parquet",
-        text=VERDICT_TEXT,
+        text=report(
+            VERDICT_TEXT,
+            caption="../report/verdict_text.rst",
+            category=VERDICT_CATEGORY,
+        ),
+        rst=VERDICT_RST,
     log:
         "logs/verdict.log",
     benchmark:

@@ -1,4 +1,4 @@
-"""Snakemake script: analysis tables -> one PNG per figure kind, plus figures.json / figures.html."""
+"""Snakemake script: analysis and verdict tables -> one PNG per figure kind, plus figures.json / figures.html."""
 
 import _workflow_package  # noqa: F401
 import polars as pl
@@ -17,6 +17,7 @@ manifest = render_figures(
     corr_types=list(snakemake.params.corr_types),
     min_segment_samples=snakemake.params.min_segment_samples,
     embedders=dict(snakemake.params.embedders),
+    verdict=pl.read_parquet(snakemake.input.verdict),
 )
 log.info("%d figures drawn (%s); %d items left out and %d combinations not run, listed in figures.json",
          len(manifest.drawn), ", ".join(d["file"] for d in manifest.drawn), len(manifest.left_out),

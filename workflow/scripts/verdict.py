@@ -1,10 +1,10 @@
-"""Snakemake script: analysis table -> the verdict table and the verdict in words."""
+"""Snakemake script: analysis table -> the verdict table, the verdict in words and its headline as reStructuredText."""
 
 import _workflow_package  # noqa: F401
 
-from retrieval_response.decide.summary import write_verdict_text
+from retrieval_response.decide.summary import verdict_rst, write_verdict_text
 from retrieval_response.decide.verdict import verdict_table
-from retrieval_response.infra.atomic import write_parquet
+from retrieval_response.infra.atomic import write_parquet, write_text
 from retrieval_response.infra.logs import job_log
 from retrieval_response.tables.workflow_tables import read_analysis_table
 
@@ -21,5 +21,6 @@ verdict = verdict_table(
 )
 write_parquet(verdict, snakemake.output.table)
 write_verdict_text(verdict, snakemake.output.text)
+write_text(verdict_rst(verdict), snakemake.output.rst)
 log.info("%d verdict rows: %s", verdict.height,
          ", ".join(f"{d} {n}" for d, n in verdict["decision"].value_counts(sort=True).iter_rows()))

@@ -1,4 +1,6 @@
-"""The verdict in words: a few lines per target for the terminal, the whole of it for verdict.txt.
+"""The verdict in words: a few lines per target for the terminal, the whole of it for verdict.txt,
+the headline as reStructuredText for the report's front page (verdict.rst), and the short form of
+each undecided reason that the verdict figure writes beside its measure.
 
 The workflow's ``onsuccess`` prints the verdict table the verdict rule wrote; nothing here is
 computed anew.
@@ -7,6 +9,7 @@ computed anew.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -17,8 +20,39 @@ from retrieval_response.infra.atomic import write_text
 
 VERDICT_TEXT = "results/analysis/verdict.txt"
 """Where the verdict rule writes :func:`verdict_text`, and where the end of a run reads it."""
+VERDICT_RST = "results/analysis/verdict.rst"
+"""Where the verdict rule writes :func:`verdict_rst`, which the report's front page includes."""
 HEADLINE_SEGMENT = "all"
-"""The segment the terminal shows for every family; the others are in the text file."""
+"""The segment the terminal, the report's front page and the verdict figure show for every
+family; the others are in the text file and the figure's detail."""
+REASON_SHORT: tuple[tuple[str, str], ...] = (
+    (r"^only \d+ quer(y|ies) ", "too few queries"),
+    (r"^the target \S+ takes one value", "target constant"),
+    (r"^\d+ bootstrap resamples", "too few resamples"),
+    (r"^fewer than (\d+) samples with this measure", "n < {0}"),
+    (r"^at K = 1 the eRAG answer", "circular at K = 1"),
+    (r"^defined on \d+ of the \d+ samples", "on other samples"),
+    (r"^constant in this segment", "constant"),
+    (r"^its correlation is undefined", "undefined on a half"),
+    (r"^every other measure is constant", "nothing to compare"),
+)
+"""(pattern, short form) of each reason an undecided row of the verdict can give
+(:mod:`retrieval_response.decide.verdict`); the short form may quote the pattern's groups. A
+measure ordering the samples as another (``same_as``) is "same order as <other>"."""
+
+
+def short_reason(reason: str | None, same_as: str | None = None) -> str:
+    """The few words that stand for an undecided ``reason`` in the verdict figure and on the
+    report's front page: "same order as <same_as>", the short form of the first pattern of
+    :data:`REASON_SHORT` that matches, else the reason up to its first colon or comma."""
+    if same_as:
+        return f"same order as {same_as}"
+    reason = reason or "no reason given"
+    for pattern, short in REASON_SHORT:
+        match = re.match(pattern, reason)
+        if match:
+            return short.format(*match.groups())
+    return re.split(r"[:,]", reason, maxsplit=1)[0]
 
 
 def _interval(value: float | None, low: float | None, high: float | None) -> str:
@@ -77,6 +111,44 @@ def verdict_text(verdict: pl.DataFrame, segments: tuple[str, ...] | None = None)
     for _, family in table.group_by(keys, maintain_order=True):
         lines += family_lines(family.to_dicts())
     return "\n".join(lines)
+
+
+def _rst_escape(text: str) -> str:
+    return re.sub(r"([\\`*_|])", r"\\\1", text)
+
+
+def verdict_rst(verdict: pl.DataFrame) -> str:
+    """The verdict of :data:`HEADLINE_SEGMENT` as reStructuredText: a table per target with a row
+    per subset x ranker: the queries, the best measure with its correlation and interval, the
+    measures tied with it, the ones decided worse, and the undecided ones with the short form of
+    their reason (:func:`short_reason`); a family without a best says "cannot decide" and why.
+    Empty table (or no family of the segment): one paragraph saying so."""
+    table = verdict.filter(pl.col("segment") == HEADLINE_SEGMENT)
+    if table.height == 0:
+        return f"No family of the segment {HEADLINE_SEGMENT!r} had samples to decide on (no target with a value).\n"
+    header = ["subset", "ranker", "queries", "best (correlation [95% interval])", "tied with it", "worse",
+              "undecided (why)"]
+    blocks = []
+    for (target,), rows in table.group_by("target", maintain_order=True):
+        lines = [f".. list-table:: {_rst_escape(target)}", "   :header-rows: 1", "   :widths: auto", ""]
+        for cells in [header, *(_rst_row(f.to_dicts()) for _, f in rows.group_by("subset", "E", maintain_order=True))]:
+            lines += [f"   {'*' if j == 0 else ' '} - {_rst_escape(cell) or '..'}" for j, cell in enumerate(cells)]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n"
+
+
+def _rst_row(rows: list[dict]) -> list[str]:
+    first = rows[0]
+    by = {d: [r for r in rows if r["decision"] == d] for d in ("best", "tied", "worse", "undecided")}
+    undecided = "; ".join(f"{r['measure']}: {short_reason(r['reason'], r['same_as'])}" for r in by["undecided"])
+    if not by["best"]:
+        reasons = sorted({short_reason(r["reason"], r["same_as"]) for r in by["undecided"]})
+        return [first["subset"], first["E"], str(first["n_queries"]), "cannot decide", "", "",
+                reasons[0] if len(reasons) == 1 else undecided]
+    best = by["best"][0]
+    return [first["subset"], first["E"], str(first["n_queries"]),
+            f"{best['measure']} {_interval(best['value'], best['ci_low'], best['ci_high'])}",
+            ", ".join(r["measure"] for r in by["tied"]), ", ".join(r["measure"] for r in by["worse"]), undecided]
 
 
 def write_verdict_text(verdict: pl.DataFrame, path: str | os.PathLike) -> None:

@@ -4,6 +4,9 @@ the run that draws every kind (one module per kind beside this one).
 Files written into the figure folder; names come from fixed vocabularies only (kind,
 segmentation, target), never from the data:
 
+- ``verdict.png`` (with a verdict table): each measure's correlation with its interval, ordered,
+  the verdict's decision marked, a panel per target x subset x ranker on all samples;
+  ``verdict_fit.png`` the same on narrow and wide segments (:mod:`verdict_figure`).
 - ``grades_ratio.png``: share of each grade per K/Np segment (the paper's Figs 2-4); a panel per subset,
   rows = embedder x grade 1..5, each embedder's 5 cells in a column sum to 1.
 - ``heatmap_fit_<target>.png``: correlation of F, T, nDCG with the target on narrow (K < Np)
@@ -16,9 +19,11 @@ segmentation, target), never from the data:
 - ``forest_fit.png``: each measure of the table (rows in the registry's order) with its correlation and
   bootstrap interval, a dot per embedder; panel rows = subsets, columns = target x {narrow, wide}.
 - ``forest_ratio_<target>.png``: the same per K/Np segment.
+- ``verdict_embedded.rst``: ``verdict.png`` embedded in reStructuredText, for the report's front page.
 - ``figures.json`` and ``figures.html``: the manifest, i.e. every figure drawn (with its
   panels), everything left out with the reason, the combinations not run, the words of empty
-  panels and what the codes stand for.
+  panels and what the codes stand for; figures.html opens on the verdict figure and the verdict
+  in words.
 
 Tables may carry a ``target`` column (values in ``TARGETS``; absent means ``grade``) and a
 ``null_reason`` column. Empty panels and cells say why in one vocabulary (``labels.empty_terms``):
@@ -40,6 +45,7 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from retrieval_response.analysis.segments import with_subset_and_level
+from retrieval_response.decide.summary import HEADLINE_SEGMENT, verdict_text
 from retrieval_response.figures.fit_heatmap import fit_heatmap_figure
 from retrieval_response.figures.forest import fit_forest_figure, ratio_forest_figure
 from retrieval_response.figures.grades import grades_figure
@@ -47,7 +53,7 @@ from retrieval_response.figures.labels import SUBSET_NAMES, embedder_names
 from retrieval_response.figures.manifest import Manifest, write_manifest
 from retrieval_response.figures.plotting import save_png
 from retrieval_response.figures.ratio_heatmaps import ratio_difference_figure, ratio_heatmap_figure
-from retrieval_response.figures.run_end import FOREST_PLOT
+from retrieval_response.figures.run_end import FOREST_PLOT, VERDICT_EMBEDDED, VERDICT_FIGURE
 from retrieval_response.figures.tables import (
     CORRELATION_COLUMNS,
     DIFFERENCE_COLUMNS,
@@ -61,6 +67,8 @@ from retrieval_response.figures.tables import (
     small_reason,
     targets_of,
 )
+from retrieval_response.figures.verdict_figure import embedded_rst, verdict_figures
+from retrieval_response.infra.atomic import write_text
 
 
 def _codes(graded: pl.DataFrame, registry: dict | None) -> dict[str, dict[str, str]]:
@@ -75,16 +83,23 @@ def _codes(graded: pl.DataFrame, registry: dict | None) -> dict[str, dict[str, s
 
 def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], differences: dict[str, pl.DataFrame],
                *, corr_types: list[str], min_segment_samples: int,
-               embedders: dict | None = None) -> tuple[dict[str, Figure], Manifest]:
-    """Every figure that has something to draw, by file name, and the manifest.
+               embedders: dict | None = None, verdict: pl.DataFrame | None = None
+               ) -> tuple[dict[str, Figure], Manifest]:
+    """Every figure that has something to draw, by file name (the verdict figures first), and the manifest.
 
     ``correlations`` / ``differences`` map a segmentation ("fit", "ratio") to its table. The
     heatmaps of fit segments show every type in ``corr_types``; the other figures the first
     type of ``corr_types`` that the table has (the paper's figures are Spearman). ``embedders``:
-    the config's embedder registry, to say what its codes stand for.
+    the config's embedder registry, to say what its codes stand for. ``verdict``: the verdict
+    table (decide/verdict.py), drawn and put in words in the manifest; None: no verdict figure.
     """
     manifest = Manifest(min_segment_samples, codes=_codes(graded, embedders))
-    figures: dict[str, Figure | None] = {"grades_ratio.png": grades_figure(graded, manifest)}
+    figures: dict[str, Figure | None] = {}
+    if verdict is not None:
+        figures |= verdict_figures(verdict, manifest)
+        manifest.verdict_figure = VERDICT_FIGURE if figures[VERDICT_FIGURE] is not None else None
+        manifest.verdict_text = verdict_text(verdict, (HEADLINE_SEGMENT,))
+    figures["grades_ratio.png"] = grades_figure(graded, manifest)
     for segmentation, raw in correlations.items():
         table = prepare_table(raw, CORRELATION_COLUMNS, f"correlations_{segmentation}")
         finer = finer_keys_of(table)
@@ -115,15 +130,17 @@ def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], diff
 
 def render_figures(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], differences: dict[str, pl.DataFrame],
                    folder: str | os.PathLike, *, corr_types: list[str], min_segment_samples: int,
-                   embedders: dict | None = None) -> Manifest:
+                   embedders: dict | None = None, verdict: pl.DataFrame | None = None) -> Manifest:
     """Write every figure with something to draw (see the module docstring) and the manifest
     (figures.json, figures.html) into ``folder``; return the manifest. ``embedders``: the
-    config's embedder registry (what the codes stand for)."""
+    config's embedder registry (what the codes stand for); ``verdict``: the verdict table."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     figures, manifest = figure_set(graded, correlations, differences, corr_types=corr_types,
-                                   min_segment_samples=min_segment_samples, embedders=embedders)
+                                   min_segment_samples=min_segment_samples, embedders=embedders, verdict=verdict)
     for name, figure in figures.items():
         save_png(figure, folder / name)
+    if VERDICT_FIGURE in figures:
+        write_text(embedded_rst((folder / VERDICT_FIGURE).read_bytes(), "the verdict figure"), folder / VERDICT_EMBEDDED)
     write_manifest(manifest, folder)
     return manifest

@@ -9,10 +9,11 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from retrieval_response.analysis.segments import segment_labels, with_subset_and_level
-from retrieval_response.figures.layout import SHARE_SCALE, figure_footer
+from retrieval_response.figures.labels import NOT_RUN, too_few
+from retrieval_response.figures.layout import SHARE_SCALE, figure_footer, panel_words
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel, heatmap_figure
-from retrieval_response.figures.tables import gaps_of, n_range, ratio_order, record_small, require, small_reason
+from retrieval_response.figures.tables import Gaps, gaps_of, n_range, ratio_order, record_small, require, small_reason
 
 GRADES: tuple[int, ...] = (1, 2, 3, 4, 5)
 
@@ -63,18 +64,32 @@ def grade_distribution_matrix(graded: pl.DataFrame, *, min_segment_samples: int)
     return GradeDistribution(embedders, segments, fractions, size_matrix)
 
 
-def _grade_panel(subset: str, dist: GradeDistribution) -> HeatmapPanel:
+def _empty_words(subset: str, dist: GradeDistribution, gaps: Gaps, minimum: int) -> np.ndarray:
+    """(embedders x grades, segments) the word of each empty cell: "not run" where the embedder has
+    no sample of the segment in ``subset``, else "n < <minimum>" (too few graded samples); "" elsewhere."""
+    absent = set(gaps.absent.filter(pl.col("subset") == subset).select("E", "segment").iter_rows())
+    words = np.full((len(dist.embedders), len(GRADES), len(dist.segments)), "", dtype=object)
+    for e, embedder in enumerate(dist.embedders):
+        for c, segment in enumerate(dist.segments):
+            if dist.sizes[e, c] == 0:
+                words[e, :, c] = NOT_RUN if (embedder, segment) in absent else too_few(minimum)
+    return words.reshape(len(dist.embedders) * len(GRADES), len(dist.segments))
+
+
+def _grade_panel(subset: str, dist: GradeDistribution, gaps: Gaps, minimum: int) -> HeatmapPanel:
+    """A subset's panel; an embedder's column without enough graded samples says why (:func:`_empty_words`)."""
     values = dist.fractions.reshape(len(dist.embedders) * len(GRADES), len(dist.segments))
+    words = _empty_words(subset, dist, gaps, minimum)
     col_labels = []
     for s, segment in enumerate(dist.segments):
         sizes = dist.sizes[:, s][dist.sizes[:, s] > 0]
         col_labels.append(f"{segment}\nn={n_range(pl.Series(sizes))}")
     return HeatmapPanel(
         title=subset, values=values,
-        text=np.where(np.isnan(values), "", np.char.mod("%.2f", np.nan_to_num(values))),
+        text=np.where(np.isnan(values), words.astype(str), np.char.mod("%.2f", np.nan_to_num(values))),
         notes=np.full(values.shape, ""),
         row_labels=[f"{e}  grade {g}" for e in dist.embedders for g in GRADES],
-        col_labels=col_labels, group_rows=len(GRADES),
+        col_labels=col_labels, group_rows=len(GRADES), not_drawn=words == NOT_RUN,
     )
 
 
@@ -89,7 +104,7 @@ def grades_figure(graded: pl.DataFrame, manifest: Manifest, name: str = "grades_
     for subset in sorted(samples["subset"].unique().to_list()):
         dist = grade_distribution_matrix(samples.filter(pl.col("subset") == subset), min_segment_samples=minimum)
         if dist.embedders:
-            panels.append(_grade_panel(subset, dist))
+            panels.append(_grade_panel(subset, dist, gaps, minimum))
         else:
             manifest.leave_out(name, small_reason(minimum, "no K/Np segment with at least {minimum} graded samples; "
                                                    "panel not drawn"), subset=subset)
@@ -102,5 +117,5 @@ def grades_figure(graded: pl.DataFrame, manifest: Manifest, name: str = "grades_
                        "each embedder's 5 cells in a column sum to 1"),
         xlabel="K/Np segment (round(K/Np, 1)) and its number of graded samples",
         cmap=SHARE_SCALE.cmap, norm=SHARE_SCALE.norm, colorbar_label="share of samples",
-        footer=figure_footer(manifest, (), samples["E"].unique().to_list(), [p.title for p in panels],
-                             gaps.never_run))
+        footer=figure_footer(manifest, panel_words(panels), samples["E"].unique().to_list(),
+                             [p.title for p in panels], gaps.never_run))

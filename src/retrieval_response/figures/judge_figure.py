@@ -3,27 +3,38 @@
 from __future__ import annotations
 
 import os
+import textwrap
 
 import numpy as np
 import polars as pl
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from retrieval_response.figures.labels import UNDEFINED
 from retrieval_response.infra.atomic import atomic_path
 
 DPI = 150
+NO_EXPECTED = "no expected grade (the grader returned no log-probabilities)"
 PANELS = tuple(
-    (name, f"{name}_ci_low", f"{name}_ci_high", label, limits)
-    for name, label, limits in (
-        ("spearman", "Spearman ρ\n(grade vs F1 level)", (-1.0, 1.0)),
-        ("auc_grade", "AUC of the grade\n(contains gold or not)", (0.0, 1.0)),
-        ("auc_grade_expected", "AUC of the expected grade\n(contains gold or not)", (0.0, 1.0)),
-        ("spearman_recall_grade", "Spearman ρ\n(grade vs answer recall)", (-1.0, 1.0)),
-        ("spearman_recall_grade_expected", "Spearman ρ\n(expected grade vs recall)", (-1.0, 1.0)),
-        ("ideal_f1", "Ideal answers' token F1\n(mean vs gold)", (0.0, 1.0)),
-        ("ideal_contains", "Ideal answers containing\na gold answer (share)", (0.0, 1.0)),
+    (name, f"{name}_ci_low", f"{name}_ci_high", label, limits, undefined)
+    for name, label, limits, undefined in (
+        ("spearman", "Spearman ρ\n(grade vs F1 level)", (-1.0, 1.0),
+         "no graded answer with a gold answer, or the grade or the F1 level constant"),
+        ("auc_grade", "AUC of the grade\n(contains gold or not)", (0.0, 1.0),
+         "every answer contains a gold answer, or none does"),
+        ("auc_grade_expected", "AUC of the expected grade\n(contains gold or not)", (0.0, 1.0),
+         f"{NO_EXPECTED}, or every answer contains a gold answer, or none does"),
+        ("spearman_recall_grade", "Spearman ρ\n(grade vs answer recall)", (-1.0, 1.0),
+         "no graded answer with a gold answer, or the grade or the recall constant"),
+        ("spearman_recall_grade_expected", "Spearman ρ\n(expected grade vs recall)", (-1.0, 1.0),
+         f"{NO_EXPECTED}, or it or the recall constant"),
+        ("ideal_f1", "Ideal answers' token F1\n(mean vs gold)", (0.0, 1.0), "no ideal answer with a gold answer"),
+        ("ideal_contains", "Ideal answers containing\na gold answer (share)", (0.0, 1.0),
+         "no ideal answer with a gold answer"),
     )
 )
+"""Each panel: statistic, its interval's columns, axis label, x limits and why the statistic can
+be undefined (the words an undefined point shows)."""
 TITLE = "LLM judge vs gold answers (points: estimate, bars: 95% bootstrap interval over query ids)"
 
 
@@ -40,7 +51,8 @@ def as_floats(values: pl.Series) -> np.ndarray:
 def plot_judge_agreement(table: pl.DataFrame, path: str | os.PathLike, *, reason: str | None = None) -> None:
     """Draw ``table`` (judge_agreement's columns) to the PNG ``path``: one panel per statistic, one row per subset.
 
-    The ``all`` row comes last (at the bottom) with a separating line. An empty table gives a
+    The ``all`` row comes last (at the bottom) with a separating line. An undefined statistic
+    (null) says "undefined" and why, in its panel's words (:data:`PANELS`). An empty table gives a
     figure stating ``reason``.
     """
     if table.height == 0:
@@ -53,14 +65,17 @@ def plot_judge_agreement(table: pl.DataFrame, path: str | os.PathLike, *, reason
     positions = np.arange(len(rows))[::-1]
     figure = Figure(figsize=(2.3 * len(PANELS), 1.6 + 0.45 * len(rows)), dpi=DPI, layout="constrained")
     axes = figure.subplots(1, len(PANELS), sharey=True)
-    for ax, (value, low, high, label, limits) in zip(axes, PANELS, strict=False):
+    for ax, (value, low, high, label, limits, undefined) in zip(axes, PANELS, strict=False):
         centre, lower, upper = (as_floats(table[column]) for column in (value, low, high))
         errors = np.vstack([centre - lower, upper - centre])
         ax.errorbar(centre, positions, xerr=np.where(np.isnan(errors), 0.0, errors), fmt="o", color="tab:blue",
                     ecolor="tab:gray", capsize=3)
         for x, y in zip(centre, positions, strict=False):
-            ax.annotate("n/a" if np.isnan(x) else f"{x:.2f}", (0.0 if np.isnan(x) else x, y), textcoords="offset points",
-                        xytext=(0, 6), ha="center", fontsize=7)
+            if np.isnan(x):
+                ax.text(sum(limits) / 2, y, textwrap.fill(f"{UNDEFINED}: {undefined}", 34), ha="center", va="center",
+                        fontsize=6.5, color="#555555")
+            else:
+                ax.annotate(f"{x:.2f}", (x, y), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
         ax.set_xlim(*limits)
         ax.axvline(0.0, color="black", linewidth=0.5)
         ax.set_xlabel(label, fontsize=9)

@@ -31,6 +31,8 @@ UNDEFINED = "undefined"
 """A cell or panel whose correlation is undefined; the manifest gives the reason."""
 NOT_COMPUTED = "not computed"
 """A measure or difference that the analysis did not compute (not in the table)."""
+CANNOT_DECIDE = "cannot decide"
+"""A verdict panel whose family is in the verdict table without any measure it could compare."""
 
 
 def too_few(minimum: int) -> str:
@@ -49,6 +51,8 @@ def empty_terms(minimum: int) -> dict[str, str]:
         NOT_RUN: "not left out: no sample of this embedder in this subset and segment (the embedder was not run "
                  "on that dataset, or no design reaches the segment)",
         NOT_COMPUTED: "not left out: the analysis did not compute this measure (analysis.measures)",
+        CANNOT_DECIDE: "not left out: the verdict could compare no measure of this family; the reason follows "
+                       "(verdict.txt has it in full)",
     }
 
 
@@ -56,6 +60,7 @@ EMPTY_SHORT = {
     UNDEFINED: "correlation undefined",
     NOT_RUN: "no sample of this embedder there",
     NOT_COMPUTED: "measure not computed",
+    CANNOT_DECIDE: "no measure could be compared, the reason follows",
 }
 
 
@@ -65,7 +70,7 @@ def empty_legend(minimum: int, terms, cells: bool = True) -> str:
     figures.json)"; ``cells``: the figure is a heatmap (grey and white cells)."""
     short = {too_few(minimum): f"fewer than {minimum} graded samples", **EMPTY_SHORT}
     left_out = [f"'{t}' = {short[t]}" for t in (too_few(minimum), UNDEFINED) if t in terms]
-    other = [f"'{t}' = {short[t]}" for t in (NOT_RUN, NOT_COMPUTED) if t in terms]
+    other = [f"'{t}' = {short[t]}" for t in (NOT_RUN, NOT_COMPUTED, CANNOT_DECIDE) if t in terms]
     parts = ([", ".join(left_out) + f" (left out{': grey' if cells else ''}, listed in figures.json)"]
              if left_out else []) + ([", ".join(other) + (" (white)" if cells else "")] if other else [])
     return "empty: " + "; ".join(parts) if parts else ""

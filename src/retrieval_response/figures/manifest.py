@@ -1,6 +1,7 @@
 """The manifest of a figure run: every figure drawn (with its panels), everything left out with the
 reason, the combinations without samples ("not run"), the words of empty panels and what the
-subset and embedder codes stand for; written as ``figures.json`` and ``figures.html``.
+subset and embedder codes stand for; written as ``figures.json`` and ``figures.html``, which
+opens on the verdict (its figure, embedded, and its words) when the run has one.
 
 Every left-out reason starts with the word its panel or cell shows (:func:`labels.empty_terms`):
 ``n < <minimum>`` or ``undefined`` (``not computed`` for a measure missing from a table).
@@ -17,6 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from retrieval_response.figures.labels import empty_terms
+from retrieval_response.figures.plotting import png_data_uri
 from retrieval_response.infra.atomic import write_json, write_text
 
 MANIFEST_JSON = "figures.json"
@@ -33,7 +35,8 @@ class Manifest:
     ``reason`` that starts with the word the figure shows. Exact duplicates are recorded once.
     ``not_run``: (segmentation, E, subset[, segment]) without any sample; figures show them as
     "not run" (or leave their rows out), never as left out. ``codes``: what the embedder and subset
-    codes of the figures stand for.
+    codes of the figures stand for. ``verdict_figure`` (a file of ``drawn``) and ``verdict_text``:
+    the verdict that figures.html opens on (None and "": the run has none).
     """
 
     min_segment_samples: int
@@ -41,6 +44,8 @@ class Manifest:
     left_out: list[dict] = field(default_factory=list)
     not_run: list[dict] = field(default_factory=list)
     codes: dict[str, dict[str, str]] = field(default_factory=lambda: {"embedders": {}, "subsets": {}})
+    verdict_figure: str | None = None
+    verdict_text: str = ""
     _seen: set[str] = field(default_factory=set, repr=False)
 
     def leave_out(self, scope: str, reason: str, **item) -> None:
@@ -64,8 +69,10 @@ class Manifest:
                 "codes": self.codes, "drawn": self.drawn, "left_out": self.left_out, "not_run": self.not_run}
 
 
-def manifest_html(manifest: Manifest) -> str:
-    """The manifest as a small HTML page: a table of the figures drawn, one of the items left out."""
+def manifest_html(manifest: Manifest, verdict_png: bytes | None = None) -> str:
+    """The manifest as a small HTML page: first the verdict (``verdict_png``, the PNG of
+    ``manifest.verdict_figure``, embedded, and ``manifest.verdict_text``) when there is one, then
+    a table of the figures drawn, one of the items left out."""
     def cells(values, tag="td") -> str:
         return "<tr>" + "".join(f"<{tag}>{html.escape(str(v))}</{tag}>" for v in values) + "</tr>"
 
@@ -83,7 +90,9 @@ def manifest_html(manifest: Manifest) -> str:
     return (
         "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>Figures</title><style>"
         "body{font-family:sans-serif;font-size:14px}table{border-collapse:collapse;margin-bottom:2em}"
-        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}</style></head><body>\n"
+        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}"
+        "img{max-width:100%}pre{white-space:pre-wrap}</style></head><body>\n"
+        f"{_verdict_html(manifest, verdict_png)}"
         f"<h2>Figures drawn ({len(manifest.drawn)})</h2>\n<table>{cells(['file', 'figure', 'panels'], 'th')}"
         f"{drawn}</table>\n<h2>Words of empty panels and cells</h2>\n"
         f"<table>{cells(['word', 'meaning'], 'th')}{words}</table>\n<h2>Left out ({len(manifest.left_out)})</h2>\n"
@@ -96,11 +105,24 @@ def manifest_html(manifest: Manifest) -> str:
     )
 
 
+def _verdict_html(manifest: Manifest, verdict_png: bytes | None) -> str:
+    if not manifest.verdict_text and verdict_png is None:
+        return ""
+    image = (f"<p><img src='{png_data_uri(verdict_png)}' alt='{html.escape(manifest.verdict_figure or '')}'></p>\n"
+             if verdict_png is not None else "")
+    return (f"<h1>Verdict</h1>\n{image}<pre>{html.escape(manifest.verdict_text)}</pre>\n"
+            "<p>Every segment (narrow, wide, all) in words: results/analysis/verdict.txt.</p>\n")
+
+
 def _listing(value) -> str:
     return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
 def write_manifest(manifest: Manifest, folder: str | os.PathLike) -> None:
-    """Write figures.json and figures.html into ``folder``, atomically."""
-    write_json(manifest.as_dict(), Path(folder) / MANIFEST_JSON)
-    write_text(manifest_html(manifest), Path(folder) / MANIFEST_HTML)
+    """Write figures.json and figures.html into ``folder``, atomically; figures.html embeds the
+    verdict figure, read from ``folder``."""
+    folder = Path(folder)
+    figure = folder / manifest.verdict_figure if manifest.verdict_figure else None
+    write_json(manifest.as_dict(), folder / MANIFEST_JSON)
+    write_text(manifest_html(manifest, figure.read_bytes() if figure and figure.is_file() else None),
+               folder / MANIFEST_HTML)

@@ -8,6 +8,7 @@ atomically. What to draw (which rows, which panels) is decided by the module of 
 
 from __future__ import annotations
 
+import base64
 import os
 import textwrap
 from dataclasses import dataclass
@@ -57,6 +58,11 @@ def save_png(figure: Figure, path: str | os.PathLike) -> None:
     FigureCanvasAgg(figure)
     with atomic_path(path) as tmp:
         figure.savefig(tmp, format="png", dpi=DPI)
+
+
+def png_data_uri(png: bytes) -> str:
+    """``png`` (the bytes of a PNG file) as a data URI, for a page that embeds it."""
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
 def _label_inches(labels) -> float:
@@ -118,7 +124,7 @@ def heatmap_figure(panels: list[HeatmapPanel], *, title: str, xlabel: str, cmap:
     heights = [p.values.shape[0] * _cell_height(p) + HEATMAP_PAD_INCHES for p in panels]
     footer = wrap(footer, width, FONT) if footer else ""
     height = (sum(heights) + (title.count("\n") + 1) * TITLE_LINE_INCHES + 0.5 + 0.3
-              + _footer_inches(footer))
+              + footer_inches(footer))
     figure = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
     grid = figure.add_gridspec(len(panels), 1, height_ratios=heights)
     colour_map = colormaps[cmap].with_extremes(bad=BLANK_CELL)
@@ -139,7 +145,8 @@ def heatmap_figure(panels: list[HeatmapPanel], *, title: str, xlabel: str, cmap:
     return figure
 
 
-def _footer_inches(footer: str) -> float:
+def footer_inches(footer: str) -> float:
+    """The height of ``footer`` (wrapped, FONT pt) under a figure's panels; 0 without one."""
     return (footer.count("\n") + 1) * TITLE_LINE_INCHES + 0.1 if footer else 0.0
 
 
@@ -212,11 +219,18 @@ def forest_columns(n_panels: int, label_inches: float) -> int:
 
 
 def forest_limits(rows: list[ForestRow]) -> tuple[float, float]:
-    """Common x range of all panels: the points and intervals, and 0, padded by 8 %, inside [-1.05, 1.05]."""
+    """Common x range of all panels: :func:`value_limits` of their points, intervals and cross-fitted values."""
     frames = [p.points for row in rows for p in row.panels if p.points is not None]
     values = np.concatenate([f.select("value", "ci_low", "ci_high", "value_crossfit").to_numpy().ravel()
                              for f in frames]) if frames else np.array([])
-    finite = values[np.isfinite(values)].astype(np.float64)
+    return value_limits(values)
+
+
+def value_limits(values: np.ndarray) -> tuple[float, float]:
+    """An x range of correlations: the finite ``values`` and 0, padded by 8 %, inside [-1.05, 1.05]
+    ([-1.05, 1.05] without finite values)."""
+    values = np.asarray(values, dtype=np.float64)
+    finite = values[np.isfinite(values)]
     low = min(0.0, float(finite.min())) if finite.size else -1.0
     high = max(0.0, float(finite.max())) if finite.size else 1.0
     pad = max(0.05, 0.08 * (high - low))
@@ -238,7 +252,7 @@ def forest_figure(rows: list[ForestRow], *, measures: list[str], embedders: list
     panel_height = len(measures) * FOREST_ROW_INCHES + FOREST_PAD_INCHES
     footer = wrap(footer, width, FONT) if footer else ""
     height = (len(wrapped) * panel_height + (title.count("\n") + 1) * TITLE_LINE_INCHES
-              + FOREST_LEGEND_INCHES + 0.5 + _footer_inches(footer))
+              + FOREST_LEGEND_INCHES + 0.5 + footer_inches(footer))
     figure = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
     grid = figure.subplots(len(wrapped), n_cols, squeeze=False, sharex=True, sharey=True)
     grid[0, 0].set_xlim(*forest_limits(rows))  # the axes share x and y: set limits and ticks once

@@ -1,4 +1,5 @@
-"""The line that ends a workflow run: where the forest plot is and how to see every figure.
+"""The line that ends a workflow run: where the forest plot is and how to see every figure; the
+names of the figures the workflow refers to and their categories in the Snakemake report.
 
 Light on purpose (no matplotlib): the workflow imports it when it parses its rules.
 """
@@ -12,9 +13,26 @@ from pathlib import Path
 from retrieval_response.figures.manifest import MANIFEST_HTML
 
 FOREST_PLOT = "forest_fit.png"
-"""The figure that answers the question at a glance."""
+"""Every measure's correlation with its interval: the detail under the verdict."""
+VERDICT_FIGURE = "verdict.png"
+"""The verdict on all samples: the figure the report and figures.html open on."""
+VERDICT_DETAIL = "verdict_fit.png"
+"""The verdict on the narrow and wide segments."""
+VERDICT_EMBEDDED = "verdict_embedded.rst"
+"""The verdict figure as reStructuredText that embeds it: what the report's front page includes
+(Snakemake's own ``embeddedfigure`` directive of this version links the file instead)."""
+VERDICT_CATEGORY = "1. Verdict"
+"""The report's first category (categories are listed by name): the verdict figures and words."""
+FIGURES_CATEGORY = "2. Figures"
+"""The report's category of every other figure and of the figure manifest."""
 REPORT_COMMAND = "snakemake --report report.html"
 """The command that gathers every figure and table with its caption into one HTML page."""
+
+
+def report_category(wildcards) -> str:
+    """The report category of ``results/figures/<figure>.png`` (or ``.html``) for the wildcards
+    of its file: :data:`VERDICT_CATEGORY` for the verdict figures, else :data:`FIGURES_CATEGORY`."""
+    return VERDICT_CATEGORY if f"{wildcards.figure}.png" in (VERDICT_FIGURE, VERDICT_DETAIL) else FIGURES_CATEGORY
 
 
 def results_line(folder: str | os.PathLike = "results/figures", configfiles=()) -> str | None:

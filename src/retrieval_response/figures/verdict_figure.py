@@ -1,0 +1,229 @@
+"""The verdict figures: each measure's correlation with its interval, ordered, with the verdict's
+decision marked, a panel per family (target x subset x ranker x segment) of ``verdict.parquet``.
+
+- ``verdict.png``: the segment of all samples (:data:`~retrieval_response.decide.summary.HEADLINE_SEGMENT`);
+  panel rows = subset x ranker, columns = targets. The figure a reader looks at first.
+- ``verdict_fit.png``: the same on the narrow (K < Np) and wide (K >= Np) segments; columns =
+  target x {narrow, wide} (wrapped), the detail.
+
+In a panel the measures the verdict compared (best, tied, worse) come first, by correlation from
+the highest down; the undecided ones follow (those with a correlation by correlation), each with
+the short form of its reason written beside it (:func:`~retrieval_response.decide.summary.short_reason`).
+Markers and colours stand for the decision (:data:`DECISION_STYLE`, explained in the legend).
+A panel without a drawn measure says why: "cannot decide" and the reason (the family is in the
+table, nothing of it could be compared), "undefined" (the target has no value in that subset and
+segment: no family, listed in the manifest) or "not run" (no sample of that ranker there).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
+
+from retrieval_response.analysis.correlation_tables import TARGETS
+from retrieval_response.decide.summary import HEADLINE_SEGMENT, short_reason
+from retrieval_response.decide.verdict import DECISIONS
+from retrieval_response.figures.labels import CANNOT_DECIDE, CORR_LABELS, NOT_RUN, TARGET_SHORT, UNDEFINED
+from retrieval_response.figures.layout import figure_footer
+from retrieval_response.figures.manifest import Manifest
+from retrieval_response.figures.plotting import (
+    CHAR_INCHES,
+    FONT,
+    FONT_NOTE,
+    FONT_TITLE,
+    FOREST_LEGEND_INCHES,
+    FOREST_ROW_INCHES,
+    MAX_WIDTH_INCHES,
+    NOTE_COLOUR,
+    TITLE_LINE_INCHES,
+    footer_inches,
+    png_data_uri,
+    value_limits,
+    wrap,
+)
+from retrieval_response.figures.run_end import VERDICT_DETAIL, VERDICT_FIGURE
+from retrieval_response.figures.tables import FIT_SEGMENTS, require
+
+VERDICT_COLUMNS = ("target", "subset", "E", "segment", "corr_type", "measure", "n_queries", "value", "ci_low",
+                   "ci_high", "decision", "reason", "same_as")
+DECISION_STYLE = {
+    "best": {"marker": "*", "color": "#1a9850", "markersize": 11, "label": "best: the highest correlation"},
+    "tied": {"marker": "o", "color": "#4575b4", "markersize": 6,
+             "label": "tied: not distinguishable from the best (family-wise 95 %)"},
+    "worse": {"marker": "v", "color": "#d73027", "markersize": 7,
+              "label": "worse: below the best beyond the family-wise error"},
+    "undecided": {"marker": "s", "color": "#8c8c8c", "markersize": 5, "markerfacecolor": "none",
+                  "label": "undecided: not compared, the reason beside it"},
+}
+"""Marker, colour and legend entry of each decision."""
+PLOT_INCHES = 1.75  # the data area of a panel (the measure labels come on top)
+PAD_INCHES = 0.85  # panel title (two lines) and x tick labels
+
+
+@dataclass(frozen=True)
+class VerdictPanel:
+    """One family's panel: ``rows`` (measure, value, ci_low, ci_high, decision, label) top to
+    bottom, or none and a ``note`` saying why."""
+
+    title: str
+    rows: list[dict]
+    note: str = ""
+
+
+def _panel_rows(family: pl.DataFrame) -> list[dict]:
+    """The family's measures top to bottom: compared ones by correlation (highest first), then the
+    undecided ones with a correlation (by correlation), then those without; undecided ones
+    labelled with the short form of their reason."""
+    finite = pl.col("value").is_not_null() & pl.col("value").is_not_nan()
+    ordered = family.with_columns(
+        undecided=pl.col("decision") == "undecided", has_value=finite,
+    ).sort(["undecided", "has_value", "value"], descending=[False, True, True], nulls_last=True)
+    return [{**row, "label": short_reason(row["reason"], row["same_as"]) if row["undecided"] else ""}
+            for row in ordered.to_dicts()]
+
+
+def _panel(verdict: pl.DataFrame, target: str, subset: str, ranker: str, segment: str, title: str,
+           scope: str, manifest: Manifest) -> VerdictPanel:
+    family = verdict.filter(pl.col("target") == target, pl.col("subset") == subset, pl.col("E") == ranker,
+                            pl.col("segment") == segment)
+    if family.is_empty():
+        ranked_there = verdict.filter(pl.col("subset") == subset, pl.col("E") == ranker,
+                                      pl.col("segment") == segment).height
+        if not ranked_there:
+            return VerdictPanel(title, [], f"{NOT_RUN}: no sample of {ranker} in this subset and segment")
+        reason = f"{UNDEFINED}: no sample with {TARGET_SHORT[target]} here"
+        manifest.leave_out(scope, reason, target=target, subset=subset, E=ranker, segment=segment)
+        return VerdictPanel(title, [], reason)
+    title = f"{title}\n{family['n_queries'][0]} queries"
+    rows = _panel_rows(family)
+    if not any(np.isfinite(r["value"]) for r in rows if r["value"] is not None):
+        reasons = sorted({r["label"] for r in rows})
+        return VerdictPanel(title, [], f"{CANNOT_DECIDE}: " + "; ".join(reasons))
+    return VerdictPanel(title, rows)
+
+
+def _figure(grid: list[tuple[str, list[VerdictPanel]]], *, title: str, footer: str) -> Figure:
+    """Panel rows (label, panels) wrapped to the page width, one x scale for every panel."""
+    labels = [r["measure"] for _, panels in grid for p in panels for r in p.rows] or [""]
+    label_inches = max(len(m) for m in labels) * CHAR_INCHES + 0.25
+    fit = int((MAX_WIDTH_INCHES - 0.6) // (label_inches + PLOT_INCHES))
+    n_cols = max(1, min(max(len(panels) for _, panels in grid), fit))
+    wrapped = [(label, panels[i:i + n_cols]) for label, panels in grid for i in range(0, len(panels), n_cols)]
+    width = min(MAX_WIDTH_INCHES, max(6.0, 0.6 + n_cols * (label_inches + PLOT_INCHES)))
+    title = wrap(title, width)
+    footer = wrap(footer, width, FONT) if footer else ""
+    n_measures = max(len(p.rows) for _, panels in grid for p in panels) or 1
+    panel_height = n_measures * FOREST_ROW_INCHES + PAD_INCHES
+    height = (len(wrapped) * panel_height + (title.count("\n") + 1) * TITLE_LINE_INCHES + 2 * FOREST_LEGEND_INCHES
+              + 0.5 + footer_inches(footer))
+    figure = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    axes_grid = figure.subplots(len(wrapped), n_cols, squeeze=False, sharex=True)
+    values = np.array([v for _, panels in grid for p in panels for r in p.rows
+                       for v in (r["value"], r["ci_low"], r["ci_high"]) if v is not None], dtype=np.float64)
+    axes_grid[0, 0].set_xlim(*value_limits(values))
+    axes_grid[0, 0].xaxis.set_major_locator(MaxNLocator(nbins=4))
+    for r, (label, panels) in enumerate(wrapped):
+        for c in range(n_cols):
+            axes = axes_grid[r, c]
+            if c >= len(panels):
+                axes.set_visible(False)
+                continue
+            _draw_panel(axes, panels[c], n_measures)
+        axes_grid[r, 0].set_ylabel(label, fontsize=FONT_TITLE, fontweight="bold")
+    for axes in axes_grid[-1]:
+        axes.set_xlabel("correlation", fontsize=FONT)
+    handles = [Line2D([], [], linestyle="none", **DECISION_STYLE[d]) for d in DECISIONS]
+    legend = figure.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=FONT, frameon=False,
+                           title=footer or None, title_fontsize=FONT)
+    legend.get_title().set_color(NOTE_COLOUR)
+    figure.suptitle(title, fontsize=FONT_TITLE)
+    return figure
+
+
+def _draw_panel(axes, panel: VerdictPanel, n_measures: int) -> None:
+    axes.set_title(panel.title, fontsize=FONT)
+    axes.axvline(0.0, color="#888888", linewidth=0.8, linestyle="--", zorder=0)
+    axes.set_ylim(n_measures - 0.5, -0.5)
+    axes.tick_params(axis="x", labelbottom=True, labelsize=FONT)
+    axes.tick_params(axis="y", length=0, labelsize=FONT)
+    if not panel.rows:
+        axes.set_yticks([])
+        axes.text(0.5, 0.5, wrap(panel.note, PLOT_INCHES, FONT_NOTE), transform=axes.transAxes, ha="center",
+                  va="center", fontsize=FONT_NOTE, color=NOTE_COLOUR)
+        return
+    axes.set_yticks(range(len(panel.rows)), [r["measure"] for r in panel.rows])
+    low, high = axes.get_xlim()
+    for y, row in enumerate(panel.rows):
+        style = {k: v for k, v in DECISION_STYLE[row["decision"]].items() if k != "label"}
+        value = row["value"] if row["value"] is not None else np.nan
+        if np.isfinite(value):
+            axes.hlines(y, row["ci_low"] if row["ci_low"] is not None else np.nan,
+                        row["ci_high"] if row["ci_high"] is not None else np.nan, color=style["color"],
+                        linewidth=1.4)
+            axes.plot([value], [y], linestyle="none", **style)
+        if row["label"]:
+            right = np.isfinite(value) and value < (low + high) / 2
+            axes.text(0.98 if right else 0.02, y, row["label"], transform=axes.get_yaxis_transform(),
+                      ha="right" if right else "left", va="center", fontsize=FONT_NOTE, color=NOTE_COLOUR,
+                      bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 0.5})
+
+
+def _codes_of(verdict: pl.DataFrame) -> tuple[list[str], list[str]]:
+    return sorted(verdict["E"].unique().to_list()), sorted(verdict["subset"].unique().to_list())
+
+
+def _verdict_figure(verdict: pl.DataFrame, segments: tuple[str, ...], name: str, manifest: Manifest,
+                    description: str) -> Figure | None:
+    rows = verdict.filter(pl.col("segment").is_in(list(segments)))
+    if rows.is_empty():
+        manifest.leave_out(name, f"{UNDEFINED}: the verdict has no family of the segment(s) "
+                                 f"{', '.join(segments)}; figure not drawn")
+        return None
+    targets = [t for t in TARGETS if t in set(rows["target"].to_list())]
+    families = verdict.select("subset", "E").unique().sort("subset", "E").iter_rows()  # a row each, every figure
+    columns = [(t, s) for t in targets for s in segments]
+    grid = []
+    for subset, ranker in families:
+        label = f"{subset}, {ranker}"
+        grid.append((label, [_panel(rows, t, subset, ranker, s,
+                                    TARGET_SHORT[t] if len(segments) == 1 else f"{TARGET_SHORT[t]}: {s}", name,
+                                    manifest) for t, s in columns]))
+    corr_type = rows["corr_type"][0]
+    manifest.drawn.append({"file": name, "figure": description, "segments": list(segments), "targets": targets,
+                           "panels": [f"{label} / {p.title.splitlines()[0]}" for label, panels in grid
+                                      for p in panels if p.rows]})
+    words = {p.note.split(":")[0] for _, panels in grid for p in panels if not p.rows}
+    rankers, subsets = _codes_of(rows)
+    what = "all samples" if segments == (HEADLINE_SEGMENT,) else "narrow: K < Np, wide: K >= Np"
+    title = (f"Verdict: which measure predicts each target best ({what}). {CORR_LABELS.get(corr_type, corr_type)} "
+             "correlation of each measure (alpha cross-fitted) with its 95 % bootstrap interval over query "
+             "resamples, compared ones ordered from the highest; panel rows = subset, ranker")
+    return _figure(grid, title=title, footer=figure_footer(manifest, words, rankers, subsets, cells=False))
+
+
+def embedded_rst(png: bytes, alt: str) -> str:
+    """reStructuredText of an image that embeds ``png`` (a data URI, wrapped to short lines: docutils
+    joins a URI's lines and refuses very long ones), as wide as the page, with ``alt`` text."""
+    lines = textwrap.wrap(png_data_uri(png), 76)
+    return "\n".join([f".. image:: {lines[0]}", *(f"   {line}" for line in lines[1:]), "   :width: 100%",
+                      f"   :alt: {alt}", ""])
+
+
+def verdict_figures(verdict: pl.DataFrame, manifest: Manifest) -> dict[str, Figure | None]:
+    """:data:`VERDICT_FIGURE` and :data:`VERDICT_DETAIL` of the verdict table ``verdict``
+    (:data:`VERDICT_COLUMNS` at least; module docstring), recorded in ``manifest``; None for a
+    figure without any family (listed as left out)."""
+    require(verdict, VERDICT_COLUMNS, "verdict")
+    return {
+        VERDICT_FIGURE: _verdict_figure(verdict, (HEADLINE_SEGMENT,), VERDICT_FIGURE, manifest,
+                                        "verdict: each measure's correlation with its interval, ordered, decision "
+                                        "marked; all samples"),
+        VERDICT_DETAIL: _verdict_figure(verdict, FIT_SEGMENTS, VERDICT_DETAIL, manifest,
+                                        "verdict on the narrow and wide segments"),
+    }
