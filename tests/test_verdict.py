@@ -6,6 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from retrieval_response.analysis.measures import MEASURES, alpha_grid
 from retrieval_response.decide.summary import verdict_text
 from retrieval_response.decide.verdict import (
     COLUMNS,
@@ -14,7 +15,6 @@ from retrieval_response.decide.verdict import (
     queries_needed,
     verdict_table,
 )
-from retrieval_response.analysis.measures import MEASURES, alpha_grid
 from retrieval_response.testing.synthetic import graded_by_driver
 
 pytestmark = pytest.mark.unit
