@@ -262,7 +262,8 @@ def verdict_table(
     target_names = resolve_targets(graded, targets)
     out = []
     for segmentation in SEGMENTATIONS:
-        resampling = query_resampling(graded, ranked, segmentation, target_names, compat, seed, bootstrap_resamples)
+        resamples = bootstrap_resamples if bootstrap_resamples >= MIN_RESAMPLES else 0  # too few: undecided anyway
+        resampling = query_resampling(graded, ranked, segmentation, target_names, compat, seed, resamples)
         prepared = resampling.prepared
         for target in target_names:
             results = resampled_correlations(resampling, names, target, grid, corr_type, compat, min_segment_samples)
