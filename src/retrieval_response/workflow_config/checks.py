@@ -6,7 +6,8 @@ codes, design names, generic subset names: ``retrieval_response.infra.paths.safe
 that depend on each other (designs, K, embedder lists, a dataset's level, subset, path and
 ir_datasets id against its layout, a run's layout, BM25 settings, LLM roles), that every input
 file named by the config exists and every ir_datasets dataset can be read (from the package's
-cache unless downloads are allowed), the ``analysis.alpha_grid`` syntax and size, the prompt files, and the
+cache unless downloads are allowed), the ``analysis.alpha_grid`` syntax and size, the ``analysis.targets``
+names, the prompt files, and the
 API-key environment variable of each configured model (by name; its value is never shown).
 The JSON schema (workflow/schemas/config.schema.yaml) has filled the defaults beforehand;
 ``schema_input_error`` turns a schema violation into the same one-line error, and
@@ -22,17 +23,26 @@ from pathlib import Path
 import jsonschema
 
 from retrieval_response.analysis.measures import alpha_grid
+from retrieval_response.analysis.targets import TARGETS
 from retrieval_response.datasets import ir_datasets_layout
 from retrieval_response.datasets.layouts import CORPUS_LAYOUTS, check_options
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.paths import UnsafeNameError, safe_name
-from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, UDCG_FIELDS, UMBRELA_FIELDS, load_prompt
+from retrieval_response.llm.prompts import (
+    ANSWER_FIELDS,
+    GRADE_FIELDS,
+    GRADE_GOLD_FIELDS,
+    UDCG_FIELDS,
+    UMBRELA_FIELDS,
+    load_prompt,
+)
 from retrieval_response.workflow_config.plan import (
     LEXICAL_BACKENDS,
     dataset_designs,
     dataset_embedders,
     design_cutoffs,
     design_name,
+    grades_gold,
     judgment_kinds,
     runs_llm,
 )
@@ -180,11 +190,13 @@ def check_alpha_grid(config: Mapping, config_file: str) -> None:
 
 
 def check_prompts(config: Mapping, config_file: str) -> None:
-    """The answer and grading prompt files, and those of the document-judgment kinds asked for
+    """The answer and grading prompt files, the grading prompt against gold answers when
+    ``llm.grade_reference`` asks for it, and those of the document-judgment kinds asked for
     (``udcg``, ``umbrela``), exist and parse (sections and placeholders)."""
     prompts = config["llm"]["prompts"]
     kinds = judgment_kinds(config)
     checked = [("answer", ANSWER_FIELDS, False), ("grade", GRADE_FIELDS, True)]
+    checked += [("grade_gold", GRADE_GOLD_FIELDS, True)] if grades_gold(config) else []
     checked += [(kind, fields, False) for kind, fields in (("udcg", UDCG_FIELDS), ("umbrela", UMBRELA_FIELDS))
                 if kind in kinds]
     for key, fields, needs_reask in checked:
@@ -195,6 +207,14 @@ def check_prompts(config: Mapping, config_file: str) -> None:
             load_prompt(path, fields, needs_reask=needs_reask)
         except (OSError, UnicodeDecodeError) as error:
             raise InputError(path, "file", f"cannot read as UTF-8 text: {error}") from None
+
+
+def check_targets(config: Mapping, config_file: str) -> None:
+    """Every name of ``analysis.targets`` is a target of the registry (:mod:`retrieval_response.analysis.targets`)."""
+    for name in config["analysis"].get("targets") or []:
+        if name not in TARGETS:
+            raise InputError(config_file, "config key analysis.targets",
+                             f"unknown target {name!r}; targets: {', '.join(TARGETS)}")
 
 
 def check_llm(config: Mapping, config_file: str, environ: Mapping[str, str]) -> None:
@@ -244,6 +264,7 @@ def check_config(config: Mapping, config_file: str, environ: Mapping[str, str] =
     check_input_files(config, config_file)
     check_ir_datasets(config, config_file)
     check_alpha_grid(config, config_file)
+    check_targets(config, config_file)
     if runs_llm(config):
         check_prompts(config, config_file)
         check_llm(config, config_file, environ)
