@@ -91,17 +91,25 @@ def test_gold_reference_grades_reach_the_collected_and_judge_tables(built_gold):
 
 
 @pytest.mark.workflow
-def test_changing_the_grade_reference_reruns_the_grades_only(built_gold):
-    config_path = built_gold / "config.yaml"
+@pytest.mark.parametrize("workdir, change", [
+    ("built_gold", ("grade_reference: both", "grade_reference: ideal")),
+    ("built", ("cache: results/llm_cache", "cache: results/llm_cache\n  grade_reference: both\n"
+                                          "  prompts: {answer: prompts/answer.txt, grade: prompts/grade.txt, "
+                                          "grade_gold: prompts/grade_gold.txt}")),
+])
+def test_changing_the_grade_reference_reruns_the_grades_only(workdir, change, request):
+    workdir = request.getfixturevalue(workdir)
+    config_path = workdir / "config.yaml"
     original = config_path.read_text()
+    assert change[0] in original
     try:
-        config_path.write_text(original.replace("grade_reference: both", "grade_reference: ideal"))
-        planned = planned_files(built_gold, *RULES, "--", *JUDGE)
+        config_path.write_text(original.replace(change[0], change[1]))
+        planned = planned_files(workdir, *RULES, "--", *JUDGE)
     finally:
         config_path.write_text(original)
     assert any(path.startswith("results/graded/tiny/ML6/Nc5_Np2/") for path in planned)
     assert not any(path.startswith("results/answers/") for path in planned)
-    assert planned_files(built_gold, *RULES, "--", *JUDGE) == set()
+    assert planned_files(workdir, *RULES, "--", *JUDGE) == set()
 
 
 @pytest.mark.workflow

@@ -10,9 +10,8 @@ from retrieval_response.infra.logs import job_log
 from retrieval_response.llm.jobs import check_failures, client_from_config, job_summary
 from retrieval_response.llm.pipeline import grade_answers
 from retrieval_response.llm.prompts import GRADE_FIELDS, GRADE_GOLD_FIELDS, load_prompt
-from retrieval_response.tables.collect import gold_answers
 from retrieval_response.tables.graded import validate_graded
-from retrieval_response.tables.workflow_tables import read_texts_table
+from retrieval_response.tables.workflow_tables import gold_answers, read_texts_table
 
 log = job_log(snakemake.log[0])
 start = time.monotonic()
@@ -20,10 +19,10 @@ job = "/".join(snakemake.wildcards[k] for k in ("dataset", "embedder", "design",
 client = client_from_config(snakemake.config["llm"]["grader"], snakemake.config["llm"], snakemake.threads,
                             "grade", job, snakemake.log[0])
 gold_prompt = (load_prompt(snakemake.input.prompt_gold, GRADE_GOLD_FIELDS, needs_reask=True)
-               if snakemake.params.reference == "both" else None)
-texts = (read_texts_table(snakemake.input.texts, ["id", "q"]) if gold_prompt is None
-         else read_texts_table(snakemake.input.texts, ["id", "q"]).join(
-             gold_answers(snakemake.input.texts), on="id", how="left"))
+               if snakemake.input.prompt_gold else None)
+texts = read_texts_table(snakemake.input.texts, ["id", "q"])
+if gold_prompt is not None:
+    texts = texts.join(gold_answers(snakemake.input.texts), on="id", how="left")
 graded = grade_answers(pl.read_parquet(snakemake.input.topk), pl.read_parquet(snakemake.input.ideal), texts, client,
                        load_prompt(snakemake.input.prompt, GRADE_FIELDS, needs_reask=True), gold_prompt)
 validate_graded(graded, snakemake.output.graded)

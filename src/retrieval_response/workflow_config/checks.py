@@ -6,8 +6,7 @@ codes, design names, generic subset names: ``retrieval_response.infra.paths.safe
 that depend on each other (designs, K, embedder lists, a dataset's level, subset, path and
 ir_datasets id against its layout, a run's layout, BM25 settings, LLM roles), that every input
 file named by the config exists and every ir_datasets dataset can be read (from the package's
-cache unless downloads are allowed), the ``analysis.alpha_grid`` syntax and size, the ``analysis.targets``
-names, the prompt files, and the
+cache unless downloads are allowed), the ``analysis.alpha_grid`` syntax and size, the prompt files, and the
 API-key environment variable of each configured model (by name; its value is never shown).
 The JSON schema (workflow/schemas/config.schema.yaml) has filled the defaults beforehand;
 ``schema_input_error`` turns a schema violation into the same one-line error, and
@@ -23,7 +22,6 @@ from pathlib import Path
 import jsonschema
 
 from retrieval_response.analysis.measures import alpha_grid
-from retrieval_response.analysis.targets import TARGETS
 from retrieval_response.datasets import ir_datasets_layout
 from retrieval_response.datasets.layouts import CORPUS_LAYOUTS, check_options
 from retrieval_response.infra.errors import InputError
@@ -132,7 +130,7 @@ def check_dataset_options(config: Mapping, config_file: str) -> None:
     ``ir_datasets_id``; a ``run`` needs a layout with document ids (``CORPUS_LAYOUTS``)."""
     for name, dataset in config["datasets"].items():
         check_options(config_file, dataset["layout"], level=dataset.get("level"), subset=dataset.get("subset"),
-                      key=f"config key datasets.{name}.")
+                      key=f"config key datasets.{name}.", split_joined_words=dataset.get("split_joined_words", False))
         if dataset["layout"] == "ir_datasets":
             if "path" in dataset:
                 rule = "the ir_datasets layout reads no file: its dataset is named by ir_datasets_id alone"
@@ -209,14 +207,6 @@ def check_prompts(config: Mapping, config_file: str) -> None:
             raise InputError(path, "file", f"cannot read as UTF-8 text: {error}") from None
 
 
-def check_targets(config: Mapping, config_file: str) -> None:
-    """Every name of ``analysis.targets`` is a target of the registry (:mod:`retrieval_response.analysis.targets`)."""
-    for name in config["analysis"].get("targets") or []:
-        if name not in TARGETS:
-            raise InputError(config_file, "config key analysis.targets",
-                             f"unknown target {name!r}; targets: {', '.join(TARGETS)}")
-
-
 def check_llm(config: Mapping, config_file: str, environ: Mapping[str, str]) -> None:
     """Both LLM roles are configured and each role's ``api_key_env``, when set, names a set variable."""
     llm = config["llm"]
@@ -264,7 +254,6 @@ def check_config(config: Mapping, config_file: str, environ: Mapping[str, str] =
     check_input_files(config, config_file)
     check_ir_datasets(config, config_file)
     check_alpha_grid(config, config_file)
-    check_targets(config, config_file)
     if runs_llm(config):
         check_prompts(config, config_file)
         check_llm(config, config_file, environ)
