@@ -6,10 +6,10 @@ import pytest
 import yaml
 
 from conftest import REPO
-from retrieval_response.analysis.correlation_tables import TARGETS
 from retrieval_response.analysis.correlations import CORR_TYPES
 from retrieval_response.analysis.measures import COMPAT_MODES
 from retrieval_response.analysis.segments import FINER_KEYS, SEGMENTATIONS
+from retrieval_response.analysis.targets import TARGETS
 from retrieval_response.datasets.hotpotqa import GRANULARITIES
 from retrieval_response.datasets.layouts import LAYOUTS
 from retrieval_response.embedding.registry import BACKENDS

@@ -61,9 +61,12 @@ JUDGE_FREE = ("answer_f1", "answer_recall", "answer_contains")
 
 
 def with_targets(table: pl.DataFrame) -> pl.DataFrame:
-    """``table`` for every target; the judge-free ones (answer_*) are null on subset Hp, with a null_reason."""
+    """``table`` for every target (the gold-reference grades as scaled grade rows); the judge-free
+    ones (answer_*) are null on subset Hp, with a null_reason."""
     grade = table.with_columns(target=pl.lit("grade"), null_reason=pl.lit(None, pl.String))
     expected = grade.with_columns(target=pl.lit("grade_expected"), value=pl.col("value") * 0.9)
+    gold = [grade.with_columns(target=pl.lit(target), value=pl.col("value") * scale)
+            for target, scale in (("grade_gold", 0.95), ("grade_gold_expected", 0.85))]
     missing = pl.col("subset") == "Hp"
     judge_free = [
         grade.with_columns(
@@ -71,7 +74,7 @@ def with_targets(table: pl.DataFrame) -> pl.DataFrame:
             null_reason=pl.when(missing).then(pl.lit(NO_ANSWER)).otherwise(pl.col("null_reason")))
         for target, scale in zip(JUDGE_FREE, (0.5, 0.6, 0.4), strict=True)
     ]
-    return pl.concat([grade, expected, *judge_free])
+    return pl.concat([grade, expected, *gold, *judge_free])
 
 
 @pytest.fixture(scope="module")

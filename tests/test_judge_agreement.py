@@ -9,10 +9,11 @@ import numpy as np
 import polars as pl
 import pytest
 from scipy import stats
+from sklearn.metrics import roc_auc_score
 
 from retrieval_response.analysis.agreement import krippendorff_alpha_ordinal, paired_alpha_ordinal
 from retrieval_response.analysis.bootstrap import resample_weights
-from retrieval_response.analysis.judge_agreement import SCHEMA, STATISTICS, judge_agreement
+from retrieval_response.analysis.judge_agreement import SCHEMA, SCORES, STATISTICS, judge_agreement, roc_auc
 from retrieval_response.figures.judge_figure import plot_judge_agreement
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.errors import InputError
@@ -31,7 +32,8 @@ def direct_level(f1: np.ndarray) -> np.ndarray:
 
 
 def synthetic_graded(seed: int, n_queries: int = 30, subsets=("Hp", "M", "N")) -> pl.DataFrame:
-    """Samples of several (E, Np, K) per query; grades follow F1 loosely; some without grade or gold."""
+    """Samples of several (E, Np, K) per query; grades follow F1 loosely; some without grade or gold
+    (no gold answer: no gold grade either)."""
     rng = np.random.default_rng(seed)
     rows = []
     for q in range(n_queries):
@@ -43,18 +45,21 @@ def synthetic_graded(seed: int, n_queries: int = 30, subsets=("Hp", "M", "N")) -
                 for K in (1, 2, 3):
                     f1 = float(rng.choice([0.0, 0.25, 0.5, 0.75, 1.0, rng.random()]))
                     grade = int(np.clip(round(1 + 4 * f1 + rng.normal(0, 1)), 1, 5))
+                    gold_grade = int(np.clip(round(1 + 4 * f1 + rng.normal(0, 0.5)), 1, 5))
                     recall = min(1.0, f1 + float(rng.choice([0.0, 0.3])))
                     rows.append({
                         "id": query_id, "E": E, "Nc": 5, "Np": np_, "K": K,
                         "grade": None if rng.random() < 0.1 else grade,
                         "grade_expected": None if rng.random() < 0.1 else grade + rng.normal(0, 0.3),
+                        "grade_gold": gold_grade if has_gold else None,
+                        "grade_gold_expected": gold_grade + rng.normal(0, 0.3) if has_gold else None,
                         "answer_f1": f1 if has_gold else None,
                         "answer_recall": recall if has_gold else None,
                         "answer_contains": (recall == 1.0) if has_gold else None,
                         "ideal_f1": ideal if has_gold else None,
                         "ideal_contains": (ideal > 0.5) if has_gold else None,
                     })
-    return pl.DataFrame(rows, schema_overrides={"grade": pl.Int8})
+    return pl.DataFrame(rows, schema_overrides={"grade": pl.Int8, "grade_gold": pl.Int8})
 
 
 def counted(graded: pl.DataFrame) -> pl.DataFrame:
@@ -71,9 +76,10 @@ def direct_auc(score: np.ndarray, positive: np.ndarray) -> float:
 
 
 def direct_judge_free(part: pl.DataFrame, ideal: pl.DataFrame) -> dict:
-    """The judge-free statistics of one subset's samples and ideal answers, computed directly."""
+    """The judge-free statistics of one subset's samples and ideal answers, computed directly (for
+    the judge's grades among ``part``'s columns)."""
     out = {}
-    for score in ("grade", "grade_expected"):
+    for score in (s for s in SCORES if s in part.columns):
         rows = part.drop_nulls([score, "answer_contains"])
         out[f"auc_{score}"] = direct_auc(rows[score].to_numpy().astype(float), rows["answer_contains"].to_numpy())
         rows = part.drop_nulls([score, "answer_recall"])
@@ -153,6 +159,53 @@ def test_perfect_judge_scores_one_and_a_reversed_judge_is_negative():
     assert (worst["spearman"] == -1.0).all()
 
 
+def test_auc_of_a_hand_checked_case():
+    """Positives score 3, 2; negatives 2, 1: of the 4 (positive, negative) pairs, 3 are ordered and
+    one ties, so AUC = (3 + 1/2) / 4 = 0.875. Query 1 drawn twice doubles its pair (3 over 1):
+    (2*2 + 1 + 1/2) / (3 * 2) = 11/12 (weights w_i w_j); one query alone has no negative: NaN."""
+    score, positive = np.array([3.0, 2.0, 2.0, 1.0]), np.array([True, True, False, False])
+    query, subset_of_query = np.array([1, 0, 0, 0]), np.zeros(2, dtype=np.int64)
+    weights = np.array([[1.0, 1.0], [1.0, 2.0], [0.0, 1.0]])
+    auc = roc_auc(weights, score, positive, query, subset_of_query, 1)
+    assert auc[:2, 0] == pytest.approx([0.875, 11 / 12], abs=1e-15)
+    assert np.isnan(auc[2, 0])
+    assert auc[:, 1] == pytest.approx(auc[:, 0], nan_ok=True)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_auc_equals_sklearn_with_query_multiplicities_as_sample_weights(seed):
+    """Every resample's AUC is sklearn's roc_auc_score with each sample weighted by its query's
+    multiplicity, on tied integer grades and on continuous scores, per subset and over all."""
+    rng = np.random.default_rng(seed)
+    n, n_queries = 300, 40
+    query = rng.integers(0, n_queries, n)
+    subset_of_query = np.arange(n_queries) % 2
+    subset = subset_of_query[query]
+    positive = rng.random(n) < 0.4
+    weights = resample_weights(subset_of_query, 25, seed)
+    for score in (rng.integers(1, 6, n).astype(float) + positive, rng.normal(positive.astype(float), 1.0)):
+        auc = roc_auc(weights, score, positive, query, subset_of_query, 2)
+        for r, row in enumerate(weights):
+            for g, members in enumerate((subset == 0, subset == 1, np.ones(n, dtype=bool))):
+                expected = roc_auc_score(positive[members], score[members], sample_weight=row[query][members])
+                assert auc[r, g] == pytest.approx(expected, abs=1e-12)
+
+
+def test_gold_grades_are_checked_like_the_ideal_ones():
+    """A gold grade that orders the answers by containment reaches AUC 1 while the ideal grade stays
+    where it is; without gold grade columns their statistics are null."""
+    graded = synthetic_graded(10)
+    contains = graded["answer_contains"]
+    judged = graded.with_columns(grade_gold=pl.when(contains).then(5).when(~contains).then(2).cast(pl.Int8),
+                                 grade_gold_expected=pl.when(contains).then(4.8).when(~contains).then(2.1))
+    table = judge_agreement(judged, resamples=20)
+    for column in ("auc_grade_gold", "auc_grade_gold_expected", "auc_grade_gold_ci_low"):
+        assert table[column].to_list() == pytest.approx([1.0] * table.height), column
+    assert table["auc_grade"].equals(judge_agreement(graded, resamples=20)["auc_grade"])
+    without = judge_agreement(graded.drop("grade_gold", "grade_gold_expected"), resamples=5)
+    assert without.select(pl.col("^.*grade_gold.*$").null_count()).row(0) == (without.height,) * 12
+
+
 def test_a_judge_that_grades_containment_separates_perfectly():
     graded = synthetic_graded(4)
     contains = graded["answer_contains"].fill_null(False)
@@ -168,9 +221,10 @@ def test_samples_without_grade_or_gold_do_not_count():
     graded = synthetic_graded(5)
     no_ideal = pl.lit(None, pl.Float64).alias("ideal_f1")
     no_gold = [pl.lit(None, pl.Float64).alias(c) for c in ("answer_f1", "answer_recall")]
-    noise = graded.head(20).with_columns(no_ideal, grade=pl.lit(None, dtype=pl.Int8),
+    no_gold_grade = (pl.lit(None, pl.Int8).alias("grade_gold"), pl.lit(None, pl.Float64).alias("grade_gold_expected"))
+    noise = graded.head(20).with_columns(no_ideal, *no_gold_grade, grade=pl.lit(None, dtype=pl.Int8),
                                          grade_expected=pl.lit(None, pl.Float64), answer_f1=pl.lit(0.3))
-    more = graded.head(20).with_columns(no_ideal, *no_gold, id=pl.lit("Hp-999"),
+    more = graded.head(20).with_columns(no_ideal, *no_gold, *no_gold_grade, id=pl.lit("Hp-999"),
                                         answer_contains=pl.lit(None, pl.Boolean), ideal_contains=pl.lit(None, pl.Boolean))
     assert judge_agreement(pl.concat([graded, noise, more]), resamples=0).equals(judge_agreement(graded, resamples=0))
 
@@ -263,4 +317,5 @@ def test_the_first_study_part():
         assert row[name] == pytest.approx(expected, abs=1e-12), name
     assert row["auc_grade_expected_ci_low"] > 0.5 and row["auc_grade_ci_low"] > 0.5
     assert row["auc_grade_expected"] > row["auc_grade"]
+    assert row["auc_grade_gold"] is None and row["auc_grade_gold_ci_low"] is None
     assert 0.4 < row["ideal_contains_ci_low"] < row["ideal_contains"] < row["ideal_contains_ci_high"] < 0.7

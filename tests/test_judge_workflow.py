@@ -65,6 +65,53 @@ def test_judge_table_and_figure(built):
     assert planned_files(built, *RULES, "--", *JUDGE) == set()
 
 
+@pytest.fixture(scope="module")
+def built_gold(loopback_llm, tmp_path_factory) -> Path:
+    texts = synthetic_texts(4).with_columns(p=pl.col("p").list.head(2), answers=pl.Series(GOLD, dtype=pl.List(pl.String)))
+    gold_config = llm_config(loopback_llm, datasets={"tiny": {"layout": "generic", "path": "tiny.jsonl"}},
+                             analysis={"bootstrap_resamples": 50}, prompts=("answer", "grade", "grade_gold"),
+                             llm={"grade_reference": "both"})
+    workdir = llm_workdir(tmp_path_factory.mktemp("judge_gold_workflow"), gold_config, {"tiny": texts})
+    run_snakemake(workdir, "--cores", "2", *RULES, "--", *JUDGE)
+    return workdir
+
+
+@pytest.mark.workflow
+def test_gold_reference_grades_reach_the_collected_and_judge_tables(built_gold):
+    graded = pl.read_parquet(built_gold / "results/analysis/graded.parquet")
+    with_gold = pl.col("id").is_in(["S-0", "S-1"])
+    assert (graded.filter(with_gold)["status_gold"] == "graded").all()
+    assert graded.filter(with_gold)["grade_gold"].is_between(1, 5).all()
+    assert graded.filter(with_gold)["grade_gold_expected"].is_not_null().all()
+    assert graded.filter(~with_gold)["status_gold"].unique().to_list() == ["no_gold_answer"]
+    assert graded.filter(~with_gold)["grade_gold"].is_null().all() and (graded["status"] == "graded").all()
+    table = pl.read_parquet(built_gold / JUDGE[0])
+    assert table["auc_grade_gold"].is_not_null().all() and table["auc_grade_gold_expected"].is_not_null().all()
+    assert table.columns == list(SCHEMA)
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("workdir, change", [
+    ("built_gold", ("grade_reference: both", "grade_reference: ideal")),
+    ("built", ("cache: results/llm_cache", "cache: results/llm_cache\n  grade_reference: both\n"
+                                          "  prompts: {answer: prompts/answer.txt, grade: prompts/grade.txt, "
+                                          "grade_gold: prompts/grade_gold.txt}")),
+])
+def test_changing_the_grade_reference_reruns_the_grades_only(workdir, change, request):
+    workdir = request.getfixturevalue(workdir)
+    config_path = workdir / "config.yaml"
+    original = config_path.read_text()
+    assert change[0] in original
+    try:
+        config_path.write_text(original.replace(change[0], change[1]))
+        planned = planned_files(workdir, *RULES, "--", *JUDGE)
+    finally:
+        config_path.write_text(original)
+    assert any(path.startswith("results/graded/tiny/ML6/Nc5_Np2/") for path in planned)
+    assert not any(path.startswith("results/answers/") for path in planned)
+    assert planned_files(workdir, *RULES, "--", *JUDGE) == set()
+
+
 @pytest.mark.workflow
 def test_default_target_has_the_judge_outputs_only_when_a_layout_can_carry_gold(loopback_llm, tmp_path):
     for layout, expected in (("generic", True), ("arxiv_parquet", False)):

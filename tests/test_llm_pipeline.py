@@ -14,7 +14,7 @@ from retrieval_response.llm import pipeline
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
-from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
+from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, GRADE_GOLD_FIELDS, load_prompt
 from retrieval_response.tables.graded import export_published_json, validate_graded
 from retrieval_response.testing.openai_server import default_answer
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
@@ -146,3 +146,55 @@ def test_one_positive_design_is_answered_from_its_one_positive_and_graded(tmp_pa
     graded = pipeline.grade_answers(pipeline.topk_answers(ranked, texts, generator, ANSWER), ideal, texts, grader, GRADE)
     validate_graded(graded, "graded.parquet")
     assert graded.height == 6 and (graded["status"] == "graded").all()
+
+
+GRADE_GOLD = load_prompt(REPO / "resources/prompts/grade_gold.txt", GRADE_GOLD_FIELDS, needs_reask=True)
+
+
+def _gold_grades(messages):
+    """Against gold answers: 5 when the answer quotes the first gold answer, an unparseable reply for
+    query (2) (re-asked: again unparseable), else 2; other prompts as the default provider."""
+    text = messages[-1]["content"]
+    first = messages[1]["content"] if len(messages) > 1 else ""
+    if "Correct answers:" in first:
+        if "(2)?" in first:
+            return "It depends."
+        gold = first.split("Correct answers:\n- ", 1)[1].split("\n", 1)[0]
+        return "5" if gold in first.split("Answer to grade:", 1)[1] else "2"
+    return default_answer(messages) if "Reply with" not in text else "3"
+
+
+def test_gold_reference_grades_each_answer_against_the_gold_answers_and_keeps_every_sample(tmp_path):
+    provider = register_deterministic(_gold_grades)
+    texts = synthetic_texts(4).with_columns(answers=pl.Series([["Answer"], [], ["Positive"], ["  ", "Answer"]]))
+    ranked = synthetic_ranked(texts, "E1", 5, 2, [1, 2])
+    generator, grader = _clients(tmp_path)
+    ideal = pipeline.ideal_answers(texts, [2], generator, ANSWER)
+    topk = pipeline.topk_answers(ranked, texts, generator, ANSWER)
+    plain = pipeline.grade_answers(topk, ideal, texts, grader, GRADE)
+    calls = sum(provider.calls.values())
+    graded = pipeline.grade_answers(topk, ideal, texts, grader, GRADE, GRADE_GOLD)
+    validate_graded(graded, "graded.parquet")
+    assert graded.select(plain.columns).equals(plain)  # the ideal-reference grade is unchanged, from the cache
+    assert sum(provider.calls.values()) == calls + 2 + 2 * 2 + 2  # S-0, S-3 once; S-2 twice (re-asked)
+    by_id = {i: graded.filter(pl.col("id") == i) for i in ("S-0", "S-1", "S-2", "S-3")}
+    assert by_id["S-0"]["grade_gold"].to_list() == [5, 5] and (by_id["S-0"]["status_gold"] == "graded").all()
+    assert by_id["S-0"]["grade_gold_expected"].is_not_null().all()
+    assert by_id["S-1"]["status_gold"].to_list() == [pipeline.NO_GOLD_ANSWER] * 2  # no gold answer: kept, null
+    assert by_id["S-1"]["grade_gold"].is_null().all() and (by_id["S-1"]["status"] == "graded").all()
+    assert by_id["S-2"]["status_gold"].to_list() == ["unparseable_grade"] * 2
+    assert by_id["S-3"]["grade_gold"].to_list() == [5, 5]  # the blank gold answer is dropped, "Answer" is first
+    export_published_json(graded, tmp_path / "samples_graded.json")
+    records = json.loads((tmp_path / "samples_graded.json").read_text())
+    assert list(records[0])[-3:] == ["grade_gold", "grade_gold_expected", "status_gold"]
+
+
+def test_gold_grade_breaking_its_status_rule_is_named():
+    row = {"id": "S-0", "subset": "S", "E": "E1", "Nc": 5, "Np": 2, "K": 1, "rank": [0], "inK": [1],
+           "answer_ideal": "a", "answer_topK": "b", "grade": 4, "grade_expected": None, "P": 1.0, "R": 0.5,
+           "status": "graded", "grade_raw": "4", "grade_gold": 3, "grade_gold_expected": None,
+           "status_gold": "no_gold_answer", "grade_gold_raw": None}
+    with pytest.raises(InputError, match="id S-0: grade_gold present exactly when status_gold is 'graded'"):
+        validate_graded(pl.DataFrame([row]), "graded.parquet")
+    with pytest.raises(InputError, match="missing column 'grade_gold_raw'"):
+        validate_graded(pl.DataFrame([row]).drop("grade_gold_raw"), "graded.parquet")

@@ -44,6 +44,11 @@ def test_json_lines_read_the_same(tmp_path):
         (lambda r: r.pop("Np"), "missing field 'Np'"),
         (lambda r: r.update(Np=7), "1 <= Np < Nc"),
         (lambda r: r.update(inK=[1 - v for v in r["inK"]]), "inK must be 1 exactly where rank < Np"),
+        (lambda r: r.update(grade_gold=0, status_gold="graded"), "grade_gold must be an integer 1..5"),
+        (lambda r: r.update(grade_gold=4, status_gold="no_gold_answer"),
+         "grade_gold must be given exactly when status_gold is 'graded'"),
+        (lambda r: r.update(grade_gold=4, status_gold=None), "grade_gold must be null when status_gold is null"),
+        (lambda r: r.update(grade_gold_expected=5.5), "grade_gold_expected must be a number in [1, 5]"),
     ],
 )
 def test_bad_graded_record_names_file_record_and_rule(tmp_path, change, rule):
@@ -55,6 +60,21 @@ def test_bad_graded_record_names_file_record_and_rule(tmp_path, change, rule):
         read_graded(path)
     assert str(error.value).startswith(f"{path}: record 3 (id A-1): ")
     assert rule in error.value.rule
+
+
+def test_gold_grades_are_read_where_given_and_null_where_not_asked(tmp_path):
+    records = json.loads((FIXTURES / "samples_graded.json").read_text())
+    for i, record in enumerate(records):
+        graded = record["grade"] is not None and i % 3 == 0
+        record |= {"grade_gold": 1 + i % 5 if graded else None, "grade_gold_expected": 1.5 if graded else None,
+                   "status_gold": "graded" if graded else ("no_gold_answer" if i % 3 == 1 else None)}
+    path = tmp_path / "samples_graded.json"
+    path.write_text(json.dumps(records))
+    graded = read_graded(path)
+    assert graded.schema["grade_gold"] == pl.Int8 and graded.schema["status_gold"] == pl.String
+    assert graded["grade_gold"].to_list() == [r["grade_gold"] for r in records]
+    assert graded["status_gold"].to_list() == [r["status_gold"] for r in records]
+    assert "grade_gold" not in read_graded(FIXTURES / "samples_graded.json").columns
 
 
 def test_bad_json_line_and_duplicate_key(tmp_path):

@@ -22,7 +22,8 @@ KEYS = ["E", "subset", "segment"]
 
 
 def with_targets(graded: pl.DataFrame, seed: int) -> pl.DataFrame:
-    """Add grade_expected (continuous, null where the grade is or at random), answer_f1
+    """Add grade_expected (continuous, null where the grade is or at random), grade_gold (1..5, null
+    without gold, i.e. where answer_f1 is null) and grade_gold_expected (continuous), answer_f1
     (many ties at 0 and 1, continuous otherwise, some null; constant 1.0 for embedder E2 on subset M),
     answer_recall (at least answer_f1 where F1 <= recall holds, some null) and answer_contains
     (boolean, true mostly where the recall is 1)."""
@@ -35,8 +36,12 @@ def with_targets(graded: pl.DataFrame, seed: int) -> pl.DataFrame:
     f1[rng.random(n) < 0.05] = np.nan
     recall = np.where(np.isnan(f1), np.nan, np.maximum(f1, np.round(rng.random(n) * 3) / 3))
     contains = np.where(recall == 1, rng.random(n) < 0.9, rng.random(n) < 0.05)
+    gold_grade = np.where(np.isnan(f1), np.nan, np.clip(np.round(1 + 4 * np.nan_to_num(f1) + rng.normal(0, 0.7, n)), 1, 5))
+    gold_expected = np.clip(gold_grade + rng.normal(0, 0.3, n), 1, 5)
     out = graded.with_columns(
         grade_expected=pl.Series(expected).fill_nan(None),
+        grade_gold=pl.Series(gold_grade).fill_nan(None).cast(pl.Int8),
+        grade_gold_expected=pl.Series(gold_expected).fill_nan(None),
         answer_f1=pl.Series(f1).fill_nan(None),
         answer_recall=pl.Series(recall).fill_nan(None),
         answer_contains=pl.when(pl.Series(np.isnan(recall))).then(None).otherwise(pl.Series(contains)),
@@ -65,7 +70,8 @@ def test_continuous_targets_equal_scipy_reference(graded):
     rows = reference_rows(graded, "fit")
     checked = 0
     for (E, subset, segment), segment_rows in rows.group_by(KEYS):
-        for target in ("grade_expected", "answer_f1", "answer_recall", "answer_contains"):
+        for target in ("grade_expected", "grade_gold", "grade_gold_expected", "answer_f1", "answer_recall",
+                       "answer_contains"):
             for name in measures:
                 measure = MEASURES[name]
                 measured = segment_rows.drop_nulls(list(measure.features))
@@ -146,8 +152,10 @@ def test_bootstrap_of_continuous_and_count_targets_equals_scipy_on_resamples(gra
 
 def test_default_targets_are_the_columns_with_values(graded):
     assert default_targets(graded) == list(TARGETS)
-    assert default_targets(graded.drop("answer_f1")) == ["grade", "grade_expected", "answer_recall", "answer_contains"]
+    assert default_targets(graded.drop("answer_f1")) == ["grade", "grade_expected", "grade_gold", "grade_gold_expected",
+                                                         "answer_recall", "answer_contains"]
     all_null = graded.with_columns(answer_f1=pl.lit(None, pl.Float64), grade_expected=pl.lit(float("nan")),
+                                   grade_gold=pl.lit(None, pl.Int8), grade_gold_expected=pl.lit(None, pl.Float64),
                                    answer_recall=pl.lit(None, pl.Float64), answer_contains=pl.lit(None, pl.Boolean))
     assert default_targets(all_null) == ["grade"]
     correlations, differences = run_analysis(

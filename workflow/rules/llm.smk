@@ -2,7 +2,8 @@
 
 Staleness: each rule's params hold exactly the model section it uses and its prompt file is an
 input, so changing the generator or the answer prompt reruns answers and grades, changing the
-grader or the grading prompt reruns grades only. Pacing and the cache folder are read from the
+grader, the grading prompts or ``llm.grade_reference`` (which adds or removes the gold-reference
+prompt as an input of ``grade``) reruns grades only. Pacing and the cache folder are read from the
 config inside the jobs (they change how, not what, is computed). The ``llm`` resource follows
 the model kind (``llm_resource``): the run's cap is ``llm.pacing.jobs``; a hosted model's job
 holds 1 of it, so that many run side by side, each paced at 1/jobs of the configured rates; a
@@ -17,6 +18,12 @@ design's shards into its graded file.
 # Target lists of the config (lists, not functions beside rules: see prepare.smk).
 # All graded-sample files.
 GRADED_TARGETS = [f"results/graded/{d}/{e}/{s}.parquet" for d, e, s in dataset_units()]
+
+
+def gold_prompt_input(wildcards):
+    """The grading prompt against the gold answers when ``llm.grade_reference`` asks for
+    gold grades (``plan.grades_gold``), else no input."""
+    return LLM["prompts"]["grade_gold"] if plan.grades_gold(config) else []
 
 
 rule answer_ideal:
@@ -74,6 +81,9 @@ rule grade:
         ideal="results/answers/ideal/{dataset}.parquet",
         topk="results/answers/topk/{dataset}/{embedder}/{design}/{shard}.parquet",
         prompt=LLM["prompts"]["grade"],
+        # the prompt against the gold answers when llm.grade_reference asks for gold grades (none
+        # otherwise): the change of this input, not a param, reruns the grades when the reference changes
+        prompt_gold=gold_prompt_input,
     output:
         graded="results/graded/{dataset}/{embedder}/{design}/{shard}.parquet",
         summary="results/graded/{dataset}/{embedder}/{design}/{shard}.summary.json",

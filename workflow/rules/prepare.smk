@@ -30,6 +30,7 @@ rule prepare_dataset:
         queries=lambda wc: DATASETS[wc.dataset]["queries"],
         seed=lambda wc: DATASETS[wc.dataset]["seed"],
         text_words=lambda wc: DATASETS[wc.dataset].get("text_words"),
+        split_joined_words=lambda wc: DATASETS[wc.dataset]["split_joined_words"],
         designs=design_pairs,
         corpus_level=corpus_level,
     script:

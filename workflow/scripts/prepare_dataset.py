@@ -9,6 +9,7 @@ import logging
 import _workflow_package  # noqa: F401
 
 from retrieval_response.datasets import prepare
+from retrieval_response.datasets.arxiv_words import split_joined_words_table
 from retrieval_response.datasets.layouts import prepare_judged_queries
 from retrieval_response.datasets.sampling import skip_summary
 from retrieval_response.infra.atomic import write_json, write_parquet
@@ -29,6 +30,8 @@ else:
         seed=snakemake.params.seed,
         designs=[tuple(d) for d in snakemake.params.designs],
         text_words=snakemake.params.text_words,
+        # the arXiv layouts' line-break repair (datasets.<name>.split_joined_words, checked at start-up)
+        repair_texts=split_joined_words_table if snakemake.params.split_joined_words else None,
         allow_downloads=snakemake.config["models"]["allow_downloads"],
     )
 write_parquet(texts, snakemake.output.texts)

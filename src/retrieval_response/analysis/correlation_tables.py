@@ -4,11 +4,12 @@ Input: a graded table with at least ``id, E, Nc, Np, K, inK`` and one target col
 ``subset`` (else ``id.split('-')[0]``), ``np_2K`` (positives in the top 2K) or a ``ranked``
 table to count it.
 
-Targets (:data:`TARGETS`): ``grade`` (the paper's 1-5 LLM grade), ``grade_expected`` (the
-probability-weighted grade from the grader's log-probabilities), and three judge-free scores of
-the top-K answer against the gold answers: ``answer_f1`` (token F1), ``answer_recall`` (the share
-of a gold answer's tokens in the answer) and ``answer_contains`` (a gold answer occurs in the
-answer; boolean, read as 0/1). A sample whose target is null (ungraded, no
+Targets (:data:`TARGETS`, the registry :mod:`.targets`): ``grade`` (the paper's 1-5 LLM grade),
+``grade_expected`` (the probability-weighted grade from the grader's log-probabilities), their
+gold-reference counterparts ``grade_gold`` and ``grade_gold_expected`` (graded against the gold
+answers), and three judge-free scores of the top-K answer against the gold answers: ``answer_f1``
+(token F1), ``answer_recall`` (the share of a gold answer's tokens in the answer) and
+``answer_contains`` (a gold answer occurs in the answer; boolean, read as 0/1). A sample whose target is null (ungraded, no
 log-probabilities, no gold answer) is left out of that target's correlations and counted in
 ``n_missing_target``. A target with at most :data:`COUNT_PATH_MAX_VALUES` distinct values goes
 through the cell x value count tables of :mod:`.correlations`; any other through the per-sample
@@ -68,6 +69,7 @@ import polars as pl
 from scipy import stats
 
 from retrieval_response.analysis import measures as measures_module
+from retrieval_response.analysis import targets as target_registry
 from retrieval_response.analysis._double_double import _exact_values
 from retrieval_response.analysis._kernels import _rounding_noise
 from retrieval_response.analysis.bootstrap import (
@@ -94,8 +96,8 @@ from retrieval_response.infra.errors import InputError
 alpha_grid = measures_module.alpha_grid
 
 REQUIRED_COLUMNS = ("id", "E", "Nc", "Np", "K", "inK")
-TARGETS = ("grade", "grade_expected", "answer_f1", "answer_recall", "answer_contains")
-"""Targets the measures are correlated with, in table order."""
+TARGETS = target_registry.NAMES
+"""Targets the measures are correlated with, in table order (the registry :mod:`.targets`)."""
 COUNT_PATH_MAX_VALUES = 16
 """Targets with at most this many distinct values use count tables; others the per-sample kernel."""
 NULL_REASONS = ("too_few_samples", "constant_target", "constant_measure")

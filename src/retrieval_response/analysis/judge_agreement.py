@@ -2,9 +2,10 @@
 
 Input: the analysis table (``results/analysis/graded.parquet``) with ``id, Np, grade`` and the
 answer scores ``answer_f1, answer_recall, answer_contains, ideal_f1, ideal_contains`` (each
-optional: a missing column counts as null), ``grade_expected`` optional, ``subset`` optional
-(else ``id.split('-')[0]`` as in the analysis). Each statistic counts the samples where both of
-its columns are not null.
+optional: a missing column counts as null), the judge's other grades (:data:`SCORES`:
+``grade_expected`` and the gold-reference ``grade_gold``, ``grade_gold_expected``) optional,
+``subset`` optional (else ``id.split('-')[0]`` as in the analysis). Each statistic counts the
+samples where both of its columns are not null.
 
 Output (``results/analysis/judge_agreement.parquet``), one row per subset with a sample or an
 ideal answer scored against gold answers, then ``subset = "all"``:
@@ -13,11 +14,14 @@ ideal answer scored against gold answers, then ``subset = "all"``:
 - ``spearman``: Spearman's rho between the grade and the F1 level (:func:`~.answer_scores.f1_level`:
   F1 = 0 -> 1, (0, .25] -> 2, (.25, .5] -> 3, (.5, .75] -> 4, (.75, 1] -> 5);
 - ``n_contains``: samples with a grade and an ``answer_contains``;
-- ``auc_grade``, ``auc_grade_expected``: ROC AUC of the score separating the answers that contain
-  a gold answer from those that do not, P(score of a containing answer > score of another) +
-  P(equal) / 2 (Mann-Whitney);
-- ``spearman_recall_grade``, ``spearman_recall_grade_expected``: Spearman's rho between the score
-  and ``answer_recall``;
+- ``auc_<score>`` for each score of :data:`SCORES` (``auc_grade``, ``auc_grade_expected``,
+  ``auc_grade_gold``, ``auc_grade_gold_expected``): ROC AUC of the score separating the answers
+  that contain a gold answer from those that do not, P(score of a containing answer > score of
+  another) + P(equal) / 2 (Mann-Whitney), the value of ``sklearn.metrics.roc_auc_score`` with
+  each sample weighted by its query's multiplicity (the tests check it against that function);
+  computed from per-query score x containment counts so that the bootstrap's resamples cost one
+  sparse product, not one sort each;
+- ``spearman_recall_<score>`` for each score: Spearman's rho between the score and ``answer_recall``;
 - ``ideal_f1``: mean token F1 of the ideal answers, ``ideal_contains``: share of ideal answers
   containing a gold answer, one ideal answer per (id, Np);
 - ``<statistic>_ci_low, <statistic>_ci_high``: percentile bootstrap intervals (``confidence``) over
@@ -43,14 +47,15 @@ from retrieval_response.analysis.bootstrap import percentile_interval, resample_
 from retrieval_response.analysis.correlations import table_correlations
 from retrieval_response.analysis.sample_correlations import sample_correlations
 from retrieval_response.analysis.segments import with_subset_and_level
+from retrieval_response.analysis.targets import JUDGE_GRADES, TARGETS
 from retrieval_response.infra.errors import InputError
 
 ALL = "all"
 LEVELS = np.arange(GRADE_RANGE[0], GRADE_RANGE[1] + 1, dtype=np.float64)
-SCORES = ("grade", "grade_expected")
-"""The judge's scores checked against the judge-free targets."""
+SCORES = JUDGE_GRADES
+"""The judge's grades checked against the judge-free targets (the registry's judge grades)."""
 STATISTICS = (
-    "spearman", "auc_grade", "auc_grade_expected", "spearman_recall_grade", "spearman_recall_grade_expected",
+    "spearman", *(f"auc_{score}" for score in SCORES), *(f"spearman_recall_{score}" for score in SCORES),
     "ideal_f1", "ideal_contains",
 )
 """Statistics with a bootstrap interval, in column order."""
@@ -58,27 +63,29 @@ SCHEMA = {
     "subset": pl.String, "n": pl.Int64, "n_queries": pl.Int64, "n_contains": pl.Int64,
     **{f"{name}{suffix}": pl.Float64 for name in STATISTICS for suffix in ("", "_ci_low", "_ci_high")},
 }
-_COLUMNS = {"grade": pl.Int64, "grade_expected": pl.Float64, "answer_f1": pl.Float64, "answer_recall": pl.Float64,
-            "answer_contains": pl.Float64, "ideal_f1": pl.Float64, "ideal_contains": pl.Float64}
+_COLUMNS = {**{name: TARGETS[name].dtype for name in (*SCORES, "answer_f1", "answer_recall", "answer_contains")},
+            "ideal_f1": pl.Float64, "ideal_contains": pl.Float64}
 
 
 def judged_samples(graded: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(samples ``id, subset, grade, grade_expected, level, answer_recall, answer_contains``; ideal answers
+    """(samples ``id, subset, <SCORES>, level, answer_recall, answer_contains``; ideal answers
     ``id, subset, ideal_f1, ideal_contains``), every score as a number or null.
 
     ``level`` is the F1 level of ``answer_f1``; ``answer_contains`` is 0/1. Samples are those with
     a grade or an expected grade and some answer score; ideal answers are one per (id, Np) with an
     ``ideal_f1`` or an ``ideal_contains``. A table without the score columns has no gold answers:
-    both are empty. InputError for a grade outside 1..5.
+    both are empty. InputError for a grade or gold grade outside 1..5.
     """
     samples = with_subset_and_level(graded)
     samples = samples.with_columns(
         (pl.col(c).cast(dtype) if c in samples.columns else pl.lit(None, dtype=dtype)).alias(c)
         for c, dtype in _COLUMNS.items()
     )
-    outside = samples.filter(pl.col("grade").is_not_null() & ~pl.col("grade").is_between(*GRADE_RANGE))
-    if outside.height:
-        raise InputError("graded table", f"id {outside['id'][0]}", f"grade {outside['grade'][0]}: grades run from 1 to 5")
+    for grade in ("grade", "grade_gold"):
+        outside = samples.filter(pl.col(grade).is_not_null() & ~pl.col(grade).is_between(*GRADE_RANGE))
+        if outside.height:
+            raise InputError("graded table", f"id {outside['id'][0]}",
+                             f"{grade} {outside[grade][0]}: grades run from 1 to 5")
     judged = samples.filter(
         pl.any_horizontal(pl.col(SCORES).is_not_null())
         & pl.any_horizontal(pl.col("answer_f1", "answer_recall", "answer_contains").is_not_null())

@@ -47,18 +47,23 @@ READERS: dict[str, Reader] = {
 LAYOUTS = tuple(READERS)
 LAYOUTS_WITHOUT_GOLD = ("arxiv_parquet", "arxiv_snapshot", "trec", "ir_datasets")
 """Layouts whose texts tables never carry gold answers (the others may)."""
+ARXIV_LAYOUTS = ("arxiv_parquet", "arxiv_snapshot")
+"""Layouts of arXiv abstracts, whose lost line breaks ``split_joined_words`` repairs."""
 CORPUS_LAYOUTS = ("beir", "trec", "ir_datasets")
 """Layouts with a corpus of documents by id: the ones a run file can rank and a dataset can
 retrieve from (``retrieval: corpus``)."""
 
 
 def check_options(
-    path: str | Path, layout: str, *, level: str | None, subset: str | None, key: str = "config key "
+    path: str | Path, layout: str, *, level: str | None, subset: str | None, key: str = "config key ",
+    split_joined_words: bool = False,
 ) -> None:
-    """InputError (record ``<key>subset`` / ``<key>level``) when an option does not apply to ``layout``.
+    """InputError (record ``<key>subset`` / ``<key>level`` / ``<key>split_joined_words``) when an
+    option does not apply to ``layout``.
 
     ``subset`` applies to ``generic`` only (other layouts take their subsets from the data);
-    ``level: sentence`` needs sentence labels, which ``hotpotqa_ircot`` lacks. ValueError for an
+    ``level: sentence`` needs sentence labels, which ``hotpotqa_ircot`` lacks;
+    ``split_joined_words`` applies to the arXiv layouts only. ValueError for an
     unknown layout. Called when a file is read and, at start-up, with the config file as ``path``
     and ``key`` = ``config key datasets.<name>.``.
     """
@@ -70,6 +75,9 @@ def check_options(
     if level == "sentence" and layout == "hotpotqa_ircot":
         rule = "the IRCoT layout has no sentence labels; use level: paragraph"
         raise InputError(path, f"{key}level", rule)
+    if split_joined_words and layout not in ARXIV_LAYOUTS:
+        rule = f"repairs the arXiv abstracts' lost line breaks; applies to {' and '.join(ARXIV_LAYOUTS)} only"
+        raise InputError(path, f"{key}split_joined_words", rule)
 
 
 def read_with_notes(
@@ -112,9 +120,13 @@ def prepare(
     seed: int,
     designs: list[tuple[int, int]],
     text_words: int | None = None,
+    repair_texts: Callable[[pl.DataFrame], tuple[pl.DataFrame, dict]] | None = None,
     allow_downloads: bool = False,
 ) -> tuple[pl.DataFrame, dict]:
-    """``read_texts``, ``sample_queries``, then the text budget: the sampled texts table and its report.
+    """``read_texts``, ``sample_queries``, ``repair_texts`` (a repair of the sampled candidate texts
+    returning the table and its report, report key ``text_repair``, null without one: the arXiv
+    layouts' :func:`~.arxiv_words.split_joined_words_table`, passed by the caller so that only the
+    prepare job imports its word counts), then the text budget: the sampled texts table and its report.
 
     ``allow_downloads`` lets the ``ir_datasets`` layout download a dataset missing from its cache.
     The report is sample_queries' report plus ``source`` (path, or ir_datasets id), ``layout``, ``level``,
@@ -127,9 +139,12 @@ def prepare(
     sampled, report = sample_queries(texts, n_queries=n_queries, seed=seed, designs=designs)
     if report["usable"] == 0:
         raise no_usable_query(path, texts, report)
+    repaired = None
+    if repair_texts is not None:
+        sampled, repaired = repair_texts(sampled)
     sampled, budget = apply_text_budget(sampled, text_words)
     return sampled, {"source": str(path), "layout": layout, "level": level, **report, "source_notes": notes,
-                     "text_budget": budget}
+                     "text_repair": repaired, "text_budget": budget}
 
 
 def prepare_judged_queries(

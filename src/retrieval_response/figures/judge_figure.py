@@ -24,6 +24,10 @@ PANELS = tuple(
          "every answer contains a gold answer, or none does"),
         ("auc_grade_expected", "AUC of the expected grade\n(contains gold or not)", (0.0, 1.0),
          f"{NO_EXPECTED}, or every answer contains a gold answer, or none does"),
+        ("auc_grade_gold", "AUC of the gold grade\n(contains gold or not)", (0.0, 1.0),
+         "every answer contains a gold answer, or none does"),
+        ("auc_grade_gold_expected", "AUC of the expected\ngold grade (contains gold)", (0.0, 1.0),
+         f"{NO_EXPECTED}, or every answer contains a gold answer, or none does"),
         ("spearman_recall_grade", "Spearman ρ\n(grade vs answer recall)", (-1.0, 1.0),
          "no graded answer with a gold answer, or the grade or the recall constant"),
         ("spearman_recall_grade_expected", "Spearman ρ\n(expected grade vs recall)", (-1.0, 1.0),
@@ -48,8 +52,16 @@ def as_floats(values: pl.Series) -> np.ndarray:
     return values.cast(pl.Float64).fill_null(float("nan")).to_numpy()
 
 
+def drawn_panels(table: pl.DataFrame) -> list[tuple]:
+    """The :data:`PANELS` to draw: every one but the gold grade's when no row has a value for it
+    (a run graded against ideal answers only gives no gold grade); an undefined statistic of a
+    grade the run gave keeps its panel, which says why."""
+    return [panel for panel in PANELS if "gold" not in panel[0] or table[panel[0]].drop_nulls().len() > 0]
+
+
 def plot_judge_agreement(table: pl.DataFrame, path: str | os.PathLike, *, reason: str | None = None) -> None:
-    """Draw ``table`` (judge_agreement's columns) to the PNG ``path``: one panel per statistic, one row per subset.
+    """Draw ``table`` (judge_agreement's columns) to the PNG ``path``: one panel per statistic with a
+    value (:func:`drawn_panels`), one row per subset.
 
     The ``all`` row comes last (at the bottom) with a separating line. An undefined statistic
     (null) says "undefined" and why, in its panel's words (:data:`PANELS`). An empty table gives a
@@ -63,9 +75,10 @@ def plot_judge_agreement(table: pl.DataFrame, path: str | os.PathLike, *, reason
         return
     rows = table.to_dicts()
     positions = np.arange(len(rows))[::-1]
-    figure = Figure(figsize=(2.3 * len(PANELS), 1.6 + 0.45 * len(rows)), dpi=DPI, layout="constrained")
-    axes = figure.subplots(1, len(PANELS), sharey=True)
-    for ax, (value, low, high, label, limits, undefined) in zip(axes, PANELS, strict=False):
+    panels = drawn_panels(table)
+    figure = Figure(figsize=(2.3 * len(panels), 1.6 + 0.45 * len(rows)), dpi=DPI, layout="constrained")
+    axes = figure.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    for ax, (value, low, high, label, limits, undefined) in zip(axes, panels, strict=True):
         centre, lower, upper = (as_floats(table[column]) for column in (value, low, high))
         errors = np.vstack([centre - lower, upper - centre])
         ax.errorbar(centre, positions, xerr=np.where(np.isnan(errors), 0.0, errors), fmt="o", color="tab:blue",

@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-TARGET_LABELS = {
-    "grade": "the LLM grade",
-    "grade_expected": "the expected grade (grade log-probabilities)",
-    "answer_f1": "the answer token F1",
-    "answer_recall": "the answer's recall of gold tokens",
-    "answer_contains": "the answer contains a gold answer",
-}
+from retrieval_response.analysis.targets import TARGETS
+
+TARGET_LABELS = {name: target.label for name, target in TARGETS.items()}
 """Each target as a figure title names it."""
-TARGET_SHORT = {
-    "grade": "grade",
-    "grade_expected": "expected grade",
-    "answer_f1": "answer F1",
-    "answer_recall": "answer recall",
-    "answer_contains": "contains gold",
-}
+TARGET_SHORT = {name: target.short for name, target in TARGETS.items()}
 """Each target as a panel title or a manifest entry names it."""
 CORR_LABELS = {"spearman": "Spearman", "pearson": "Pearson", "kendall_b": "Kendall tau-b",
                "kendall_c": "Kendall tau-c"}

@@ -103,14 +103,15 @@ def job_summary(client: LLMClient, stage: str, job: str, seconds: float, status:
 # prompt_exceeds_context (the same prompt fails again) and a grade's missing input answer
 # (topk_answer:<reason>, ideal_answer:<reason>: a failure of the upstream job, reported there).
 CALL_FAILURE_PREFIXES = ("retries_exhausted:", "api_error:")
-INHERITED_PREFIXES = ("topk_answer:", "ideal_answer:")
+UNASKED_PREFIXES = ("topk_answer:", "ideal_answer:", "no_gold_answer")
+"""Statuses of samples that sent no request: an input answer was missing, or the query has no gold answer."""
 
 
 def call_failures(status: pl.Series) -> tuple[Counter, int]:
     """(samples whose own LLM request failed, by status; samples that asked the LLM at all)."""
     counts = Counter(dict(status.value_counts().iter_rows()))
     failed = Counter({s: n for s, n in counts.items() if s is not None and s.startswith(CALL_FAILURE_PREFIXES)})
-    asked = sum(n for s, n in counts.items() if s is None or not s.startswith(INHERITED_PREFIXES))
+    asked = sum(n for s, n in counts.items() if s is None or not s.startswith(UNASKED_PREFIXES))
     return failed, asked
 
 

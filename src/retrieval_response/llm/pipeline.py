@@ -3,7 +3,9 @@
 Every input row comes out: a sample whose LLM call failed keeps its row with ``status`` set to
 the reason (``empty_answer``, ``api_error:<Class>``, ``retries_exhausted:<why>``,
 ``bad_response:<what>``, ``prompt_exceeds_context``, ``unparseable_grade``, or, in the graded table, ``ideal_answer:<reason>`` /
-``topk_answer:<reason>`` when an input answer was missing) and null answer or grade.
+``topk_answer:<reason>`` when an input answer was missing) and null answer or grade. The grade
+against the gold answers has a status of its own (``status_gold``), which is also
+``no_gold_answer`` for a query without gold answers.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import polars as pl
 
 from retrieval_response.llm.client import Completion, LLMClient
 from retrieval_response.llm.grading import expected_grade, parse_grade
-from retrieval_response.llm.prompts import Prompt, format_references
+from retrieval_response.llm.prompts import Prompt, format_gold_answers, format_references
 
 ANSWERED = "ok"
 GRADED = "graded"
+NO_GOLD_ANSWER = "no_gold_answer"
 REASK_SEPARATOR = "\n--- re-ask ---\n"
 
 
@@ -129,12 +132,18 @@ async def _skipped(status: str) -> GradeOutcome:
 
 
 def grade_answers(topk: pl.DataFrame, ideal: pl.DataFrame, texts: pl.DataFrame, client: LLMClient,
-                  prompt: Prompt) -> pl.DataFrame:
+                  prompt: Prompt, gold_prompt: Prompt | None = None) -> pl.DataFrame:
     """The graded table of docs/DESIGN.md: each top-K answer graded against the ideal answer of
     its (id, Np), given the query; a query's grades run back to back, ordered by (Np, E, Nc, K),
     so prompts sharing the question and ideal answer follow each other. Samples with a missing answer are kept
     ungraded with status ``topk_answer:<reason>`` or ``ideal_answer:<reason>`` (``ideal_answer:missing`` when no
-    ideal row exists)."""
+    ideal row exists).
+
+    With ``gold_prompt``, each top-K answer is also graded against its query's gold answers
+    (``texts.answers``; a table without that column has none), in the same order and by the same
+    rule (:func:`grade_one`): columns ``grade_gold, grade_gold_expected, status_gold,
+    grade_gold_raw``; ``status_gold`` is ``no_gold_answer`` for a query without gold answers and
+    ``topk_answer:<reason>`` for a missing answer, with a null grade."""
     rows = (topk.rename({"status": "topk_status"})
             .join(ideal.rename({"status": "ideal_status"}), on=["id", "Np"], how="left")
             .join(texts.select("id", "q"), on="id", how="left")
@@ -151,7 +160,7 @@ def grade_answers(topk: pl.DataFrame, ideal: pl.DataFrame, texts: pl.DataFrame, 
             tasks.append(grade_one(client, prompt, prompt.messages(
                 query=q, ideal_answer=ideal_answer, answer=answer)))
     outcomes = client.run_all(tasks, "grades", groups=rows["id"].to_list())
-    return rows.select(
+    graded = rows.select(
         "id", "subset", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK",
     ).with_columns(
         grade=pl.Series([o.grade for o in outcomes], dtype=pl.Int8),
@@ -160,3 +169,31 @@ def grade_answers(topk: pl.DataFrame, ideal: pl.DataFrame, texts: pl.DataFrame, 
         status=pl.Series([o.status for o in outcomes], dtype=pl.String),
         grade_raw=pl.Series([o.grade_raw for o in outcomes], dtype=pl.String),
     )
+    if gold_prompt is None:
+        return graded
+    gold = _grade_against_gold(rows, texts, client, gold_prompt)
+    return graded.with_columns(
+        grade_gold=pl.Series([o.grade for o in gold], dtype=pl.Int8),
+        grade_gold_expected=pl.Series([o.grade_expected for o in gold], dtype=pl.Float64),
+        status_gold=pl.Series([o.status for o in gold], dtype=pl.String),
+        grade_gold_raw=pl.Series([o.grade_raw for o in gold], dtype=pl.String),
+    )
+
+
+def _grade_against_gold(rows: pl.DataFrame, texts: pl.DataFrame, client: LLMClient, prompt: Prompt) -> list[GradeOutcome]:
+    """The gold-reference grade of each of ``rows`` (id, q, answer_topK, topk_status), in row order."""
+    answers = (texts.select("id", "answers") if "answers" in texts.columns
+               else texts.select("id", answers=pl.lit([], dtype=pl.List(pl.String))))
+    gold = rows.select("id").join(answers, on="id", how="left", maintain_order="left")["answers"]
+    tasks = []
+    for (q, answer, topk_status), gold_answers in zip(
+            rows.select("q", "answer_topK", "topk_status").iter_rows(), gold.to_list(), strict=True):
+        gold_answers = [a for a in gold_answers or [] if a and a.strip()]
+        if topk_status != ANSWERED:
+            tasks.append(_skipped(f"topk_answer:{topk_status}"))
+        elif not gold_answers:
+            tasks.append(_skipped(NO_GOLD_ANSWER))
+        else:
+            tasks.append(grade_one(client, prompt, prompt.messages(
+                query=q, gold_answers=format_gold_answers(gold_answers), answer=answer)))
+    return client.run_all(tasks, "gold grades", groups=rows["id"].to_list())

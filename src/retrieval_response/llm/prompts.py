@@ -3,7 +3,8 @@
 A prompt file has sections introduced by a line ``[system]``, ``[user]`` and (grading prompts
 only) ``[reask]``: the corrective message sent once when the grade cannot be parsed. Section
 bodies are ``string.Template`` texts; the placeholders are ``$query``, ``$references`` (answer
-prompts), ``$query``, ``$ideal_answer``, ``$answer`` (grading prompts), ``$query``, ``$document``
+prompts), ``$query``, ``$ideal_answer``, ``$answer`` (grading prompts), ``$query``,
+``$gold_answers``, ``$answer`` (the grading prompt against gold answers), ``$query``, ``$document``
 (the UDCG prompt) and ``$query``, ``$passage`` (the UMBRELA prompt). A literal dollar is ``$$``.
 """
 
@@ -19,6 +20,7 @@ from retrieval_response.infra.errors import InputError
 _SECTION = re.compile(r"^\[(system|user|reask)\]\s*$", re.MULTILINE)
 ANSWER_FIELDS = frozenset({"query", "references"})
 GRADE_FIELDS = frozenset({"query", "ideal_answer", "answer"})
+GRADE_GOLD_FIELDS = frozenset({"query", "gold_answers", "answer"})
 UDCG_FIELDS = frozenset({"query", "document"})
 UMBRELA_FIELDS = frozenset({"query", "passage"})
 
@@ -70,3 +72,8 @@ def load_prompt(path: str | Path, fields: frozenset[str], needs_reask: bool = Fa
 def format_references(texts: list[str]) -> str:
     """Numbered references in the given order: ``[1] text`` blocks separated by blank lines."""
     return "\n\n".join(f"[{i}] {t}" for i, t in enumerate(texts, start=1))
+
+
+def format_gold_answers(answers: list[str]) -> str:
+    """The gold answers of a query, one per line in the given order, each as ``- answer``."""
+    return "\n".join(f"- {a}" for a in answers)

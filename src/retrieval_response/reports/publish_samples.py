@@ -5,7 +5,9 @@ each study directory (a workflow working directory holding ``results/``, or a fo
 ``graded/``, ``ranked/`` and ``texts/`` itself) and writes into ``OUT_DIR``, each file atomically:
 
 - ``samples_graded.json``: every graded sample (``graded/<dataset>/<E>/<design>.parquet``) in the
-  published layout with the optional fields ``grade_expected`` and ``status``
+  published layout with the optional fields ``grade_expected`` and ``status``, and
+  ``grade_gold``, ``grade_gold_expected``, ``status_gold`` when a dataset was graded against its
+  gold answers (null for the samples of a dataset that was not)
   (:func:`retrieval_response.tables.graded.export_published_json`);
 - ``samples_ranked.json``: every ranking (``ranked/<dataset>/<E>/<design>.parquet``):
   ``id, E, Nc, Np, K, P, R, rank``;

@@ -22,7 +22,7 @@ from retrieval_response.analysis.measures import JUDGMENT_COLUMNS, positives_in_
 from retrieval_response.datasets import published_texts
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.published import read_published
-from retrieval_response.tables.workflow_tables import read_graded_table, read_ranked_table, read_texts_table
+from retrieval_response.tables.workflow_tables import gold_answers, read_graded_table, read_ranked_table
 
 
 def with_top_2k_positives(graded: pl.DataFrame, ranked: pl.DataFrame | None) -> pl.DataFrame:
@@ -54,14 +54,6 @@ def with_answer_scores(graded: pl.DataFrame) -> pl.DataFrame:
         for column, prefix in SCORED_ANSWERS
     ]
     return pl.concat([graded.drop("answers", strict=False), *scored], how="horizontal")
-
-
-def gold_answers(texts_path: str | os.PathLike) -> pl.DataFrame:
-    """``id, answers`` of a texts table; ``answers`` empty for every id when the table predates the column."""
-    texts = read_texts_table(texts_path, ["id"])
-    if "answers" not in pl.read_parquet_schema(texts_path):
-        return texts.select("id", pl.lit([], dtype=pl.List(pl.String)).alias("answers"))
-    return read_texts_table(texts_path, ["id", "answers"])
 
 
 def analysis_subsets(graded: pl.DataFrame, subset: str | None) -> pl.DataFrame:

@@ -15,7 +15,8 @@ sample's ranking gives its graded samples' ``rank`` and ``inK`` (so the top 2K n
 fewer positives than the top K, and F_e never divides by zero).
 
 - :func:`read_graded` (``samples_graded.json``) -> id, subset, E, Nc, Np, K, rank, inK, grade,
-  and, when present, P, R, answer_ideal, answer_topK, grade_expected, status.
+  and, when present, P, R, answer_ideal, answer_topK, grade_expected, status, grade_gold,
+  grade_gold_expected, status_gold.
   subset = id.split('-')[0].
 - :func:`read_ranked` (``samples_ranked.json``) -> id, subset, E, Nc, Np, K, P, R, rank.
 - :func:`read_published` reads both and checks each graded sample against its ranked sample.
@@ -171,18 +172,32 @@ def _graded_valid(record: dict) -> str | None:
     return None
 
 
-def _graded_optional_valid(record: dict) -> str | None:
-    expected = record.get("grade_expected")
-    if expected is not None and not (_is_number(expected) and 1 <= expected <= 5):
-        return f"grade_expected must be a number in [1, 5] or null, got {expected!r}"
-    if "status" not in record:
+def _grade_fields_valid(record: dict, grade: str, expected: str, status: str, *, nullable: bool = False) -> str | None:
+    """The optional ``expected`` (a number in [1, 5] or null) and ``status`` (a non-empty string,
+    ``"graded"`` exactly when ``grade`` is given; with ``nullable``, null for a grade not asked,
+    ``grade`` null too) of one grade of ``record``."""
+    value = record.get(expected)
+    if value is not None and not (_is_number(value) and 1 <= value <= 5):
+        return f"{expected} must be a number in [1, 5] or null, got {value!r}"
+    if status not in record:
         return None
-    status = record["status"]
-    if not isinstance(status, str) or not status:
-        return f"status must be a non-empty string, got {status!r}"
-    if (record["grade"] is not None) != (status == "graded"):
-        return f"grade must be given exactly when status is 'graded' (status {status!r}, grade {record['grade']!r})"
+    state = record[status]
+    if nullable and state is None:
+        return None if record.get(grade) is None else f"{grade} must be null when {status} is null (not asked)"
+    if not isinstance(state, str) or not state:
+        return f"{status} must be a non-empty string, got {state!r}"
+    if (record.get(grade) is not None) != (state == "graded"):
+        return (f"{grade} must be given exactly when {status} is 'graded' "
+                f"({status} {state!r}, {grade} {record.get(grade)!r})")
     return None
+
+
+def _graded_optional_valid(record: dict) -> str | None:
+    gold = record.get("grade_gold")
+    if gold is not None and not (_is_int(gold) and 1 <= gold <= 5):
+        return f"grade_gold must be an integer 1..5 or null, got {gold!r}"
+    return (_grade_fields_valid(record, "grade", "grade_expected", "status")
+            or _grade_fields_valid(record, "grade_gold", "grade_gold_expected", "status_gold", nullable=True))
 
 
 def _frame(records: list[Record], schema: dict[str, pl.DataType]) -> pl.DataFrame:
@@ -198,6 +213,7 @@ GRADED_SCHEMA = {
     "id": pl.String, "E": pl.String, "Nc": pl.Int32, "Np": pl.Int32, "K": pl.Int32,
     "rank": pl.List(pl.Int32), "inK": pl.List(pl.Int8), "grade": pl.Int8, "P": pl.Float64, "R": pl.Float64,
     "answer_ideal": pl.String, "answer_topK": pl.String, "grade_expected": pl.Float64, "status": pl.String,
+    "grade_gold": pl.Int8, "grade_gold_expected": pl.Float64, "status_gold": pl.String,
 }
 
 
@@ -261,7 +277,11 @@ def read_graded(path: str | os.PathLike) -> pl.DataFrame:
     1 <= K <= Nc; inK a list of K 0/1 values with sum(inK) <= Np; rank (optional) K distinct
     integers in 0..Nc-1 with inK = (rank < Np); grade an integer 1..5 or null (ungraded); P, R
     numbers, answers strings (or null); grade_expected (optional) a number in [1, 5] or null;
-    status (optional) a non-empty string, ``"graded"`` exactly when grade is not null;
+    status (optional) a non-empty string, ``"graded"`` exactly when grade is not null; the
+    gold-reference grade (optional) by the same rules: grade_gold an integer 1..5 or null,
+    grade_gold_expected a number in [1, 5] or null, status_gold ``"graded"`` exactly when
+    grade_gold is not null, or null where the sample was not graded against gold answers (a
+    dataset of the study graded with ``llm.grade_reference: ideal``);
     (id, E, Nc, Np, K) unique; the records of one
     (id, E, Nc, Np) are prefixes of one another (inK, rank).
     """

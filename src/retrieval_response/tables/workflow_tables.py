@@ -190,3 +190,11 @@ def check_ids_across_datasets(texts_paths: dict[str, str | os.PathLike]) -> dict
                              "dataset only, so give one of them ids of its own (another id prefix)")
         owner.update(dict.fromkeys(ids, name))
     return {"datasets": len(texts_paths), "queries": total}
+
+
+def gold_answers(texts_path: str | os.PathLike) -> pl.DataFrame:
+    """``id, answers`` of a texts table; ``answers`` empty for every id when the table predates the column."""
+    texts = read_texts_table(texts_path, ["id"])
+    if "answers" not in pl.read_parquet_schema(texts_path):
+        return texts.select("id", pl.lit([], dtype=pl.List(pl.String)).alias("answers"))
+    return read_texts_table(texts_path, ["id", "answers"])

@@ -26,13 +26,21 @@ from retrieval_response.datasets import ir_datasets_layout
 from retrieval_response.datasets.layouts import CORPUS_LAYOUTS, check_options
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.paths import UnsafeNameError, safe_name
-from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, UDCG_FIELDS, UMBRELA_FIELDS, load_prompt
+from retrieval_response.llm.prompts import (
+    ANSWER_FIELDS,
+    GRADE_FIELDS,
+    GRADE_GOLD_FIELDS,
+    UDCG_FIELDS,
+    UMBRELA_FIELDS,
+    load_prompt,
+)
 from retrieval_response.workflow_config.plan import (
     LEXICAL_BACKENDS,
     dataset_designs,
     dataset_embedders,
     design_cutoffs,
     design_name,
+    grades_gold,
     judgment_kinds,
     runs_llm,
 )
@@ -122,7 +130,7 @@ def check_dataset_options(config: Mapping, config_file: str) -> None:
     ``ir_datasets_id``; a ``run`` needs a layout with document ids (``CORPUS_LAYOUTS``)."""
     for name, dataset in config["datasets"].items():
         check_options(config_file, dataset["layout"], level=dataset.get("level"), subset=dataset.get("subset"),
-                      key=f"config key datasets.{name}.")
+                      key=f"config key datasets.{name}.", split_joined_words=dataset.get("split_joined_words", False))
         if dataset["layout"] == "ir_datasets":
             if "path" in dataset:
                 rule = "the ir_datasets layout reads no file: its dataset is named by ir_datasets_id alone"
@@ -180,11 +188,13 @@ def check_alpha_grid(config: Mapping, config_file: str) -> None:
 
 
 def check_prompts(config: Mapping, config_file: str) -> None:
-    """The answer and grading prompt files, and those of the document-judgment kinds asked for
+    """The answer and grading prompt files, the grading prompt against gold answers when
+    ``llm.grade_reference`` asks for it, and those of the document-judgment kinds asked for
     (``udcg``, ``umbrela``), exist and parse (sections and placeholders)."""
     prompts = config["llm"]["prompts"]
     kinds = judgment_kinds(config)
     checked = [("answer", ANSWER_FIELDS, False), ("grade", GRADE_FIELDS, True)]
+    checked += [("grade_gold", GRADE_GOLD_FIELDS, True)] if grades_gold(config) else []
     checked += [(kind, fields, False) for kind, fields in (("udcg", UDCG_FIELDS), ("umbrela", UMBRELA_FIELDS))
                 if kind in kinds]
     for key, fields, needs_reask in checked:

@@ -163,6 +163,12 @@ def runs_llm(config: Mapping) -> bool:
     return bool(config["datasets"])
 
 
+def grades_gold(config: Mapping) -> bool:
+    """True when the grader also grades against the gold answers (``llm.grade_reference: both``)
+    and datasets are run (published mode calls no LLM)."""
+    return runs_llm(config) and config["llm"]["grade_reference"] == "both"
+
+
 def human_grades_file(config: Mapping) -> str | None:
     """The human grades for the agreement table: ``published.human``, else ``analysis.human``, else None."""
     return (config.get("published") or {}).get("human") or config["analysis"]["human"]
