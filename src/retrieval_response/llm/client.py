@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import os
 import random
 import sys
@@ -189,7 +190,12 @@ class LLMClient:
         self._local_base: str | None = None
         self._serving = None
         self.concurrency = self._server.slots if self._server else pacing.concurrency
-        self.context_tokens = model.n_ctx if self._server else litellm_context_tokens(model.model)
+
+    @functools.cached_property
+    def context_tokens(self) -> int | None:
+        """The model's input context in tokens: a local model's ``n_ctx``, else what litellm knows
+        (None for a model it does not know); looked up on the first request that misses the cache."""
+        return self.model.n_ctx if self._server else litellm_context_tokens(self.model.model)
 
     def sampling_params(self) -> dict:
         """Parameters that change the response (part of the cache key)."""
