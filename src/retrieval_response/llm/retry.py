@@ -30,24 +30,44 @@ caller counts the capped ones (``retry_after_capped``).
 from __future__ import annotations
 
 import email.utils
+import functools
 import json
 import math
 import random
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from types import ModuleType
 
 import httpx
-import litellm
-import openai
 
-_TIMEOUTS = (litellm.Timeout, openai.APITimeoutError, TimeoutError, httpx.TimeoutException)
-_RATE_LIMITS = (litellm.RateLimitError, openai.RateLimitError)
-_CONNECTION = (openai.APIConnectionError, httpx.TransportError, ConnectionError)
 PROMPT_EXCEEDS_CONTEXT = "prompt_exceeds_context"
 CONTEXT_ERROR_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
 _NOT_JSON_MARKER = "Empty or invalid response"  # litellm: a 200 body the OpenAI SDK left as text
 _INVALID_OBJECT_MARKER = "Invalid response object"  # litellm: JSON it could not convert
+
+
+@functools.cache
+def litellm_module() -> ModuleType:
+    """litellm, imported on first use with its debug banner off: its import takes seconds of CPU
+    (litellm and the OpenAI SDK's types), which planning a run (the Snakefile imports this
+    package) and code that never sends a request do not pay."""
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+@functools.cache
+def _failure_classes() -> dict[str, tuple[type[BaseException], ...]]:
+    """The exception classes :func:`classify` tells apart, from litellm, the OpenAI SDK and httpx."""
+    import openai
+
+    litellm = litellm_module()
+    return {"timeout": (litellm.Timeout, openai.APITimeoutError, TimeoutError, httpx.TimeoutException),
+            "rate_limited": (litellm.RateLimitError, openai.RateLimitError),
+            "connection_error": (openai.APIConnectionError, httpx.TransportError, ConnectionError),
+            "status": (openai.APIStatusError,), "context": (litellm.ContextWindowExceededError,)}
 
 
 @dataclass(frozen=True)
@@ -125,7 +145,7 @@ def http_status(chain: list[BaseException]) -> int | None:
     """The HTTP status of the reply behind a failure: that of the OpenAI client's
     ``APIStatusError`` in the chain (the server's own), else the first integer ``status_code``."""
     for e in chain:
-        if isinstance(e, openai.APIStatusError):
+        if isinstance(e, _failure_classes()["status"]):
             return e.status_code
     statuses = [s for e in chain if isinstance(s := getattr(e, "status_code", None), int)]
     return statuses[0] if statuses else None
@@ -145,7 +165,7 @@ def _exceeds_context(chain: list[BaseException]) -> bool:
     status = http_status(chain)
     if status is None or not 400 <= status < 500:
         return False
-    return any(isinstance(e, litellm.ContextWindowExceededError) or _error_codes(e) & CONTEXT_ERROR_CODES
+    return any(isinstance(e, _failure_classes()["context"]) or _error_codes(e) & CONTEXT_ERROR_CODES
                for e in chain)
 
 
@@ -154,11 +174,12 @@ def classify(exc: BaseException) -> ErrorKind:
     chain = list(_chain(exc))
     if _exceeds_context(chain):
         return ErrorKind(False, PROMPT_EXCEEDS_CONTEXT)
-    if any(isinstance(e, _TIMEOUTS) for e in chain):
+    classes = _failure_classes()
+    if any(isinstance(e, classes["timeout"]) for e in chain):
         return ErrorKind(True, "timeout")
-    if isinstance(exc, _RATE_LIMITS):
+    if isinstance(exc, classes["rate_limited"]):
         return ErrorKind(True, "rate_limited", *retry_after(exc))
-    if any(isinstance(e, _CONNECTION) for e in chain):
+    if any(isinstance(e, classes["connection_error"]) for e in chain):
         return ErrorKind(True, "connection_error")
     if (body := _unreadable_body(chain)) is not None:
         return bad_response(body)

@@ -1,6 +1,6 @@
 """What a config's LLM stages cost before it runs: calls, prompt and completion tokens, dollars.
 
-    python -m retrieval_response.reports.llm_cost CONFIG [--answer-tokens N]
+    python -m retrieval_response.reports.llm_cost CONFIG [--answer-tokens N] [--price MODEL=PROMPT,COMPLETION ...]
 
 Calls, as the workflow makes them: one ideal answer per (query, Np) of a dataset (shared by the
 embedders and by the designs with that Np), and per (query, embedder, design, K) one top-K answer
@@ -24,13 +24,16 @@ of the config (``llm.prompts``), filled as the workflow fills them:
   the UDCG prompt (``llm.prompts.udcg``) and ``umbrela`` the UMBRELA prompt (``llm.prompts.umbrela``)
   with the query and the text.
 
-Completion tokens: ``answer_tokens`` per answer (an assumption: the prompt asks for at most three
-sentences; the generator's ``max_tokens`` bounds it, and the upper bound is printed too) and one
-per grade (a single digit); per judgment ``answer_tokens`` (erag) and the stage's ``max_tokens``
-(udcg :data:`UDCG_MAX_TOKENS`, umbrela :data:`UMBRELA_MAX_TOKENS`: an upper bound). Dollars come
-from litellm's local price table (``litellm.model_cost``) at list prices, answers and the erag and
-udcg judgments at the generator's model, grades and umbrela judgments at the grader's, without
-the provider's prompt caching or batch discounts; reasks of unparseable grades and retries are not
+Completion tokens: ``answer_tokens`` per answer, by default the generator's ``max_tokens`` of the
+config (an upper bound: no answer is longer; ``--answer-tokens`` sets an expected length instead,
+and the total at ``max_tokens`` is printed too) and one per grade (a single digit); per judgment
+``answer_tokens`` (erag) and the stage's ``max_tokens`` (udcg :data:`UDCG_MAX_TOKENS`, umbrela
+:data:`UMBRELA_MAX_TOKENS`: an upper bound). Dollars: each model's price per million prompt and
+completion tokens, as given (``--price MODEL=PROMPT,COMPLETION``, any model, a self-hosted one
+too) or else from litellm's local price table (``litellm.model_cost``, read from disk: this
+module never fetches litellm's remote price map), at list prices; answers and the erag and udcg
+judgments at the generator's model, grades and umbrela judgments at the grader's, without the
+provider's prompt caching or batch discounts; reasks of unparseable grades and retries are not
 counted.
 
 Counts come from the config's datasets when their files are there (read and sampled exactly as
@@ -53,6 +56,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 import polars as pl
 import yaml
@@ -69,6 +73,7 @@ from retrieval_response.llm.prompts import (
     format_references,
     load_prompt,
 )
+from retrieval_response.llm.retry import litellm_module
 from retrieval_response.reports.benchmark_record import write_benchmark_json
 from retrieval_response.workflow_config.plan import (
     corpus_cutoffs,
@@ -82,7 +87,6 @@ from retrieval_response.workflow_config.plan import (
 REPO = Path(__file__).resolve().parents[3]
 DEFAULT_PROMPTS = {name: f"resources/prompts/{name}.txt" for name in ("answer", "grade", "udcg", "umbrela")}
 SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
-DEFAULT_ANSWER_TOKENS = 80
 GRADE_COMPLETION_TOKENS = 1
 STAGES = ("ideal", "topk", "grade", *KINDS)
 GENERATOR_STAGES = ("ideal", "topk", "erag", "udcg")
@@ -144,15 +148,35 @@ class Workload:
         self.judgments_exact = self.judgments_exact and other.judgments_exact
 
 
+def offline_litellm() -> ModuleType:
+    """litellm with its price table read from disk (``LITELLM_LOCAL_MODEL_COST_MAP``, set here
+    whatever the environment says: an estimate never waits for, or warns about, the network).
+    litellm reads the variable when first imported, which in this process is here."""
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    return litellm_module()
+
+
+def parse_price(text: str) -> tuple[str, tuple[float, float]]:
+    """``MODEL=PROMPT,COMPLETION`` (dollars per million prompt and completion tokens) as
+    (model, (prompt, completion)); the model name may hold ``=``, the last one separates."""
+    model, sep, prices = text.rpartition("=")
+    parts = prices.split(",")
+    try:
+        prompt, completion = (float(part) for part in parts)
+    except ValueError:
+        prompt = completion = -1.0
+    if not sep or not model or len(parts) != 2 or min(prompt, completion) < 0:
+        raise ValueError(f"price {text!r}: expected MODEL=PROMPT,COMPLETION in dollars per million tokens, "
+                         "e.g. openai/gpt-4o-mini=0.15,0.60")
+    return model, (prompt, completion)
+
+
 class Counter:
     """Token counts of prompts and texts with litellm's tokenizer for ``model``."""
 
     def __init__(self, model: str, answer_prompt: Prompt, grade_prompt: Prompt,
                  judgment_prompts: dict[str, Prompt] | None = None):
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm
-
-        self.litellm, self.model = litellm, model
+        self.litellm, self.model = offline_litellm(), model
         self.answer_prompt, self.grade_prompt = answer_prompt, grade_prompt
         self.judgment_prompts = judgment_prompts or {}
         self._texts: dict[str, int] = {}
@@ -309,14 +333,25 @@ class Estimate:
     answer_tokens: int
     max_answer_tokens: int
     kinds: tuple[str, ...] = ()
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Dollars per million (prompt, completion) tokens given per model; litellm's table for the others."""
+
+    def price_per_million(self, model: str) -> tuple[float, float] | None:
+        """Dollars per million (prompt, completion) tokens of ``model``: as given in ``prices``, else
+        litellm's local table; None when neither has it (a local or self-hosted model)."""
+        if model in self.prices:
+            return self.prices[model]
+        try:
+            info = offline_litellm().get_model_info(model)
+            return info["input_cost_per_token"] * 1e6, info["output_cost_per_token"] * 1e6
+        except Exception:  # litellm raises several classes for a model without a price
+            return None
 
     def dollars(self, answer_tokens: float | None = None) -> tuple[float, float] | None:
-        """(prompt, completion) dollars at litellm's list prices: the :data:`GENERATOR_STAGES`
+        """(prompt, completion) dollars at :meth:`price_per_million`: the :data:`GENERATOR_STAGES`
         (answers, erag and udcg judgments) at the generator's model, answers and erag judgments
         with ``answer_tokens`` completion tokens each if given; grades and umbrela judgments at the
-        grader's; None when litellm has no price for either model (a local or self-hosted one)."""
-        import litellm
-
+        grader's; None when either model has no price."""
         stages = self.workload.stages
 
         def completion(name: str) -> float:
@@ -327,22 +362,27 @@ class Estimate:
         priced = []
         for model, names in ((self.model, GENERATOR_STAGES),
                              (self.grader_model, tuple(n for n in STAGES if n not in GENERATOR_STAGES))):
+            price = self.price_per_million(model)
+            if price is None:
+                return None
             prompt = round(sum(stages[n].prompt_tokens for n in names))
             completion_tokens = round(sum(completion(n) for n in names))
-            try:
-                priced.append(litellm.cost_per_token(model=model, prompt_tokens=prompt,
-                                                     completion_tokens=completion_tokens))
-            except Exception:  # litellm raises several classes for a model without a price
-                return None
+            priced.append((prompt * price[0] / 1e6, completion_tokens * price[1] / 1e6))
         return sum(p for p, _ in priced), sum(c for _, c in priced)
 
 
-def estimate(config: dict, base: Path, answer_tokens: int = DEFAULT_ANSWER_TOKENS) -> Estimate:
-    """The LLM workload of ``config`` (paths relative to ``base``), as described in the module docstring."""
+def estimate(config: dict, base: Path, answer_tokens: int | None = None,
+             prices: dict[str, tuple[float, float]] | None = None) -> Estimate:
+    """The LLM workload of ``config`` (paths relative to ``base``), as described in the module
+    docstring: ``answer_tokens`` completion tokens per answer (default: the generator's
+    ``max_tokens``), priced at ``prices`` (model -> dollars per million prompt and completion
+    tokens) or litellm's table."""
     config = with_defaults(config)
     llm = config.get("llm") or {}
     generator = llm.get("generator") or {}
     model = generator.get("model", "openai/gpt-4o-mini")
+    max_answer_tokens = generator.get("max_tokens", 200)
+    answer_tokens = max_answer_tokens if answer_tokens is None else answer_tokens
     kinds = judgment_kinds(config)
     counter = Counter(model, *load_prompts(config, base))
     embedders = config.get("embedders") or {}
@@ -395,7 +435,7 @@ def estimate(config: dict, base: Path, answer_tokens: int = DEFAULT_ANSWER_TOKEN
         basis = (f"the published set's counts ({missing} not found), tokens per call from the shipped "
                  "real samples (HotpotQA paragraphs and sentences, MS MARCO, arXiv)")
     grader_model = (llm.get("grader") or {}).get("model", model)
-    return Estimate(work, basis, model, grader_model, answer_tokens, generator.get("max_tokens", 200), tuple(kinds))
+    return Estimate(work, basis, model, grader_model, answer_tokens, max_answer_tokens, tuple(kinds), dict(prices or {}))
 
 
 def report(est: Estimate, config_path: str) -> str:
@@ -421,19 +461,24 @@ def report(est: Estimate, config_path: str) -> str:
                        "judges only those its rankings put there)")
                     + f"; completion tokens: erag as an answer, udcg {UDCG_MAX_TOKENS} and umbrela "
                       f"{UMBRELA_MAX_TOKENS} at most; erag and udcg at the generator's price, umbrela at the grader's")
+    answers = (f"answers counted at the generator's max_tokens={est.max_answer_tokens} tokens each (an upper bound)"
+               if est.answer_tokens == est.max_answer_tokens else f"answers assumed {est.answer_tokens} tokens each")
+    sources = {model: "given" if model in est.prices else "litellm's table" for model in (est.model, est.grader_model)}
     if priced is None:
-        rows.append(f"answers assumed {est.answer_tokens} tokens each, grades {GRADE_COMPLETION_TOKENS}")
-        rows.append(f"price: litellm's table has no price for {est.model} (answers) or {est.grader_model} (grades)")
+        rows.append(f"{answers}, grades {GRADE_COMPLETION_TOKENS}")
+        rows.append(f"price: none for {est.model} (answers) or {est.grader_model} (grades) in litellm's table; "
+                    "--price MODEL=PROMPT,COMPLETION gives one (dollars per million tokens)")
         rows.append(f"{counts} dollars=unknown")
         return "\n".join(rows)
     prompt_dollars, completion_dollars = priced
     total = prompt_dollars + completion_dollars
     high = sum(est.dollars(answer_tokens=est.max_answer_tokens))
-    rows.append(f"answers assumed {est.answer_tokens} tokens each, grades {GRADE_COMPLETION_TOKENS}; "
-                f"at max_tokens={est.max_answer_tokens} per answer the total would be ${high:,.2f}")
-    rows.append(f"price: litellm's table for {est.model} (answers) and {est.grader_model} (grades): "
-                f"prompt ${prompt_dollars:,.2f} + completion "
-                f"${completion_dollars:,.2f} = ${total:,.2f} (list price, no caching or batch discount)")
+    rows.append(f"{answers}, grades {GRADE_COMPLETION_TOKENS}"
+                + ("" if est.answer_tokens == est.max_answer_tokens else
+                   f"; at max_tokens={est.max_answer_tokens} per answer the total would be ${high:,.2f}"))
+    rows.append(f"price: {est.model} (answers, {sources[est.model]}), {est.grader_model} (grades, "
+                f"{sources[est.grader_model]}): prompt ${prompt_dollars:,.2f} + completion "
+                f"${completion_dollars:,.2f} = ${total:,.2f} (no caching or batch discount)")
     rows.append(f"{counts} dollars={total:.2f}")
     return "\n".join(rows)
 
@@ -455,15 +500,9 @@ def estimate_record(est: Estimate, config: dict) -> dict:
         "at_max_tokens": sum(est.dollars(answer_tokens=est.max_answer_tokens))}
     tokens_per_minute = ((config.get("llm") or {}).get("pacing") or {}).get("tokens_per_minute")
     tokens = work.prompt_tokens + work.completion_tokens
-    import litellm
-
-    prices = {}
-    for role, model in (("generator", est.model), ("grader", est.grader_model)):
-        try:
-            info = litellm.get_model_info(model)
-        except Exception:  # litellm raises several classes for a model without a price
-            continue
-        prices[role] = {"prompt": info["input_cost_per_token"] * 1e6, "completion": info["output_cost_per_token"] * 1e6}
+    prices = {role: {"prompt": price[0], "completion": price[1]}
+              for role, model in (("generator", est.model), ("grader", est.grader_model))
+              if (price := est.price_per_million(model)) is not None}
     return {"basis": est.basis, "model": est.model, "grader_model": est.grader_model, "dollars_per_million": prices,
             "answer_tokens": est.answer_tokens, "max_answer_tokens": est.max_answer_tokens,
             "stages": stages, "total": {"calls": work.calls, "prompt_tokens": work.prompt_tokens,
@@ -476,15 +515,22 @@ def estimate_record(est: Estimate, config: dict) -> dict:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("config", help="a workflow config file, e.g. config/paper.yaml")
-    parser.add_argument("--answer-tokens", type=int, default=DEFAULT_ANSWER_TOKENS,
-                        help="assumed completion tokens per answer (default %(default)s)")
+    parser.add_argument("--answer-tokens", type=int,
+                        help="expected completion tokens per answer (default: the generator's max_tokens, an upper bound)")
+    parser.add_argument("--price", action="append", default=[], metavar="MODEL=PROMPT,COMPLETION",
+                        help="dollars per million prompt and completion tokens of MODEL (any model, a self-hosted "
+                             "one too; repeatable); other models are priced from litellm's local table")
     parser.add_argument("--directory", default=".", help="the working folder the config's paths are relative to")
     parser.add_argument("--json", metavar="PATH",
                         help="also write the estimate, with its command and its seconds, to this JSON file")
     args = parser.parse_args(argv)
+    try:
+        prices = dict(parse_price(text) for text in args.price)
+    except ValueError as e:
+        parser.error(str(e))
     config = yaml.safe_load(Path(args.config).read_text())
     start = time.perf_counter()
-    est = estimate(config, Path(args.directory), args.answer_tokens)
+    est = estimate(config, Path(args.directory), args.answer_tokens, prices)
     seconds = time.perf_counter() - start
     print(report(est, args.config))
     if args.json:

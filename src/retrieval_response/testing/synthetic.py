@@ -79,3 +79,29 @@ def graded_by_driver(n_queries: int, driver: str, seed: int = 0, *,
                 "grade": pl.Series(grade.astype(np.int64), dtype=pl.Int64),
             }))
     return pl.concat(parts)
+def synthetic_analysis_table(designs: dict[str, tuple[int, int, int, tuple[int, ...]]], embedders: tuple[str, ...],
+                             seed: int = 0) -> pl.DataFrame:
+    """An analysis table (``results/analysis/graded.parquet``'s columns) with every target: per
+    subset of ``designs`` (subset -> (queries, Nc, Np, K values)), query, embedder and K one
+    sample of a seeded random ranking of the Nc candidates, a grade that rises with the positives
+    in the top K, its probability-weighted grade (continuous) and three answer scores."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for subset, (n_queries, nc, np_, ks) in designs.items():
+        for query in range(n_queries):
+            for embedder in embedders:
+                order = rng.permutation(nc)
+                for k in ks:
+                    hits = int((order[:k] < np_).sum())
+                    grade = int(np.clip(round(1 + 3 * hits / np_ + rng.normal(0, 0.8)), 1, 5))
+                    rows.append({
+                        "id": f"{subset}-{query}", "subset": subset, "E": embedder, "Nc": nc, "Np": np_, "K": k,
+                        "rank": order[:k].tolist(), "inK": (order[:k] < np_).astype(int).tolist(), "grade": grade,
+                        "grade_expected": float(np.clip(grade + rng.normal(0, 0.3), 1, 5)),
+                        "answer_f1": float(rng.uniform(0, 1) * hits / np_), "answer_recall": float(rng.uniform(0, 1)),
+                        "answer_contains": bool(rng.uniform() < 0.3 + 0.5 * hits / np_),
+                        "np_2K": int((order[: min(2 * k, nc)] < np_).sum()),
+                    })
+    return pl.DataFrame(rows).with_columns(
+        pl.col("Nc", "Np", "K").cast(pl.Int32), pl.col("rank").cast(pl.List(pl.Int32)),
+        pl.col("inK").cast(pl.List(pl.Int8)), pl.col("grade").cast(pl.Int8))
