@@ -16,8 +16,7 @@ from docutils.core import publish_parts
 from retrieval_response.decide.summary import REASON_SHORT, short_reason, verdict_rst
 from retrieval_response.decide.verdict import COLUMNS, verdict_table
 from retrieval_response.figures.analysis_figures import render_figures
-from retrieval_response.figures.manifest import MANIFEST_HTML, MANIFEST_JSON, Manifest
-from retrieval_response.figures.plotting import png_data_uri
+from retrieval_response.figures.manifest import MANIFEST_HTML, MANIFEST_JSON, Manifest, png_data_uri
 from retrieval_response.figures.run_end import FIGURES_CATEGORY, VERDICT_CATEGORY, report_category
 from retrieval_response.figures.verdict_figure import DECISION_STYLE, verdict_figures
 from retrieval_response.testing.synthetic import graded_by_driver

@@ -94,7 +94,7 @@ def test_published_files_alone_produce_tables_and_figures(published_run):
     figures = {p.name for p in (tmp_path / "results/figures").iterdir()} - {".snakemake_timestamp"}
     assert figures == {"verdict.png", "verdict_fit.png", "grades_ratio.png", "heatmap_fit_grade.png", "forest_fit.png",
                        "heatmap_ratio_grade.png", "forest_ratio_grade.png", "diff_ratio_grade.png", "figures.json",
-                       "figures.html"}
+                       "figures.html", "verdict_embedded.rst"}
     results = [line for line in log.splitlines() if line.startswith("Results: ")]
     assert results == ["Results: the forest plot is results/figures/forest_fit.png; every figure with its caption: "
                        f"snakemake --report report.html --configfile {tmp_path / 'config.yaml'}"]
@@ -104,7 +104,7 @@ def test_published_files_alone_produce_tables_and_figures(published_run):
     assert manifest["not_run"] == [] and all(e["reason"].startswith(("n < 20", "undefined"))
                                             for e in manifest["left_out"])
     report = (tmp_path / "report.html").read_text()
-    assert all(name in report for name in figures - {"figures.json"})
+    assert all(name in report for name in figures - {"figures.json", "verdict_embedded.rst"})
     assert "The question at a glance" in report and "What the figure run drew" in report  # per-figure captions
 
     agreement = pl.read_parquet(tmp_path / "results/analysis/agreement.parquet")

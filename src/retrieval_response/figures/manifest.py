@@ -9,6 +9,7 @@ Every left-out reason starts with the word its panel or cell shows (:func:`label
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import os
@@ -18,7 +19,6 @@ from pathlib import Path
 import polars as pl
 
 from retrieval_response.figures.labels import empty_terms
-from retrieval_response.figures.plotting import png_data_uri
 from retrieval_response.infra.atomic import write_json, write_text
 
 MANIFEST_JSON = "figures.json"
@@ -103,6 +103,11 @@ def manifest_html(manifest: Manifest, verdict_png: bytes | None = None) -> str:
         f"<table>{cells(['segmentation', 'E', 'subset', 'segment'], 'th')}{not_run}</table>\n"
         f"<h2>Codes</h2>\n<table>{cells(['kind', 'code', 'stands for'], 'th')}{codes}</table>\n</body></html>\n"
     )
+
+
+def png_data_uri(png: bytes) -> str:
+    """``png`` (the bytes of a PNG file) as a data URI, for a page that embeds it."""
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
 def _verdict_html(manifest: Manifest, verdict_png: bytes | None) -> str:

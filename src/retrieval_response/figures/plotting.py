@@ -8,7 +8,6 @@ atomically. What to draw (which rows, which panels) is decided by the module of 
 
 from __future__ import annotations
 
-import base64
 import os
 import textwrap
 from dataclasses import dataclass
@@ -58,11 +57,6 @@ def save_png(figure: Figure, path: str | os.PathLike) -> None:
     FigureCanvasAgg(figure)
     with atomic_path(path) as tmp:
         figure.savefig(tmp, format="png", dpi=DPI)
-
-
-def png_data_uri(png: bytes) -> str:
-    """``png`` (the bytes of a PNG file) as a data URI, for a page that embeds it."""
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
 def _label_inches(labels) -> float:

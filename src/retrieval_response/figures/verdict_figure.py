@@ -31,7 +31,7 @@ from retrieval_response.decide.summary import HEADLINE_SEGMENT, short_reason
 from retrieval_response.decide.verdict import DECISIONS
 from retrieval_response.figures.labels import CANNOT_DECIDE, CORR_LABELS, NOT_RUN, TARGET_SHORT, UNDEFINED
 from retrieval_response.figures.layout import figure_footer
-from retrieval_response.figures.manifest import Manifest
+from retrieval_response.figures.manifest import Manifest, png_data_uri
 from retrieval_response.figures.plotting import (
     CHAR_INCHES,
     FONT,
@@ -43,7 +43,6 @@ from retrieval_response.figures.plotting import (
     NOTE_COLOUR,
     TITLE_LINE_INCHES,
     footer_inches,
-    png_data_uri,
     value_limits,
     wrap,
 )
