@@ -18,12 +18,8 @@ design's shards into its graded file.
 # Target lists of the config (lists, not functions beside rules: see prepare.smk).
 # All graded-sample files.
 GRADED_TARGETS = [f"results/graded/{d}/{e}/{s}.parquet" for d, e, s in dataset_units()]
-
-
-def gold_prompt_input(wildcards):
-    """The grading prompt against the gold answers when ``llm.grade_reference`` asks for
-    gold grades (``plan.grades_gold``), else no input."""
-    return LLM["prompts"]["grade_gold"] if plan.grades_gold(config) else []
+# The grading prompt against the gold answers when llm.grade_reference asks for gold grades.
+GOLD_PROMPT = [LLM["prompts"]["grade_gold"]] if plan.grades_gold(config) else []
 
 
 rule answer_ideal:
@@ -83,7 +79,7 @@ rule grade:
         prompt=LLM["prompts"]["grade"],
         # the prompt against the gold answers when llm.grade_reference asks for gold grades (none
         # otherwise): the change of this input, not a param, reruns the grades when the reference changes
-        prompt_gold=gold_prompt_input,
+        prompt_gold=GOLD_PROMPT,
     output:
         graded="results/graded/{dataset}/{embedder}/{design}/{shard}.parquet",
         summary="results/graded/{dataset}/{embedder}/{design}/{shard}.summary.json",
