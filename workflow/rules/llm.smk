@@ -19,7 +19,7 @@ design's shards into its graded file.
 # All graded-sample files.
 GRADED_TARGETS = [f"results/graded/{d}/{e}/{s}.parquet" for d, e, s in dataset_units()]
 # The grading prompt against the gold answers when llm.grade_reference asks for gold grades.
-GOLD_PROMPT = [LLM["prompts"]["grade_gold"]] if plan.grades_gold(config) else []
+GOLD_PROMPT = LLM["prompts"]["grade_gold"] if plan.grades_gold(config) else []
 
 
 rule answer_ideal:
