@@ -258,3 +258,41 @@ def test_run_and_bm25_mistakes_are_refused_at_start_up(tmp_path):
         config = run_config(tmp_path / f"c{len(rule)}", run_line=line)
         with pytest.raises(InputError, match=rule):
             resolve_run_codes(config, CONFIG_FILE)
+
+
+K_BEYOND_NC = {
+    "top-level design, top-level K": (
+        {"designs": [{"Nc": 8, "Np": 2}, {"Nc": 5, "Np": 2}], "K": [1, 6]}, {},
+        "designs[1] (dataset faq): K=6 (from the top-level K) exceeds Nc=5 of design Nc5_Np2"),
+    "top-level design, its own K": (
+        {"designs": [{"Nc": 5, "Np": 2, "K": [2, 7]}]}, {},
+        "designs[0] (dataset faq): K=7 (from its own K) exceeds Nc=5"),
+    "dataset's design, top-level K": (
+        {"K": [1, 4]}, {"designs": [{"Nc": 8, "Np": 2}, {"Nc": 6, "Np": 1}, {"Nc": 3, "Np": 1}]},
+        "datasets.faq.designs[2]: K=4 (from the top-level K) exceeds Nc=3 of design Nc3_Np1"),
+    "dataset's design, its own K": (
+        {}, {"designs": [{"Nc": 4, "Np": 1, "K": [5]}]},
+        "datasets.faq.designs[0]: K=5 (from its own K) exceeds Nc=4"),
+}
+
+
+@pytest.mark.parametrize("case", K_BEYOND_NC, ids=list(K_BEYOND_NC))
+def test_a_k_beyond_nc_names_the_design_it_came_from(case):
+    top, dataset, expected = K_BEYOND_NC[case]
+    config = valid_config()
+    config.update(top)
+    config["datasets"]["faq"].update(dataset)
+    validate(config, SCHEMA)
+    assert expected in str(refused(config))
+
+
+@pytest.mark.parametrize(("top", "dataset", "key"), [
+    ({"designs": [{"Nc": 8, "Np": 2}, {"Nc": 4, "Np": 4}]}, {}, "designs[1] (dataset faq)"),
+    ({}, {"designs": [{"Nc": 5, "Np": 7}]}, "datasets.faq.designs[0]"),
+])
+def test_a_design_breaking_np_below_nc_names_its_place(top, dataset, key):
+    config = valid_config()
+    config.update(top)
+    config["datasets"]["faq"].update(dataset)
+    validate(config, SCHEMA)
+    assert str(refused(config)).startswith(f"{CONFIG_FILE}: config key {key}: design Nc=")

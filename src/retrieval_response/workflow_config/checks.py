@@ -80,19 +80,17 @@ def check_designs(config: Mapping, config_file: str) -> None:
         names = [design_name(design) for design in designs]
         if len(set(names)) != len(names):
             raise InputError(config_file, f"config key designs (dataset {name})", "the same (Nc, Np) design is listed twice")
-        for design in designs:
+        for index, design in enumerate(designs):
             nc, np_ = design["Nc"], design["Np"]
+            key = (f"config key datasets.{name}.designs[{index}]" if "designs" in datasets[name]
+                   else f"config key designs[{index}] (dataset {name})")
             if not 1 <= np_ < nc:
-                raise InputError(
-                    config_file, f"config key designs (dataset {name})", f"design Nc={nc}, Np={np_} breaks 1 <= Np < Nc"
-                )
+                raise InputError(config_file, key, f"design Nc={nc}, Np={np_} breaks 1 <= Np < Nc")
             too_large = [k for k in design_cutoffs(config, design) if k > nc]
             if too_large:
-                raise InputError(
-                    config_file,
-                    "config key K",
-                    f"K={too_large[0]} exceeds Nc={nc} of design {design_name(design)} (dataset {name})",
-                )
+                origin = "its own K" if "K" in design else "the top-level K"
+                raise InputError(config_file, key, f"K={too_large[0]} (from {origin}) exceeds Nc={nc} of design "
+                                 f"{design_name(design)}: every K of a design must be <= its Nc")
 
 
 def check_lexical(config: Mapping, config_file: str) -> None:
