@@ -11,6 +11,7 @@ from snakemake.utils import validate
 from conftest import HOSTILE_NAME_PAIR, REPO
 from retrieval_response.infra.errors import InputError
 from retrieval_response.workflow_config.checks import check_config, check_wildcard_values, schema_input_error
+from retrieval_response.workflow_config.plan import resolve_beir_folders
 
 pytestmark = pytest.mark.unit
 
@@ -296,3 +297,80 @@ def test_a_design_breaking_np_below_nc_names_its_place(top, dataset, key):
     config["datasets"]["faq"].update(dataset)
     validate(config, SCHEMA)
     assert str(refused(config)).startswith(f"{CONFIG_FILE}: config key {key}: design Nc=")
+
+
+def judged_dataset(tmp_path, layout: str, name: str, **options) -> dict:
+    """A beir (folder) or trec dataset entry whose files exist under ``tmp_path / name``."""
+    root = tmp_path / name
+    (root / "qrels").mkdir(parents=True)
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq\td\t1\n")
+    (root / "qrels.txt").write_text("q 0 d 1\n")
+    path = root if layout == "beir" else root / "qrels.txt"
+    return {"layout": layout, "path": str(path), **options}
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    (("beir", {}), ("beir", {})),
+    (("trec", {}), ("trec", {})),
+    (("beir", {"subset": "sci"}), ("trec", {"subset": "sci"})),
+    (("trec", {}), ("beir", {"subset": "T"})),
+], ids=["two beir", "two trec", "beir and trec, one subset", "beir given trec's default"])
+def test_two_datasets_that_would_number_their_queries_alike_are_refused_naming_subset(tmp_path, first, second):
+    config = valid_config()
+    config["datasets"] = {"one": judged_dataset(tmp_path, first[0], "one", **first[1]),
+                          "two": judged_dataset(tmp_path, second[0], "two", **second[1])}
+    validate(config, SCHEMA)
+    error = refused(config)
+    assert error.record == "config key datasets.two.subset"
+    assert "datasets one and two would both number their queries" in error.rule and "give two a subset" in error.rule
+
+
+def test_two_beir_and_two_trec_datasets_with_their_own_subsets_pass(tmp_path):
+    config = valid_config()
+    config["datasets"] = {name: judged_dataset(tmp_path, layout, name, subset=name)
+                          for name, layout in (("sci", "beir"), ("nf", "beir"), ("t1", "trec"), ("t2", "trec"))}
+    config["datasets"]["faq"] = valid_config()["datasets"]["faq"]
+    validate(config, SCHEMA)
+    check_config(config, CONFIG_FILE, ENV)
+
+
+@pytest.mark.parametrize(("options", "make", "key", "rule"), [
+    ({}, None, "path", None),
+    ({"split": "dev"}, "dev", "path", None),
+    ({"split": "dev"}, None, "path", "no qrels/dev.tsv for split 'dev' (its qrels splits: test)"),
+    ({}, "remove", "path", "no qrels/test.tsv for split 'test' (its qrels folder holds no .tsv file)"),
+    ({"split": "../../etc/x"}, None, "split", "cannot be used in a file name"),
+], ids=["folder", "folder and split", "split missing", "no test split", "split outside the folder"])
+def test_a_beir_folder_with_a_split_is_checked_at_start_up(tmp_path, options, make, key, rule):
+    config = valid_config()
+    config["datasets"] = {"sci": judged_dataset(tmp_path, "beir", "sci", **options)}
+    qrels = tmp_path / "sci" / "qrels"
+    if make == "dev":
+        (qrels / "dev.tsv").write_text((qrels / "test.tsv").read_text())
+    elif make == "remove":
+        (qrels / "test.tsv").unlink()
+    validate(config, SCHEMA)
+    if rule is None:
+        check_config(config, CONFIG_FILE, ENV)
+        resolve_beir_folders(config)
+        assert config["datasets"]["sci"]["path"] == str(qrels / f"{options.get('split', 'test')}.tsv")
+        return
+    error = refused(config)
+    assert error.record == f"config key datasets.sci.{key}" and rule in error.rule
+    if key == "path":
+        assert error.rule.startswith(f"BEIR folder {str(tmp_path / 'sci')!r}: ")
+
+
+@pytest.mark.parametrize("layout", ["beir qrels file", "trec", "generic"])
+def test_a_split_that_does_not_apply_is_refused(tmp_path, layout):
+    config = valid_config()
+    if layout == "generic":
+        entry = {**config["datasets"]["faq"], "split": "dev"}
+    else:
+        entry = judged_dataset(tmp_path, layout.split()[0], "d", split="dev")
+        if layout == "beir qrels file":
+            entry["path"] = str(tmp_path / "d" / "qrels" / "test.tsv")
+    config["datasets"] = {"d": entry}
+    validate(config, SCHEMA)
+    error = refused(config)
+    assert error.record == "config key datasets.d.split" and "applies to a beir dataset whose path is its folder" in error.rule

@@ -207,6 +207,8 @@ def check_ids_across_datasets(texts_paths: dict[str, str | os.PathLike]) -> dict
             more = f" ({len(shared)} ids in all)" if len(shared) > 1 else ""
             raise InputError(f"{texts_paths[first]}, {path}", f"id {shared[0]}",
                              f"the same query id in datasets {first} and {name}{more}: ids are unique within a "
-                             "dataset only, so give one of them ids of its own (another id prefix)")
+                             "dataset only, so give one of them ids of its own (a beir, trec or ir_datasets "
+                             "dataset: datasets.<name>.subset, its ids being <subset>-<n>; another layout: "
+                             "another id prefix in its file)")
         owner.update(dict.fromkeys(ids, name))
     return {"datasets": len(texts_paths), "queries": total}
