@@ -25,6 +25,6 @@ validate_graded(graded, snakemake.output.graded)
 summary = job_summary(client, "grade", job, time.monotonic() - start, graded["status"])
 log.info("%s: %d samples, by status %s", job, graded.height, summary["samples_by_status"])
 check_failures("grade", job, graded["status"], snakemake.config["llm"]["grader"],
-               snakemake.config["llm"]["max_failed_share"], log)
+               snakemake.config["llm"]["max_failed_share"], log, client.failure_details)
 write_parquet(graded, snakemake.output.graded)
 write_json(summary, snakemake.output.summary)

@@ -55,8 +55,9 @@ FAULT_KINDS = ("fault_429", "fault_500", "fault_timeout", "fault_malformed", "fa
 # HTTP 200 with no choices, a choice without message, null content, a body that is not JSON, an
 # empty body, an HTML page, a correct body labelled text/plain, an error object; a connection
 # reset before any byte; a 429 whose Retry-After is the server's ``retry_after_header``; a body
-# trickled a byte at a time (``trickle_interval_s`` apart); and the error replies of
-# ``ERROR_REPLIES``.
+# trickled a byte at a time (``trickle_interval_s`` apart); a 401 that quotes the request's
+# bearer token back (``fault_401_echo_key``, as providers quote a wrong key); and the error
+# replies of ``ERROR_REPLIES``.
 CONTEXT_EXCEEDED_BODY = (b'{"error": {"code": 400, "message": "the request exceeds the available context size, '
                          b'try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 5000, '
                          b'"n_ctx": 2048}}')
@@ -83,7 +84,7 @@ ERROR_REPLIES = {
 }
 MISBEHAVIOURS = ("fault_empty_choices", "fault_no_message", "fault_null_content", "fault_not_json",
                  "fault_empty_body", "fault_html", "fault_text_plain", "fault_error_object",
-                 "fault_reset", "fault_retry_after_header", "fault_trickle", *ERROR_REPLIES)
+                 "fault_reset", "fault_retry_after_header", "fault_trickle", "fault_401_echo_key", *ERROR_REPLIES)
 UNPARSEABLE_CONTENT = "Somewhere between 3 and 4, I would say."
 
 
@@ -407,6 +408,12 @@ class OpenAIServer:
                     return
                 if fault == "fault_trickle":
                     self._trickle(json.dumps(body).encode())
+                    return
+                if fault == "fault_401_echo_key":
+                    token = (self.headers.get("Authorization") or "").partition(" ")[2]
+                    message = f"Incorrect API key provided: {token}. You can find your API key in your account."
+                    self._send(401, json.dumps({"error": {"message": message, "type": "invalid_request_error",
+                                                          "code": "invalid_api_key"}}).encode())
                     return
                 if fault == "fault_retry_after_header":
                     self._send(429, b'{"error": {"message": "slow down", "type": "rate_limit_error"}}',

@@ -28,6 +28,8 @@ from retrieval_response.datasets.judged_corpus import beir_qrels
 from retrieval_response.datasets.layouts import CORPUS_LAYOUTS, check_options, row_subset
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.paths import UnsafeNameError, safe_name
+from retrieval_response.infra.secrets import looks_like_secret
+from retrieval_response.llm.config import is_local, provider_problem
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, UDCG_FIELDS, UMBRELA_FIELDS, load_prompt
 from retrieval_response.workflow_config.plan import (
     LEXICAL_BACKENDS,
@@ -236,18 +238,30 @@ def check_prompts(config: Mapping, config_file: str) -> None:
 
 
 def check_llm(config: Mapping, config_file: str, environ: Mapping[str, str]) -> None:
-    """Both LLM roles are configured and each role's ``api_key_env``, when set, names a set variable."""
+    """Both LLM roles are configured; each role's ``api_key_env``, when set, names a set variable
+    and is no key itself (a value that looks like a secret, ``infra.secrets.looks_like_secret``,
+    is refused without being shown); each remote model string names a provider litellm can route
+    (:func:`check_provider`)."""
     llm = config["llm"]
     for role in LLM_ROLES:
         if role not in llm:
             raise InputError(config_file, f"config key llm.{role}", "datasets are configured but no LLM is given for this role")
         variable = llm[role].get("api_key_env")
+        if variable and looks_like_secret(variable):
+            raise InputError(config_file, f"config key llm.{role}.api_key_env",
+                             "holds what looks like an API key, not the name of an environment variable: put the key "
+                             "in a variable (export MY_API_KEY=...) and give its name here (the value is not shown)")
         if variable and not environ.get(variable):
             raise InputError(
                 config_file,
                 f"config key llm.{role}.api_key_env",
                 f"environment variable {variable} is not set or empty (export the API key under this name)",
             )
+        model = llm[role].get("model", "")
+        if not is_local(llm[role]) and (problem := provider_problem(model, llm[role].get("api_base"))):
+            raise InputError(config_file, f"config key llm.{role}.model",
+                             f"litellm cannot route {model!r}: {problem} (name the provider: <provider>/<model>, "
+                             f"e.g. openai/{model} for an OpenAI-compatible server at api_base)")
 
 
 def check_wildcard_values(config: Mapping, config_file: str, is_periodic: Callable[[str], bool]) -> None:
