@@ -19,6 +19,7 @@ import polars as pl
 from retrieval_response.embedding.backends import l2_normalise
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.errors import InputError
+from retrieval_response.tables.workflow_tables import is_corpus_ranking, retrieved_rank_holds_every_other
 
 Encode = Callable[[list[str], str], np.ndarray]
 
@@ -148,20 +149,6 @@ def _positives_in_prefix(df: pl.DataFrame) -> pl.DataFrame:
     wanted = (df.select("row", "K", retrieved=pl.col("rank").list.len().cast(pl.Int32)).explode("K")
               .with_columns(depth=pl.min_horizontal(pl.col("K").cast(pl.Int32), "retrieved")))
     return wanted.join(ranks.select("row", "depth", "n_p"), on=["row", "depth"], how="left").select("row", "K", "n_p")
-
-
-def is_corpus_ranking(columns: list[str] | pl.Schema) -> bool:
-    """True for the columns of the ranked layout of a corpus-level ranker (``judged``, as in
-    ``corpus_retrieval.CORPUS_RANKED_SCHEMA``): its ``rank`` lists the retrieved documents only, so
-    it may be shorter than Nc and than K, and its K are not bounded by Nc."""
-    return "judged" in columns
-
-
-def retrieved_rank_holds_every_other() -> pl.Expr:
-    """True where ``rank`` holds every candidate index in Np..Nc-1: a corpus-level ranking lists
-    every document it retrieved, and only the positives it did not retrieve have no position."""
-    others = pl.int_ranges("Np", "Nc", dtype=pl.Int32)
-    return pl.col("rank").cast(pl.List(pl.Int32)).list.set_intersection(others).list.len() == pl.col("Nc") - pl.col("Np")
 
 
 def check_ranked_invariants(df: pl.DataFrame, path: str | os.PathLike) -> None:

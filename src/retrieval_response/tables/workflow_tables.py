@@ -27,7 +27,6 @@ from collections.abc import Sequence
 import polars as pl
 
 from retrieval_response.infra.errors import InputError
-from retrieval_response.ranking.cosine_ranking import is_corpus_ranking, retrieved_rank_holds_every_other
 from retrieval_response.tables.graded import GRADED_COLUMNS, validate_graded
 from retrieval_response.tables.published import MAX_NC
 
@@ -66,6 +65,20 @@ def check_rules(frame: pl.DataFrame, path: str | os.PathLike, rules: dict[str, p
         if offenders.height:
             more = f" (and {offenders.height - 1} more rows)" if offenders.height > 1 else ""
             raise InputError(path, f"id {offenders['id'][0]}", f"{rule}{more}")
+
+
+def is_corpus_ranking(columns: list[str] | pl.Schema) -> bool:
+    """True for the columns of the ranked layout of a corpus-level ranker (``judged``, as in
+    ``corpus_retrieval.CORPUS_RANKED_SCHEMA``): its ``rank`` lists the retrieved documents only, so
+    it may be shorter than Nc and than K, and its K are not bounded by Nc."""
+    return "judged" in columns
+
+
+def retrieved_rank_holds_every_other() -> pl.Expr:
+    """True where ``rank`` holds every candidate index in Np..Nc-1: a corpus-level ranking lists
+    every document it retrieved, and only the positives it did not retrieve have no position."""
+    others = pl.int_ranges("Np", "Nc", dtype=pl.Int32)
+    return pl.col("rank").cast(pl.List(pl.Int32)).list.set_intersection(others).list.len() == pl.col("Nc") - pl.col("Np")
 
 
 def _rank_value_rules() -> dict[str, pl.Expr]:
