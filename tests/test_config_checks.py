@@ -11,6 +11,7 @@ from snakemake.utils import validate
 from conftest import HOSTILE_NAME_PAIR, REPO
 from retrieval_response.infra.errors import InputError
 from retrieval_response.workflow_config.checks import check_config, check_wildcard_values, schema_input_error
+from retrieval_response.workflow_config.plan import resolve_beir_folders
 
 pytestmark = pytest.mark.unit
 
@@ -258,3 +259,118 @@ def test_run_and_bm25_mistakes_are_refused_at_start_up(tmp_path):
         config = run_config(tmp_path / f"c{len(rule)}", run_line=line)
         with pytest.raises(InputError, match=rule):
             resolve_run_codes(config, CONFIG_FILE)
+
+
+K_BEYOND_NC = {
+    "top-level design, top-level K": (
+        {"designs": [{"Nc": 8, "Np": 2}, {"Nc": 5, "Np": 2}], "K": [1, 6]}, {},
+        "designs[1] (dataset faq): K=6 (from the top-level K) exceeds Nc=5 of design Nc5_Np2"),
+    "top-level design, its own K": (
+        {"designs": [{"Nc": 5, "Np": 2, "K": [2, 7]}]}, {},
+        "designs[0] (dataset faq): K=7 (from its own K) exceeds Nc=5"),
+    "dataset's design, top-level K": (
+        {"K": [1, 4]}, {"designs": [{"Nc": 8, "Np": 2}, {"Nc": 6, "Np": 1}, {"Nc": 3, "Np": 1}]},
+        "datasets.faq.designs[2]: K=4 (from the top-level K) exceeds Nc=3 of design Nc3_Np1"),
+    "dataset's design, its own K": (
+        {}, {"designs": [{"Nc": 4, "Np": 1, "K": [5]}]},
+        "datasets.faq.designs[0]: K=5 (from its own K) exceeds Nc=4"),
+}
+
+
+@pytest.mark.parametrize("case", K_BEYOND_NC, ids=list(K_BEYOND_NC))
+def test_a_k_beyond_nc_names_the_design_it_came_from(case):
+    top, dataset, expected = K_BEYOND_NC[case]
+    config = valid_config()
+    config.update(top)
+    config["datasets"]["faq"].update(dataset)
+    validate(config, SCHEMA)
+    assert expected in str(refused(config))
+
+
+@pytest.mark.parametrize(("top", "dataset", "key"), [
+    ({"designs": [{"Nc": 8, "Np": 2}, {"Nc": 4, "Np": 4}]}, {}, "designs[1] (dataset faq)"),
+    ({}, {"designs": [{"Nc": 5, "Np": 7}]}, "datasets.faq.designs[0]"),
+])
+def test_a_design_breaking_np_below_nc_names_its_place(top, dataset, key):
+    config = valid_config()
+    config.update(top)
+    config["datasets"]["faq"].update(dataset)
+    validate(config, SCHEMA)
+    assert str(refused(config)).startswith(f"{CONFIG_FILE}: config key {key}: design Nc=")
+
+
+def judged_dataset(tmp_path, layout: str, name: str, **options) -> dict:
+    """A beir (folder) or trec dataset entry whose files exist under ``tmp_path / name``."""
+    root = tmp_path / name
+    (root / "qrels").mkdir(parents=True)
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq\td\t1\n")
+    (root / "qrels.txt").write_text("q 0 d 1\n")
+    path = root if layout == "beir" else root / "qrels.txt"
+    return {"layout": layout, "path": str(path), **options}
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    (("beir", {}), ("beir", {})),
+    (("trec", {}), ("trec", {})),
+    (("beir", {"subset": "sci"}), ("trec", {"subset": "sci"})),
+    (("trec", {}), ("beir", {"subset": "T"})),
+], ids=["two beir", "two trec", "beir and trec, one subset", "beir given trec's default"])
+def test_two_datasets_that_would_number_their_queries_alike_are_refused_naming_subset(tmp_path, first, second):
+    config = valid_config()
+    config["datasets"] = {"one": judged_dataset(tmp_path, first[0], "one", **first[1]),
+                          "two": judged_dataset(tmp_path, second[0], "two", **second[1])}
+    validate(config, SCHEMA)
+    error = refused(config)
+    assert error.record == "config key datasets.two.subset"
+    assert "datasets one and two would both number their queries" in error.rule and "give two a subset" in error.rule
+
+
+def test_two_beir_and_two_trec_datasets_with_their_own_subsets_pass(tmp_path):
+    config = valid_config()
+    config["datasets"] = {name: judged_dataset(tmp_path, layout, name, subset=name)
+                          for name, layout in (("sci", "beir"), ("nf", "beir"), ("t1", "trec"), ("t2", "trec"))}
+    config["datasets"]["faq"] = valid_config()["datasets"]["faq"]
+    validate(config, SCHEMA)
+    check_config(config, CONFIG_FILE, ENV)
+
+
+@pytest.mark.parametrize(("options", "make", "key", "rule"), [
+    ({}, None, "path", None),
+    ({"split": "dev"}, "dev", "path", None),
+    ({"split": "dev"}, None, "path", "no qrels/dev.tsv for split 'dev' (its qrels splits: test)"),
+    ({}, "remove", "path", "no qrels/test.tsv for split 'test' (its qrels folder holds no .tsv file)"),
+    ({"split": "../../etc/x"}, None, "split", "cannot be used in a file name"),
+], ids=["folder", "folder and split", "split missing", "no test split", "split outside the folder"])
+def test_a_beir_folder_with_a_split_is_checked_at_start_up(tmp_path, options, make, key, rule):
+    config = valid_config()
+    config["datasets"] = {"sci": judged_dataset(tmp_path, "beir", "sci", **options)}
+    qrels = tmp_path / "sci" / "qrels"
+    if make == "dev":
+        (qrels / "dev.tsv").write_text((qrels / "test.tsv").read_text())
+    elif make == "remove":
+        (qrels / "test.tsv").unlink()
+    validate(config, SCHEMA)
+    if rule is None:
+        check_config(config, CONFIG_FILE, ENV)
+        resolve_beir_folders(config)
+        assert config["datasets"]["sci"]["path"] == str(qrels / f"{options.get('split', 'test')}.tsv")
+        return
+    error = refused(config)
+    assert error.record == f"config key datasets.sci.{key}" and rule in error.rule
+    if key == "path":
+        assert error.rule.startswith(f"BEIR folder {str(tmp_path / 'sci')!r}: ")
+
+
+@pytest.mark.parametrize("layout", ["beir qrels file", "trec", "generic"])
+def test_a_split_that_does_not_apply_is_refused(tmp_path, layout):
+    config = valid_config()
+    if layout == "generic":
+        entry = {**config["datasets"]["faq"], "split": "dev"}
+    else:
+        entry = judged_dataset(tmp_path, layout.split()[0], "d", split="dev")
+        if layout == "beir qrels file":
+            entry["path"] = str(tmp_path / "d" / "qrels" / "test.tsv")
+    config["datasets"] = {"d": entry}
+    validate(config, SCHEMA)
+    error = refused(config)
+    assert error.record == "config key datasets.d.split" and "applies to a beir dataset whose path is its folder" in error.rule

@@ -20,9 +20,10 @@ from retrieval_response.ranking.corpus_retrieval import (
     retrieve_from_corpus,
 )
 from retrieval_response.ranking.corpus_search import corpus_measures
-from retrieval_response.ranking.cosine_ranking import check_ranked_invariants
+from retrieval_response.ranking.cosine_ranking import check_ranked_invariants, write_ranked
 from retrieval_response.ranking.lexical import BM25Index, bm25_settings
 from retrieval_response.ranking.run_file import write_run
+from retrieval_response.tables.workflow_tables import read_ranked_table
 from retrieval_response.workflow_config.checks import check_retrieval
 
 pytestmark = pytest.mark.unit
@@ -49,8 +50,8 @@ def test_a_hand_worked_retrieval_becomes_candidates_and_ranked_samples():
     retrieved = pl.DataFrame({"id": ["B-0", "B-1"], "docids": [["E", "A", "D", "F"], ["C", "A", "B", "F"]]})
     candidates, ranked, report = corpus_candidates(texts, retrieved, CORPUS, embedder_code="X", Ks=[2, 1])
     first, second = ranked.to_dicts()
-    # B-0: E (other 0 -> 2), A (positive 0), D (other 1 -> 3), F (other 2 -> 4), then B missed (1)
-    assert first["rank"] == [2, 0, 3, 4, 1] and (first["Nc"], first["Np"]) == (5, 2)
+    # B-0: E (other 0 -> 2), A (positive 0), D (other 1 -> 3), F (other 2 -> 4); B, missed, has no position
+    assert first["rank"] == [2, 0, 3, 4] and (first["Nc"], first["Np"]) == (5, 2)
     assert first["K"] == [1, 2] and first["P"] == [0.0, 0.5] and first["R"] == [0.0, 0.5]
     assert first["judged"] == [0.0, 0.5]  # E unjudged, A judged
     assert second["rank"] == [0, 1, 2, 3] and second["P"] == [1.0, 0.5] and second["judged"] == [1.0, 0.5]
@@ -201,8 +202,93 @@ def test_graded_ndcg_of_the_analysis_equals_the_corpus_measures_with_graded_qrel
         ideal.append([g for g in grade_of.values() if g > 0])
     expected = corpus_measures(pl.DataFrame({"qid": list(top), "docids": list(top.values())}),
                                pl.DataFrame(qrels, schema=["qid", "docid", "grade"], orient="row"), [5])
-    got = graded_ndcg_at_k(pl.Series(grades), pl.Series(ideal))
+    five = np.full(len(grades), 5)
+    got = graded_ndcg_at_k(pl.Series(grades), pl.Series(ideal), five)
     assert np.allclose(got, expected["nDCG"].to_numpy())
     binary = pl.Series([[min(g, 1) for g in row] for row in grades])
-    assert np.allclose(graded_ndcg_at_k(binary, pl.Series([[1] * len(i) for i in ideal])),
-                       ndcg_at_k(binary, np.array([len(i) for i in ideal])))
+    assert np.allclose(graded_ndcg_at_k(binary, pl.Series([[1] * len(i) for i in ideal]), five),
+                       ndcg_at_k(binary, np.array([len(i) for i in ideal]), five))
+
+
+def run_against_trec_eval(tmp_path: Path, lengths: list[int], seed: int):
+    """(our analysis features, pytrec_eval's measures per (qid, K)) of a run whose query i retrieves
+    ``lengths[i % len(lengths)]`` documents of a 40-document corpus (0: the query is not in the run)."""
+    import pytrec_eval
+
+    from retrieval_response.analysis.measures import add_features
+    from retrieval_response.llm.pipeline import topk_selections
+
+    rng = np.random.default_rng(seed)
+    docs = [f"D{i}" for i in range(40)]
+    corpus = pl.DataFrame({"doc_id": docs, "text": [d.lower() for d in docs]})
+    rows, lines, runs = {}, [], {}
+    for q in range(20):
+        judged = rng.choice(docs, size=int(rng.integers(2, 9)), replace=False).tolist()
+        n_pos = int(rng.integers(1, min(5, len(judged))))
+        rows[f"B-{q}"] = (judged[:n_pos], judged[n_pos:])
+        length = lengths[q % len(lengths)]
+        # half of the retrieved documents come from the judged ones, so positives are found and missed
+        pool = judged + [d for d in rng.permutation(docs).tolist() if d not in judged]
+        chosen = rng.permutation(pool[:length * 2])[:length].tolist() if length else []
+        runs[f"B-{q}"] = {d: float(length - i) for i, d in enumerate(chosen)}
+        lines += [f"B-{q} Q0 {d} {i + 1} {length - i} mine" for i, d in enumerate(chosen)]
+    run = tmp_path / "mine.run"
+    run.write_text("\n".join(lines) + "\n")
+    Ks = [1, 2, 3, 5]
+    candidates, ranked, report = retrieve_from_corpus(texts_of(rows), corpus, {"kind": "run", "spec": None},
+                                                      embedder_code="R", Ks=Ks, run_path=str(run))
+    check_ranked_invariants(ranked, "ranked.parquet")
+    ours = add_features(topk_selections(ranked, candidates), ranked)
+    qrels = {q: {d: int(i < len(p)) for i, d in enumerate(p + n)} for q, (p, n) in rows.items()}
+    expected = {}
+    for k in Ks:
+        cut = {q: dict(list(r.items())[:k]) for q, r in runs.items() if r}
+        scores = pytrec_eval.RelevanceEvaluator(qrels, {f"P.{k},{2 * k}", f"recall.{k}", f"ndcg_cut.{k}",
+                                                        f"map_cut.{k}", "recip_rank"}).evaluate(cut)
+        top_2k = pytrec_eval.RelevanceEvaluator(qrels, {f"P.{2 * k}"}).evaluate({q: r for q, r in runs.items() if r})
+        for q, value in scores.items():
+            expected[(q, k)] = {"P": value[f"P_{k}"], "R": value[f"recall_{k}"], "nDCG@K": value[f"ndcg_cut_{k}"],
+                                "AP@K": value[f"map_cut_{k}"], "RR@K": value["recip_rank"],
+                                "np_2K": top_2k[q][f"P_{2 * k}"] * 2 * k}
+    return ours, expected, report, runs, rows
+
+
+@pytest.mark.parametrize("lengths", [[1], [4], [5], [7], [10], [0, 1, 4, 5, 7, 10]],
+                         ids=["1", "maxK-1", "maxK", "between maxK and 2maxK", "2maxK", "mixed, some absent"])
+@pytest.mark.parametrize("seed", range(3))
+def test_runs_of_any_length_give_trec_eval_measures_on_the_retrieved_list(tmp_path, lengths, seed):
+    """P, R, nDCG@K, RR@K, AP@K and F_e's positives in the top 2K of a run with 0, 1, max(K) - 1,
+    max(K), between max(K) and 2 max(K) - 1, and 2 max(K) documents per query equal pytrec_eval's
+    (no ``-c``) on the retrieved list; every K is kept; nothing unretrieved is counted."""
+    from retrieval_response.analysis.measures import f_estimated
+
+    ours, expected, report, runs, rows = run_against_trec_eval(tmp_path, lengths, seed)
+    in_run = [q for q, r in runs.items() if r]
+    only_positives = [q for q in in_run if set(runs[q]) <= set(rows[q][0])]
+    assert report.skipped == {ALL_RETRIEVED_RELEVANT: len(only_positives), "not_in_run": len(runs) - len(in_run)}
+    assert sorted(ours["id"].unique()) == sorted(set(in_run) - set(only_positives))
+    assert ours.group_by("id").agg(pl.col("K").sort())["K"].to_list() == [[1, 2, 3, 5]] * ours["id"].n_unique()
+    for row in ours.iter_rows(named=True):
+        want = expected[(row["id"], row["K"])]
+        assert len(row["rank"]) == min(row["K"], len(runs[row["id"]]))
+        assert row["P"] == pytest.approx(want["P"]) and row["n_p"] / row["K"] == pytest.approx(want["P"])
+        for name in ("R", "nDCG@K", "AP@K", "RR@K", "np_2K"):
+            assert row[name] == pytest.approx(want[name]), (row["id"], row["K"], name)
+    f_e = f_estimated(ours["n_p"].to_numpy(), ours["K"].to_numpy(), ours["np_2K"].to_numpy(), np.array([0.0, 0.5]))
+    assert np.isfinite(f_e).all()
+
+
+def test_a_short_retrieval_keeps_every_k_and_counts_no_unretrieved_positive(tmp_path):
+    """The issue's case: a query retrieves 5 documents, none a positive, with K = 1..10."""
+    qrels = beir_folder(tmp_path)
+    texts, _ = prepare_judged_queries("beir", qrels, n_queries=None, seed=0)
+    run = tmp_path / "short.run"
+    run.write_text("".join(f"q0 Q0 doc{d} {i + 1} {10 - i} r\n" for i, d in enumerate([1, 2, 3, 5, 6])))
+    candidates, ranked, report = retrieve_from_corpus(texts, corpus_table("beir", qrels), {"kind": "run", "spec": None},
+                                                      embedder_code="R", Ks=list(range(1, 11)), run_path=str(run))
+    row = ranked.row(0, named=True)
+    assert row["K"] == list(range(1, 11)) and row["P"] == [0.0] * 10 and row["R"] == [0.0] * 10
+    assert row["rank"] == [2, 3, 4, 5, 6] and (row["Nc"], row["Np"]) == (7, 2)
+    assert set(report.notes["mean_at_K"]) == {str(k) for k in range(1, 11)}
+    write_ranked(ranked, tmp_path / "ranked.parquet")
+    assert read_ranked_table(tmp_path / "ranked.parquet")["K"].to_list() == [list(range(1, 11))]

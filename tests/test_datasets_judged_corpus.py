@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from retrieval_response.datasets.judged_corpus import beir_qrels
 from retrieval_response.datasets.layouts import read_with_notes
 from retrieval_response.infra.errors import InputError
 
@@ -139,3 +140,41 @@ def test_trec_needs_exactly_one_documents_file(tmp_path, both):
         (tmp_path / "documents.tsv").unlink()
     with pytest.raises(InputError, match="exactly one of documents.jsonl or documents.tsv"):
         read_with_notes("trec", path)
+
+
+def test_a_beir_folder_reads_as_its_test_qrels_file(tmp_path):
+    """BEIR's loader takes the folder and a split (default test): the folder gives the table of
+    ``qrels/test.tsv``; another split is another qrels file of the same folder."""
+    qrels = beir_folder(tmp_path)
+    (tmp_path / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\nq2\td4\t1\n")
+    by_file, _ = read_with_notes("beir", qrels)
+    by_folder, _ = read_with_notes("beir", tmp_path)
+    assert by_folder.equals(by_file)
+    assert beir_qrels(tmp_path) == qrels and beir_qrels(tmp_path, "dev") == tmp_path / "qrels" / "dev.tsv"
+    assert read_with_notes("beir", beir_qrels(tmp_path, "dev"))[0]["source_id"].to_list() == ["q2"]
+
+
+@pytest.mark.parametrize(("make", "split", "rule"), [
+    (lambda root: root.mkdir(), None,
+     "a BEIR folder holds qrels/test.tsv, corpus.jsonl and queries.jsonl; it has no qrels folder"),
+    (lambda root: (root / "qrels").mkdir(parents=True), None,
+     "no qrels/test.tsv for split 'test' (its qrels folder holds no .tsv file)"),
+    (lambda root: beir_folder(root).rename(root / "qrels" / "train.tsv"), None,
+     "no qrels/test.tsv for split 'test' (its qrels splits: train)"),
+    (lambda root: beir_folder(root), "dev", "no qrels/dev.tsv for split 'dev' (its qrels splits: test)"),
+], ids=["no qrels folder", "empty qrels folder", "another split only", "split not there"])
+def test_a_beir_folder_without_the_qrels_names_what_is_missing(tmp_path, make, split, rule):
+    root = tmp_path / "scifact"
+    make(root)
+    with pytest.raises(InputError) as caught:
+        beir_qrels(root, split)
+    assert str(caught.value) == f"{root}: folder: {rule}"
+
+
+@pytest.mark.parametrize("layout", ["beir", "trec"])
+def test_a_subset_names_the_rows_of_a_judged_layout(tmp_path, layout):
+    source = beir_folder(tmp_path) if layout == "beir" else trec_files(tmp_path, "q1 0 d2 1\nq3 0 3 1\n", tsv=False)
+    texts, _ = read_with_notes(layout, source, subset="scifact")
+    assert texts["id"].to_list() == ["scifact-0", "scifact-2"] and set(texts["subset"]) == {"scifact"}
+    default, _ = read_with_notes(layout, source)
+    assert texts.drop("id", "subset").equals(default.drop("id", "subset"))

@@ -93,5 +93,5 @@ def test_generic_subset_from_the_config_overrides_the_id_prefix():
 
 
 def test_subset_is_refused_for_layouts_that_name_their_subsets():
-    with pytest.raises(ValueError, match="applies to 'generic' only"):
+    with pytest.raises(ValueError, match="'subset' applies to generic, beir, trec, ir_datasets only"):
         read_texts("published_texts", FIXTURES / "published_samples_texts.json", subset="X")

@@ -178,6 +178,7 @@ SHAPES = [
     ("fault_502_context_words", "server_error", True),
     ("fault_400_context_words", "api_error:BadRequestError", False),
     ("fault_trickle", "timeout", True),
+    ("fault_401_echo_key", "api_error:AuthenticationError", False),
 ]
 
 
@@ -206,6 +207,13 @@ def test_a_response_of_any_shape_becomes_a_status_is_not_cached_and_a_rerun_reco
     assert again.ok and not again.cached and rerun.stats.calls == 1
     lines = read_journal(tmp_path / "journal")
     assert lines["outcome"].to_list() == [reason] * attempts
+    # what the provider said, when the call raised: one line, without the key, kept for the failure line
+    details = [d for d in lines["detail"].to_list() if d is not None]
+    assert all(d.strip() and "\n" not in d and "SECRET" not in d and "sk-test" not in d for d in details)
+    if reason.startswith(("api_error:", "prompt_exceeds_context", "server_error", "timeout", "connection_error")):
+        assert len(details) == attempts and client.failure_details[reason] == details[-1]
+    if fault == "fault_401_echo_key":
+        assert "Incorrect API key provided: REDACTED." in details[0]
 
 
 def test_many_requests_meeting_every_shape_each_end_with_a_status(tmp_path):
@@ -268,3 +276,19 @@ def test_a_body_trickled_byte_by_byte_ends_as_timeout_within_the_attempt_deadlin
     assert timeout_s * 0.9 <= elapsed < timeout_s + 1.5, f"one attempt took {elapsed:.1f} s"
     assert read_journal(tmp_path / "journal")["outcome"].to_list() == ["timeout"]
     assert len(ResponseCache(tmp_path / "cache")) == 0
+
+
+@pytest.mark.parametrize("model", ["my-hosted", "loopback/x", "gpt4o-typo-model"])
+def test_a_model_string_litellm_cannot_route_records_its_reason(tmp_path, model):
+    """The start-up check refuses such a string; a client given one anyway records litellm's own
+    reason in the journal and its failure details, beside the status."""
+    with OpenAIServer() as server:
+        journal = CallJournal(tmp_path / "journal", "answer_topk", "job")
+        cfg = ModelConfig(model, api_base=server.base_url, api_key_env="RR_TEST_KEY")
+        client = LLMClient(cfg, FAST, ResponseCache(tmp_path / "cache"), journal=journal)
+        [result] = client.run_all([client.complete(_msgs(9))], "t")
+        assert server.stats()["requests"] == 0
+    assert result.status == "api_error:BadRequestError"
+    [line] = read_journal(tmp_path / "journal").to_dicts()
+    assert line["detail"].startswith("LLM Provider NOT provided") and f"model={model}" in line["detail"]
+    assert client.failure_details == {"api_error:BadRequestError": line["detail"]}

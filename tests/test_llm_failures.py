@@ -63,6 +63,9 @@ def _said(proc) -> list[str]:
                   if line.startswith(("ERROR ", "WARNING ")) and "LLM requests failed" in line)
 
 
+INJECTED_500 = "the provider said: retries_exhausted:server_error: InternalServerError: OpenAIException - injected 500"
+"""What the failure line quotes of the loopback server's injected HTTP 500."""
+
 def _failed_prompts(stats: dict) -> set[str]:
     return {digest for digest in stats["by_prompt"] if digest not in stats["ok_by_prompt"]}
 
@@ -99,7 +102,8 @@ def test_a_failed_job_stops_with_one_line_and_a_plain_rerun_sends_only_the_faile
     assert down.returncode != 0
     assert _said(down) == sorted(
         f"ERROR {job}: {n} of {n} LLM requests failed: retries_exhausted:connection_error {n} {place}; "
-        "more than llm.max_failed_share 0: no output, a rerun sends the failed requests again "
+        "the provider said: retries_exhausted:connection_error: InternalServerError: OpenAIException - Connection "
+        "error.; more than llm.max_failed_share 0: no output, a rerun sends the failed requests again "
         "(the others come from the cache)"
         for job, n in (("answer_ideal tiny", 4), (f"answer_topk {UNIT}/1-of-2", 3), (f"answer_topk {UNIT}/2-of-2", 9)))
     assert not (workdir / f"{IDEAL}.parquet").exists() and not (workdir / f"{IDEAL}.summary.json").exists()
@@ -114,7 +118,7 @@ def test_a_failed_job_stops_with_one_line_and_a_plain_rerun_sends_only_the_faile
         assert partly.returncode != 0
         assert _said(partly) == [
             f"ERROR answer_topk {UNIT}/2-of-2: 3 of 9 LLM requests failed: retries_exhausted:server_error 3 {place}; "
-            "more than llm.max_failed_share 0: no output, a rerun sends the failed requests again "
+            f"{INJECTED_500}; more than llm.max_failed_share 0: no output, a rerun sends the failed requests again "
             "(the others come from the cache)"]
         failed = _failed_prompts(server.stats())
         assert len(failed) == 3 and server.stats()["outcomes"]["fault_500"] == 3
@@ -153,7 +157,7 @@ def test_within_the_share_a_job_warns_and_forcerun_asks_for_the_failed_samples_a
         warned = run_snakemake(workdir, "--cores", "2", *LLM_RULES, *TARGETS)
         assert _said(warned) == sorted(
             f"WARNING {stage} {job}: {n} of {of} LLM requests failed: retries_exhausted:server_error {n} {place}; "
-            f"within llm.max_failed_share 0.5: kept as failed samples (--forcerun {stage} asks for them again)"
+            f"{INJECTED_500}; within llm.max_failed_share 0.5: kept as failed samples (--forcerun {stage} asks for them again)"
             for stage, job, n, of in (("answer_ideal", "tiny", 1, 4), ("answer_topk", f"{UNIT}/1-of-1", 3, 12)))
         graded = pl.read_parquet(workdir / f"{GRADED}.parquet")
         assert graded.filter(pl.col("id") == "S-1")["status"].to_list() == ["topk_answer:retries_exhausted:server_error"] * 3

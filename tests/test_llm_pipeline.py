@@ -130,8 +130,10 @@ def test_validate_graded_names_the_breaking_sample():
            "status": "graded", "grade_raw": "7"}
     with pytest.raises(InputError, match="g.parquet: id S-0: grade outside 1..5"):
         validate_graded(pl.DataFrame([row]), "g.parquet")
-    with pytest.raises(InputError, match="len\\(inK\\) != K"):
+    with pytest.raises(InputError, match="len\\(inK\\) != len\\(rank\\)"):
         validate_graded(pl.DataFrame([{**row, "grade": 4, "inK": [1]}]), "g.parquet")
+    with pytest.raises(InputError, match="len\\(rank\\) > K"):
+        validate_graded(pl.DataFrame([{**row, "grade": 4, "rank": [0, 1, 2], "inK": [1, 1, 0]}]), "g.parquet")
 
 
 def test_one_positive_design_is_answered_from_its_one_positive_and_graded(tmp_path):

@@ -98,7 +98,7 @@ def test_ndcg_paper_and_standard_on_hand_examples():
     Np = np.array([4, 3, 2, 2])
     d2, d3 = 1 / math.log2(3), 1 / math.log2(4)
     paper = ndcg_paper(inK)
-    standard = ndcg_at_k(inK, Np)
+    standard = ndcg_at_k(inK, Np, inK.list.len().to_numpy())
     # paper: ideal over the n_p retrieved positives; standard: over min(Np, K)
     assert paper == pytest.approx([(d2 + d3) / (1 + d2), 0.0, 1.0, 1.0])
     assert standard == pytest.approx([(d2 + d3) / (1 + d2 + d3), 0.0, 1.0, 1 / (1 + d2)])

@@ -20,19 +20,20 @@ pytestmark = pytest.mark.unit
 N_QUERIES, N_POSITIVES, N_NEGATIVES = 6, 3, 6
 
 
-def beir_folder(root: Path) -> Path:
+def beir_folder(root: Path, query_id: str = "q{q}", doc_id: str = "q{q}d{d}") -> Path:
     """A BEIR folder: 6 queries, each with 3 positives (grades 1-2) and 6 negatives of its own, and
-    some unjudged documents; two negatives of each query share a text, so cosines tie."""
+    some unjudged documents; two negatives of each query share a text, so cosines tie. Ids follow
+    the templates ``query_id`` and ``doc_id``."""
     corpus, qrels = [], ["query-id\tcorpus-id\tscore"]
     for q in range(N_QUERIES):
         for d in range(N_POSITIVES + N_NEGATIVES):
             text = f"query {q} document {d}" if d != N_POSITIVES + 1 else f"query {q} document {N_POSITIVES}b"
-            corpus.append({"_id": f"q{q}d{d}", "title": "", "text": text})
-            qrels.append(f"q{q}\tq{q}d{d}\t{(2 if d == 0 else 1) if d < N_POSITIVES else 0}")
+            corpus.append({"_id": doc_id.format(q=q, d=d), "title": "", "text": text})
+            qrels.append(f"{query_id.format(q=q)}\t{doc_id.format(q=q, d=d)}\t{(2 if d == 0 else 1) if d < N_POSITIVES else 0}")
     corpus += [{"_id": f"extra{i}", "text": f"unjudged {i}"} for i in range(3)]
     (root / "qrels").mkdir(parents=True)
     (root / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in corpus))
-    queries = [{"_id": f"q{q}", "text": f"question {q}"} for q in range(N_QUERIES)]
+    queries = [{"_id": query_id.format(q=q), "text": f"question {q}"} for q in range(N_QUERIES)]
     (root / "queries.jsonl").write_text("".join(json.dumps(r) + "\n" for r in queries))
     (root / "qrels" / "test.tsv").write_text("\n".join(qrels) + "\n")
     return root / "qrels" / "test.tsv"
@@ -133,3 +134,74 @@ def test_runs_need_document_ids(dataset, tmp_path):
         run_rank_samples(texts.drop("p_doc"), run, embedder_code="r", Nc=5, Np=2, Ks=[1])
     with pytest.raises(ValueError, match="no document ids"):
         corpus_ids("generic", tmp_path / "run.trec")
+
+
+SPACED_IDS = {
+    "a space": ("q {q}", "q{q} d{d}"),
+    "runs of spaces": ("query  {q}", "doc {q}  /  {d}"),
+    "no-break and ideographic spaces": ("q\u00a0{q}", "d\u3000{q}-{d}"),
+    "spaces in document ids only": ("q{q}", "document {d} of {q}"),
+}
+
+
+@pytest.mark.parametrize("ids", SPACED_IDS, ids=list(SPACED_IDS))
+def test_ids_with_spaces_survive_write_run_then_read_run(tmp_path, ids):
+    """write_run writes tab-separated lines; read_run splits a line holding a tab at its tabs, so
+    ids with inner white space read back as themselves, in pools and at corpus level."""
+    from retrieval_response.datasets.layouts import corpus_table, prepare_judged_queries
+    from retrieval_response.ranking.corpus_retrieval import retrieve_from_corpus
+
+    qrels = beir_folder(tmp_path / "beir", *SPACED_IDS[ids])
+    texts = read_texts("beir", qrels)
+    documents, queries = corpus_ids("beir", qrels)
+    ranked, _ = rank_samples(texts, fake_encode, embedder_code="ML6", Nc=5, Np=2, Ks=[1, 2, 3])
+    path = tmp_path / "pools.trec"
+    write_run(ranked, texts, path, tag="MINE")
+    assert "\t" in path.read_text() and run_tag(path) == "MINE"
+    run = read_run(path, documents=documents, queries=queries)
+    assert set(run["docid"]) <= set(documents) and set(run["qid"]) <= set(queries)
+    again, _ = rank_from_run(texts, path, documents=documents, queries=queries, embedder_code="ML6", Nc=5, Np=2,
+                             Ks=[1, 2, 3])
+    assert again.equals(ranked)
+
+    judged, _ = prepare_judged_queries("beir", qrels, n_queries=None, seed=0)
+    corpus = corpus_table("beir", qrels)
+    bm25 = {"kind": "lexical", "spec": {"backend": "bm25"}}
+    candidates, retrieved, _ = retrieve_from_corpus(judged, corpus, bm25, embedder_code="BM25", Ks=[1, 2])
+    write_run(retrieved, candidates, tmp_path / "corpus.trec", tag="mine")
+    again_texts, again, _ = retrieve_from_corpus(judged, corpus, {"kind": "run", "spec": None}, embedder_code="BM25",
+                                                 Ks=[1, 2], run_path=str(tmp_path / "corpus.trec"))
+    assert again.equals(retrieved) and again_texts.equals(candidates)
+
+
+UNWRITABLE_IDS = {
+    "a tab": ("q0d\t1", "holds a tab"),
+    "a line feed": ("q0d\n1", "holds a line break"),
+    "a carriage return": ("q0d\r1", "holds a line break"),
+    "a line separator": ("q0d\u20281", "holds a line break"),
+    "a leading space": (" q0d1", "starts or ends with white space"),
+    "a trailing space": ("q0d1 ", "starts or ends with white space"),
+    "empty": ("", "is empty"),
+}
+
+
+@pytest.mark.parametrize("case", UNWRITABLE_IDS, ids=list(UNWRITABLE_IDS))
+def test_an_id_a_run_cannot_hold_is_refused_at_write_in_one_line(dataset, tmp_path, case):
+    _, texts, _, _ = dataset
+    bad, rule = UNWRITABLE_IDS[case]
+    ranked, _ = rank_samples(texts, fake_encode, embedder_code="ML6", Nc=5, Np=2, Ks=[1])
+    texts = texts.with_columns(p_doc=pl.col("p_doc").list.eval(pl.element().replace("q0d1", bad)))
+    path = tmp_path / "out.trec"
+    with pytest.raises(ValueError) as caught:
+        write_run(ranked, texts, path, tag="MINE")
+    assert rule in str(caught.value) and repr(bad) in str(caught.value) and "\n" not in str(caught.value)
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("line", ["q0\tQ0\t\t1\t0.5\tr", "\tQ0\tq0d0\t1\t0.5\tr", " \t Q0 \tq0d0\t1\t0.5\tr"])
+def test_an_empty_id_in_a_tab_separated_line_is_one_error(dataset, tmp_path, line):
+    _, texts, documents, queries = dataset
+    path = tmp_path / "bad.trec"
+    path.write_text(line + "\n")
+    with pytest.raises(InputError, match=r"bad\.trec: line 1: empty query or document id"):
+        read_run(path, documents=documents, queries=queries)

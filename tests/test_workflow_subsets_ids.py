@@ -48,7 +48,8 @@ def test_a_query_id_in_two_datasets_is_one_line_naming_both_tables(tmp_path, ids
         check_ids_across_datasets(paths)
     assert str(error.value) == (
         f"{paths['alpha']}, {paths['beta']}: id {shared}: the same query id in datasets alpha and beta{count}: ids are "
-        "unique within a dataset only, so give one of them ids of its own (another id prefix)")
+        "unique within a dataset only, so give one of them ids of its own (a beir, trec or ir_datasets dataset: "
+        "datasets.<name>.subset, its ids being <subset>-<n>; another layout: another id prefix in its file)")
     write_parquet(pl.DataFrame({"id": [f"other-{i}" for i in ids_b]}), paths["beta"])
     assert check_ids_across_datasets(paths) == {"datasets": 2, "queries": len(ids_a) + len(ids_b)}
 

@@ -83,7 +83,11 @@ def test_a_hand_edited_ranked_table_is_one_line_naming_the_file(tmp_path, case):
 GRADED_EDITS = {
     "rank [9]": ({"rank": [9]}, "rank values must lie in 0..Nc-1"),
     "rank repeats": ({"K": 2, "rank": [1, 1], "inK": [1, 1]}, "rank must not repeat a candidate"),
-    "K 12 > Nc": ({"K": 12}, "K must lie in 1..Nc"),
+    "K 0": ({"K": 0}, "K must be >= 1"),
+    "top K shorter, a retrieved candidate missing": ({"K": 4, "rank": [0], "inK": [1]},
+                                                     "a top K shorter than K must hold every index >= Np"),
+    "rank longer than K": ({"K": 2, "rank": [0, 1, 2], "inK": [1, 1, 0]}, "len(rank) must lie in 1..K"),
+    "inK shorter than rank": ({"inK": [1]}, "len(inK) != len(rank)"),
     "inK against rank": ({"inK": [1 - v for v in graded_table()["inK"][2]]}, "inK must be 1 exactly where rank < Np"),
     "grade 7": ({"grade": 7}, "grade outside 1..5"),
     "Nc huge": ({"Nc": 2_000_000_000}, "Nc must lie in 2..1000000"),
@@ -99,6 +103,15 @@ def test_a_hand_edited_graded_table_is_one_line_naming_the_file(tmp_path, case):
     analysis = tmp_path / "analysis.parquet"
     write_parquet(edit_row(with_top_2k_positives(graded_table(), RANKED), 2, **values), analysis)
     assert rule in refused(read_analysis_table, analysis).rule
+
+
+@pytest.mark.parametrize("short", [{"K": 12, "rank": [2, 3, 4], "inK": [0, 0, 0]},
+                                   {"K": 5, "rank": [3, 1, 2, 4], "inK": [0, 1, 0, 0]}], ids=["K > Nc", "K <= Nc"])
+def test_a_short_top_k_of_a_ranker_that_retrieved_no_more_is_read(tmp_path, short):
+    """A corpus-level ranker that retrieved fewer than K documents gives a top K of what it retrieved."""
+    path = tmp_path / "graded.parquet"
+    write_parquet(edit_row(graded_table(), 2, **short), path)
+    assert read_graded_table(path)["rank"][2].to_list() == short["rank"]
 
 
 @pytest.mark.parametrize("np_2k", [0, 3, None], ids=["below sum(inK)", "above Np", "null"])

@@ -57,6 +57,7 @@ startup_check(
     PeriodicityDetector().is_periodic,
 )
 startup_check(checks.check_config, config, CONFIG_FILE)
+plan.resolve_beir_folders(config)
 startup_check(plan.resolve_run_codes, config, CONFIG_FILE)
 # Credentials and query tokens of api_base go to the jobs through the environment, not through
 # the config that Snakemake writes into every job script.

@@ -27,6 +27,6 @@ summary = job_summary(client, "answer_ideal", job, time.monotonic() - start, ans
 log.info("%s: %d ideal answers, %d calls, %d cache hits", job, answers.height,
          summary["calls"], summary["cache_hits"])
 check_failures("answer_ideal", job, answers["status"], snakemake.config["llm"]["generator"],
-               snakemake.config["llm"]["max_failed_share"], log)
+               snakemake.config["llm"]["max_failed_share"], log, client.failure_details)
 write_parquet(answers, snakemake.output.answers)
 write_json(summary, snakemake.output.summary)

@@ -24,6 +24,6 @@ answers = topk_answers(ranked, texts, client, load_prompt(snakemake.input.prompt
 summary = job_summary(client, "answer_topk", job, time.monotonic() - start, answers["status"])
 log.info("%s: %d top-K answers, %d calls, %d cache hits", job, answers.height, summary["calls"], summary["cache_hits"])
 check_failures("answer_topk", job, answers["status"], snakemake.config["llm"]["generator"],
-               snakemake.config["llm"]["max_failed_share"], log)
+               snakemake.config["llm"]["max_failed_share"], log, client.failure_details)
 write_parquet(answers, snakemake.output.answers)
 write_json(summary, snakemake.output.summary)

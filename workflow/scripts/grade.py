@@ -34,6 +34,6 @@ if gold_prompt is not None:
 log.info("%s: %d samples, by status %s%s", job, graded.height, summary["samples_by_status"],
          f", by gold status {summary['samples_by_gold_status']}" if gold_prompt is not None else "")
 check_failures("grade", job, requests, snakemake.config["llm"]["grader"],
-               snakemake.config["llm"]["max_failed_share"], log)
+               snakemake.config["llm"]["max_failed_share"], log, client.failure_details)
 write_parquet(graded, snakemake.output.graded)
 write_json(summary, snakemake.output.summary)

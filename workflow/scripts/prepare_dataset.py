@@ -19,6 +19,7 @@ log = job_log(snakemake.log[0])
 if snakemake.params.corpus_level:
     texts, report = prepare_judged_queries(snakemake.params.layout, snakemake.params.source,
                                            n_queries=snakemake.params.queries, seed=snakemake.params.seed,
+                                           subset=snakemake.params.subset,
                                            allow_downloads=snakemake.config["models"]["allow_downloads"])
 else:
     texts, report = prepare(

@@ -168,21 +168,23 @@ def ndcg_paper(inK: pl.Series) -> np.ndarray:
     return np.divide(gain, ideal, out=np.zeros_like(gain), where=ideal > 0)
 
 
-def ndcg_at_k(inK: pl.Series, Np: np.ndarray) -> np.ndarray:
-    """nDCG@K (standard) = DCG / IDCG(min(Np, K)): ideal over all Np positives, cut at K; NaN (undefined) when Np = 0."""
-    ideal = _ideal_dcg(np.minimum(np.asarray(Np, np.int64), inK.list.len().to_numpy()))
+def ndcg_at_k(inK: pl.Series, Np: np.ndarray, K: np.ndarray) -> np.ndarray:
+    """nDCG@K (standard) = DCG / IDCG(min(Np, K)): ideal over all Np positives, cut at K (not at
+    the length of ``inK``, which is shorter when the ranker retrieved fewer than K, as in
+    trec_eval's ndcg_cut); NaN (undefined) when Np = 0."""
+    ideal = _ideal_dcg(np.minimum(np.asarray(Np, np.int64), np.asarray(K, np.int64)))
     return np.divide(dcg(inK), ideal, out=np.full(len(ideal), np.nan), where=ideal > 0)
 
 
-def graded_ndcg_at_k(grades: pl.Series, ideal_grades: pl.Series) -> np.ndarray:
+def graded_ndcg_at_k(grades: pl.Series, ideal_grades: pl.Series, K: np.ndarray) -> np.ndarray:
     """nDCG@K with graded gains 2^grade - 1 and discount log2(i+1): DCG over ``grades`` (the grade
-    of each top-K text, 0 when not relevant or unjudged), IDCG over ``ideal_grades`` (the query's
-    positive grades) sorted in descending order and cut at K; NaN (undefined) without a positive.
-    With 0/1 grades it is :func:`ndcg_at_k`."""
-    frame = pl.DataFrame({"grades": grades, "ideal": ideal_grades})
+    of each top-K text, 0 when not relevant or unjudged; fewer than K when the ranker retrieved
+    fewer), IDCG over ``ideal_grades`` (the query's positive grades) sorted in descending order and
+    cut at K; NaN (undefined) without a positive. With 0/1 grades it is :func:`ndcg_at_k`."""
+    frame = pl.DataFrame({"grades": grades, "ideal": ideal_grades, "K": np.asarray(K, np.int64)})
     gains = frame.select(
         top=pl.col("grades").list.eval(2.0 ** pl.element().cast(pl.Float64) - 1.0),
-        ideal=pl.col("ideal").list.sort(descending=True).list.head(pl.col("grades").list.len())
+        ideal=pl.col("ideal").list.sort(descending=True).list.head(pl.col("K"))
         .list.eval(2.0 ** pl.element().cast(pl.Float64) - 1.0),
     )
     has_ideal = gains["ideal"].list.len().to_numpy() > 0
@@ -338,7 +340,9 @@ def umbrela_ndcg(labels: pl.Series) -> np.ndarray:
 
 
 def positives_in_top_2k(graded: pl.DataFrame, ranked: pl.DataFrame) -> pl.Series:
-    """np_2K per graded row: the count of rank indexes < Np among ranked.rank[:min(2K, Nc)].
+    """np_2K per graded row: the count of rank indexes < Np among ranked.rank[:min(2K, Nc)], which
+    is the whole of ``rank`` when it is shorter (a corpus-level ranking lists the retrieved
+    documents only, so an unretrieved positive never counts).
 
     ``ranked`` has id, E, Nc, Np, rank (the full ranking); rows are matched on (id, E, Nc, Np).
     Null where the graded row has no ranked sample.
@@ -355,9 +359,13 @@ def positives_in_top_2k(graded: pl.DataFrame, ranked: pl.DataFrame) -> pl.Series
         )
         .drop("rank")
     )
-    queries = graded.select(
-        *keys, depth=pl.min_horizontal(2 * pl.col("K"), pl.col("Nc")).cast(pl.Int32)
-    ).with_columns(pl.col("Nc").cast(pl.Int32), pl.col("Np").cast(pl.Int32))
+    lengths = ranked.select(*keys, retrieved=pl.col("rank").list.len().cast(pl.Int32)).unique(
+        keys, keep="first").with_columns(pl.col("Nc").cast(pl.Int32), pl.col("Np").cast(pl.Int32))
+    queries = (
+        graded.select(*keys, "K").with_columns(pl.col("Nc").cast(pl.Int32), pl.col("Np").cast(pl.Int32))
+        .join(lengths, on=keys, how="left", maintain_order="left")
+        .select(*keys, depth=pl.min_horizontal(2 * pl.col("K"), pl.col("Nc"), pl.col("retrieved")).cast(pl.Int32))
+    )
     return queries.join(positions, on=[*keys, "depth"], how="left", maintain_order="left")["np_2K"]
 
 
@@ -509,13 +517,15 @@ def add_features(graded: pl.DataFrame, ranked: pl.DataFrame | None = None) -> pl
         nDCG=pl.Series(ndcg_paper(inK), dtype=pl.Float64),
         **{
             name: pl.Series(function(inK, graded["Np"].to_numpy()), dtype=pl.Float64).fill_nan(None)
-            for name, function in (("nDCG@K", ndcg_at_k), ("RR@K", reciprocal_rank_at_k),
-                                   ("AP@K", average_precision_at_k))
+            for name, function in (("RR@K", reciprocal_rank_at_k), ("AP@K", average_precision_at_k))
         },
+        **{"nDCG@K": pl.Series(ndcg_at_k(inK, graded["Np"].to_numpy(), graded["K"].to_numpy()),
+                               dtype=pl.Float64).fill_nan(None)},
         np_partner=partner_positives(graded),
     )
     if "grades" in graded.columns:
-        out = out.with_columns(pl.Series("nDCG@K", graded_ndcg_at_k(graded["grades"], graded["ideal_grades"]),
+        out = out.with_columns(pl.Series("nDCG@K", graded_ndcg_at_k(graded["grades"], graded["ideal_grades"],
+                                                                          graded["K"].to_numpy()),
                                          dtype=pl.Float64).fill_nan(None))
     present = [c for c in JUDGMENT_COLUMNS if c in graded.columns]
     if present:

@@ -229,9 +229,10 @@ def corpus_texts(dataset_id: str, kind: str, *, allow_downloads: bool = False) -
         raise InputError(source, "dataset", not_cached_rule(dataset_id)) from None
 
 
-def read(dataset_id: str, level: str | None = None, *, allow_downloads: bool = False) -> tuple[pl.DataFrame, dict]:
-    """Texts table (subset I) of the ir_datasets dataset ``dataset_id`` and its notes (queries without
-    judgements), as the beir layout gives them; ``level`` is unused. Without ``allow_downloads``
+def read(dataset_id: str, level: str | None = None, *, allow_downloads: bool = False,
+         subset: str | None = None) -> tuple[pl.DataFrame, dict]:
+    """Texts table (subset ``subset``, default I) of the ir_datasets dataset ``dataset_id`` and its
+    notes (queries without judgements), as the beir layout gives them; ``level`` is unused. Without ``allow_downloads``
     only files on disk are read (``local_files_only``): a missing one is InputError, with no network
     access. InputError for a bad id, dataset or record (module docstring)."""
     source = source_name(dataset_id)
@@ -243,4 +244,4 @@ def read(dataset_id: str, level: str | None = None, *, allow_downloads: bool = F
             judgements = judgements_of(dataset_id, dataset.qrels_iter)
     except DownloadRefused:
         raise InputError(source, "dataset", not_cached_rule(dataset_id)) from None
-    return texts_table(source_name(dataset_id, "qrels"), SUBSET, judgements, queries, documents)
+    return texts_table(source_name(dataset_id, "qrels"), subset or SUBSET, judgements, queries, documents)

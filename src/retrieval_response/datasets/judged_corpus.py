@@ -1,6 +1,7 @@
 """BEIR folders and TREC qrels: a corpus, queries and graded judgements -> the texts table.
 
-Both layouts are named by their qrels file (the dataset's ``path``):
+Both layouts are named by their qrels file (the dataset's ``path``); a BEIR dataset also by its
+folder and a split, as BEIR's own loader takes it (:func:`beir_qrels`):
 
 - ``beir``: ``<folder>/qrels/<split>.tsv`` with the header ``query-id corpus-id score``
   (tab-separated); the corpus is ``<folder>/corpus.jsonl`` (``_id``, ``text``, optional
@@ -17,8 +18,8 @@ grades in ``p_grade``; the negatives ``n`` are the documents judged <= 0, in qre
 ``p_doc`` and ``n_doc`` hold the document ids of ``p`` and ``n``, position by position (a run
 file names documents by these ids).
 A query without judgements is left out (counted as ``queries_without_judgements``). Rows get
-the id ``<subset>-<n>`` (subset ``B`` or ``T``, n the query's 0-based position in the queries
-file) and ``source_id`` = the query's id. Every bad record is one InputError naming the file,
+the id ``<subset>-<n>`` (subset ``B`` or ``T`` unless one is given, n the query's 0-based
+position in the queries file) and ``source_id`` = the query's id. Every bad record is one InputError naming the file,
 the line and the rule: a malformed line, a missing or non-integer score, a repeated id, a
 repeated (query, document) judgement, or a judged id absent from the corpus or the queries.
 """
@@ -33,6 +34,10 @@ from retrieval_response.datasets.validation import TEXTS_COLUMNS, TEXTS_SCHEMA, 
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.json_records import existing_file, iter_json_lines, read_text
 
+BEIR_SUBSET, TREC_SUBSET = "B", "T"
+"""The subsets (id prefixes) of the two layouts' rows when the config names none."""
+BEIR_SPLIT = "test"
+"""The qrels split of a BEIR folder named without one (BEIR's loader's default)."""
 COLUMNS = (*TEXTS_COLUMNS, "p_grade", "p_doc", "n_doc", "source_id")
 SCHEMA = {
     **TEXTS_SCHEMA, "p_grade": pl.List(pl.Int64), "p_doc": pl.List(pl.String), "n_doc": pl.List(pl.String),
@@ -206,13 +211,37 @@ def texts_table(
     return table, {"queries_without_judgements": order.height - judged.height}
 
 
-def read_beir(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
-    """Texts table (subset B) of the BEIR folder whose qrels file is ``path``; ``level`` is unused."""
-    qrels = existing_file(path)
+def beir_qrels(path: str | Path, split: str | None = None) -> Path:
+    """The qrels file of a ``beir`` dataset named by ``path``: ``path`` itself when it is a file (then
+    ``split`` must be None), else ``<path>/qrels/<split>.tsv`` of the BEIR folder ``path`` (split
+    default ``BEIR_SPLIT``). InputError naming the folder and what it lacks (the qrels folder, or
+    the split's file and the splits it holds), or the file that is not found."""
+    source = Path(path)
+    if not source.is_dir():
+        if split is not None:
+            raise InputError(source, "file", f"split {split!r} applies to a BEIR folder; this path is a qrels file")
+        return existing_file(source)
+    split = BEIR_SPLIT if split is None else split
+    if not (source / "qrels").is_dir():
+        raise InputError(source, "folder", f"a BEIR folder holds qrels/{split}.tsv, corpus.jsonl and queries.jsonl; "
+                         "it has no qrels folder")
+    qrels = source / "qrels" / f"{split}.tsv"
+    if not qrels.is_file():
+        found = sorted(p.stem for p in (source / "qrels").glob("*.tsv") if p.is_file())
+        held = f"its qrels splits: {', '.join(found)}" if found else "its qrels folder holds no .tsv file"
+        raise InputError(source, "folder", f"no qrels/{split}.tsv for split {split!r} ({held})")
+    return qrels
+
+
+def read_beir(path: str | Path, level: str | None, subset: str | None = None) -> tuple[pl.DataFrame, dict]:
+    """Texts table (subset ``subset``, default B) of the BEIR dataset ``path``: its qrels file, or its
+    folder (split ``BEIR_SPLIT``; :func:`beir_qrels`); ``level`` is unused."""
+    qrels = beir_qrels(path)
     folder = qrels.parent.parent
     documents = jsonl_texts(folder / "corpus.jsonl", "_id", with_title=True)
     queries = jsonl_texts(folder / "queries.jsonl", "_id", with_title=False)
-    return texts_table(qrels, "B", beir_judgements(qrels), queries, documents, beir_answers(folder / "queries.jsonl"))
+    return texts_table(qrels, subset or BEIR_SUBSET, beir_judgements(qrels), queries, documents,
+                       beir_answers(folder / "queries.jsonl"))
 
 
 def companion(qrels: Path, stem: str) -> tuple[Path, str]:
@@ -231,19 +260,20 @@ def companion_texts(qrels: Path, stem: str) -> dict[str, str]:
     return jsonl_texts(path, "id", with_title=False) if suffix == "jsonl" else tsv_texts(path)
 
 
-def read_trec(path: str | Path, level: str | None) -> tuple[pl.DataFrame, dict]:
-    """Texts table (subset T) of a TREC qrels file ``path`` and its documents and queries; ``level`` is unused."""
+def read_trec(path: str | Path, level: str | None, subset: str | None = None) -> tuple[pl.DataFrame, dict]:
+    """Texts table (subset ``subset``, default T) of a TREC qrels file ``path`` and its documents and
+    queries; ``level`` is unused."""
     qrels = existing_file(path)
     documents = companion_texts(qrels, "documents")
     queries = companion_texts(qrels, "queries")
-    return texts_table(qrels, "T", trec_judgements(qrels), queries, documents)
+    return texts_table(qrels, subset or TREC_SUBSET, trec_judgements(qrels), queries, documents)
 
 
 def judged_texts(layout: str, path: str | Path, kind: str) -> dict[str, str]:
     """{id: text} of the ``documents`` or the ``queries`` (``kind``) of the ``beir`` or ``trec``
     dataset whose qrels file is ``path`` (a BEIR document's title and text joined as in the texts
     table). ValueError for another layout."""
-    qrels = existing_file(path)
+    qrels = beir_qrels(path) if layout == "beir" else existing_file(path)
     if layout == "beir":
         name = "corpus.jsonl" if kind == "documents" else "queries.jsonl"
         return jsonl_texts(qrels.parent.parent / name, "_id", with_title=kind == "documents")

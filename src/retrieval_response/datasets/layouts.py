@@ -52,6 +52,18 @@ ARXIV_LAYOUTS = ("arxiv_parquet", "arxiv_snapshot")
 CORPUS_LAYOUTS = ("beir", "trec", "ir_datasets")
 """Layouts with a corpus of documents by id: the ones a run file can rank and a dataset can
 retrieve from (``retrieval: corpus``)."""
+NUMBERED_SUBSETS = {"beir": judged_corpus.BEIR_SUBSET, "trec": judged_corpus.TREC_SUBSET,
+                    "ir_datasets": ir_datasets_layout.SUBSET}
+"""The default subset of each layout that numbers its rows ``<subset>-<n>`` (n the query's
+position), so that two datasets of such layouts share ids unless their subsets differ."""
+
+
+def row_subset(layout: str, subset: str | None) -> str | None:
+    """The subset that prefixes the ids of a ``layout`` dataset's rows: ``subset``, else the
+    layout's default (:data:`NUMBERED_SUBSETS`); None for a layout whose ids come from its file."""
+    if layout not in NUMBERED_SUBSETS:
+        return None
+    return subset or NUMBERED_SUBSETS[layout]
 
 
 def check_options(
@@ -61,7 +73,9 @@ def check_options(
     """InputError (record ``<key>subset`` / ``<key>level`` / ``<key>split_joined_words``) when an
     option does not apply to ``layout``.
 
-    ``subset`` applies to ``generic`` only (other layouts take their subsets from the data);
+    ``subset`` applies to ``generic`` (the subset of its rows) and to the ``CORPUS_LAYOUTS`` (the
+    subset and id prefix of their rows, ``<subset>-<n>``); other layouts take their subsets from
+    the data;
     ``level: sentence`` needs sentence labels, which ``hotpotqa_ircot`` lacks;
     ``split_joined_words`` applies to the arXiv layouts only. ValueError for an
     unknown layout. Called when a file is read and, at start-up, with the config file as ``path``
@@ -69,8 +83,9 @@ def check_options(
     """
     if layout not in READERS:
         raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
-    if subset is not None and layout != "generic":
-        rule = f"layout {layout!r} takes its subsets from the data; 'subset' applies to 'generic' only"
+    if subset is not None and layout not in ("generic", *CORPUS_LAYOUTS):
+        rule = (f"layout {layout!r} takes its subsets from the data; 'subset' applies to "
+                f"{', '.join(('generic', *CORPUS_LAYOUTS))} only")
         raise InputError(path, f"{key}subset", rule)
     if level == "sentence" and layout == "hotpotqa_ircot":
         rule = "the IRCoT layout has no sentence labels; use level: paragraph"
@@ -87,15 +102,18 @@ def read_with_notes(
 
     ``path`` is the source file, or the dataset id of the ``ir_datasets`` layout, which reads only
     the package's local cache unless ``allow_downloads`` (other layouts read local files only).
-    ``subset`` names the subset of a ``generic`` file (default: the id prefix); other layouts
-    take their subsets from the data and reject it (``check_options``). ValueError for an unknown layout.
+    ``subset`` names the subset of a ``generic`` file (default: the id prefix) or the subset and
+    id prefix of a ``beir``, ``trec`` or ``ir_datasets`` dataset's rows (default B, T, I); other
+    layouts take their subsets from the data and reject it (``check_options``). ValueError for an unknown layout.
     Repeated negatives of a query are dropped, counted as ``duplicate_negatives_dropped``.
     """
     check_options(path, layout, level=level, subset=subset)
     if layout == "generic":
         texts, notes = generic.read(path, level, subset)
     elif layout == "ir_datasets":
-        texts, notes = ir_datasets_layout.read(str(path), level, allow_downloads=allow_downloads)
+        texts, notes = ir_datasets_layout.read(str(path), level, allow_downloads=allow_downloads, subset=subset)
+    elif layout in CORPUS_LAYOUTS:
+        texts, notes = READERS[layout](path, level, subset)
     else:
         texts, notes = READERS[layout](path, level)
     texts, dropped = drop_repeated_negatives(texts)
@@ -148,14 +166,15 @@ def prepare(
 
 
 def prepare_judged_queries(
-    layout: str, path: str | Path, *, n_queries: int | None, seed: int, allow_downloads: bool = False
+    layout: str, path: str | Path, *, n_queries: int | None, seed: int, allow_downloads: bool = False,
+    subset: str | None = None,
 ) -> tuple[pl.DataFrame, dict]:
     """The texts table of a judged corpus (:data:`CORPUS_LAYOUTS`) for corpus-level retrieval: the
     queries with a judged positive, ``n_queries`` of them sampled by seed
     (``sampling.sample_judged_queries``), and the report (as :func:`prepare`'s, without designs or
-    text budget). ``allow_downloads`` as for :func:`prepare`. InputError when no query has a judged
-    positive."""
-    texts, notes = read_with_notes(layout, path, allow_downloads=allow_downloads)
+    text budget). ``allow_downloads`` and ``subset`` as for :func:`prepare`. InputError when no
+    query has a judged positive."""
+    texts, notes = read_with_notes(layout, path, subset=subset, allow_downloads=allow_downloads)
     sampled, report = sample_judged_queries(texts, n_queries=n_queries, seed=seed)
     if report["usable"] == 0:
         raise InputError(path, "file", "no query has a judged positive (grade > 0)")

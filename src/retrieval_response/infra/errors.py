@@ -4,25 +4,32 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from retrieval_response.infra.secrets import redact_secrets
+
 
 class InputError(ValueError):
     """Bad user input: ``<path>: <record>: <rule>``.
 
     ``record`` is a line number ("line 12"), an id ("id N-5"), or a config key
-    ("config key sampling.Np"); ``rule`` says what was expected.
+    ("config key sampling.Np"); ``rule`` says what was expected. A value in any of the three
+    that looks like a secret (``infra.secrets.looks_like_secret``: an API key pasted where a
+    name belongs, echoed by a check) is replaced by ``REDACTED``, so no error line shows one.
     """
 
     def __init__(self, path: object, record: str, rule: str):
-        self.path = str(path)
-        self.record = record
-        self.rule = rule
-        super().__init__(f"{self.path}: {record}: {rule}")
+        self.path = redact_secrets(str(path))
+        self.record = redact_secrets(record)
+        self.rule = redact_secrets(rule)
+        super().__init__(f"{self.path}: {self.record}: {self.rule}")
 
 
 class JobFailure(RuntimeError):
     """A workflow job that must fail with one line, without a traceback (for example an LLM job
     whose calls failed beyond ``llm.max_failed_share``): the message says what failed and how to
-    go on."""
+    go on; a value in it that looks like a secret is replaced by ``REDACTED``."""
+
+    def __init__(self, message: str):
+        super().__init__(redact_secrets(message))
 
 
 class InputErrors(InputError):

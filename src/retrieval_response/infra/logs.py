@@ -9,10 +9,10 @@ from pathlib import Path
 from types import TracebackType
 
 from retrieval_response.infra.errors import InputError, JobFailure
+from retrieval_response.infra.secrets import REDACTED, redact_secrets
 
 _URL_USERINFO = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@?#]*@")
 _URL_QUERY = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s?#'\"]*)[?#][^\s'\"]*")
-REDACTED = "REDACTED"
 # Loggers of the libraries that may log a request URL: their records are redacted too.
 URL_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx", "httpx2", "openai._base_client")
 
@@ -25,14 +25,15 @@ def redact_url_secrets(text: str) -> str:
 
 class RedactUrlSecrets(logging.Filter):
     """A filter that passes every record with the URL secrets of its message and traceback
-    redacted (``redact_url_secrets``)."""
+    redacted (``redact_url_secrets``), and every value in them that looks like a secret
+    (``infra.secrets.redact_secrets``)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = redact_url_secrets(record.getMessage()), None
+        record.msg, record.args = redact_secrets(redact_url_secrets(record.getMessage())), None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            record.exc_text = redact_url_secrets(record.exc_text)
+            record.exc_text = redact_secrets(redact_url_secrets(record.exc_text))
         return True
 
 

@@ -18,8 +18,9 @@ waited for another process's call of the same key) and ``claims_taken_over`` (st
 dead or hung processes taken over).
 
 Journal: every provider call is one JSON line ``{stage, job, model, outcome, prompt_tokens,
-completion_tokens, cost_usd, usage_invalid}`` (``outcome`` = ``ok`` or the failure reason of that
-attempt; usage and cost null when no response came back; ``usage_invalid`` true when the reported
+completion_tokens, cost_usd, usage_invalid, detail}`` (``outcome`` = ``ok`` or the failure reason of that
+attempt; ``detail`` the provider's error message of a call that raised, one line without secrets,
+else null; usage and cost null when no response came back; ``usage_invalid`` true when the reported
 usage was impossible, and also when a line read back holds an impossible number, as an older
 version or a hand edit may leave),
 appended with one ``write()`` and fsync'ed to the process's own file
@@ -53,7 +54,7 @@ _JOB_COUNTS = ("samples", "cache_damaged_lines")  # added to job summaries by th
 _JOB_REASONS = ("samples_by_status",)
 JOURNAL_SCHEMA = {"stage": pl.String, "job": pl.String, "model": pl.String, "outcome": pl.String,
                   "prompt_tokens": pl.Int64, "completion_tokens": pl.Int64, "cost_usd": pl.Float64,
-                  "usage_invalid": pl.Boolean}
+                  "usage_invalid": pl.Boolean, "detail": pl.String}
 
 
 def usage_count(value: object) -> int | None:
@@ -121,14 +122,15 @@ class CallJournal:
         self._fd: int | None = None
 
     def record(self, model: str, outcome: str, prompt_tokens: int | None, completion_tokens: int | None,
-               cost_usd: float | None, usage_invalid: bool = False) -> None:
-        """Append one call, durably."""
+               cost_usd: float | None, usage_invalid: bool = False, detail: str | None = None) -> None:
+        """Append one call, durably (``detail``: the error message of a call that raised, secrets
+        removed by the caller)."""
         if self._fd is None:
             self.folder.mkdir(parents=True, exist_ok=True)
             self._fd = os.open(self.folder / process_file_name(), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         line = {"stage": self.stage, "job": self.job, "model": model, "outcome": outcome,
                 "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                "cost_usd": cost_usd, "usage_invalid": usage_invalid}
+                "cost_usd": cost_usd, "usage_invalid": usage_invalid, "detail": detail}
         append_line(self._fd, (json.dumps(line, separators=(",", ":")) + "\n").encode("utf-8"))
 
     def close(self) -> None:
@@ -150,7 +152,7 @@ def _journal_row(line: dict) -> dict:
     if answered:
         counts = {name: count or 0 for name, count in counts.items()}
     return {**row, **counts, "cost_usd": None if invalid else possible_cost(line.get("cost_usd")),
-            "usage_invalid": invalid}
+            "usage_invalid": invalid, "detail": line.get("detail") if isinstance(line.get("detail"), str) else None}
 
 
 def read_journal(folder: str | os.PathLike) -> pl.DataFrame:

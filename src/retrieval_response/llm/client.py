@@ -7,11 +7,13 @@ OpenAI client are called with ``num_retries=0`` and ``max_retries=0``, so one HT
 exactly one extra request. A response is in the cache (fsync'ed) before it is returned.
 
 Every call is appended to the job's ``CallJournal`` (when given) as soon as it returns, so calls of
-a killed job are still accounted for. A response without a usable answer (no choices, no message,
-null content, a body that is not JSON) is a failure of its request (``bad_response:<what>``, see
-``retry``), never an exception, and is not cached. Processes sharing a cache claim a key before
-calling (see ``claims``): a second process waits for the first one's response instead of paying
-for it again.
+a killed job are still accounted for; a call that raised carries the provider's (or litellm's)
+message, one line with secrets removed (``config.provider_error_text``), which the client also
+keeps by failure reason (``failure_details``) for the job's failure line. A response without a
+usable answer (no choices, no message, null content, a body that is not JSON) is a failure of its
+request (``bad_response:<what>``, see ``retry``), never an exception, and is not cached.
+Processes sharing a cache claim a key before calling (see ``claims``): a second process waits for
+the first one's response instead of paying for it again.
 
 The API key is read from the environment variable the config names, at call time, and goes
 nowhere but into the litellm call; credentials in ``api_base`` go nowhere but into its
@@ -39,7 +41,7 @@ from retrieval_response.infra.logs import redact_library_loggers
 from retrieval_response.llm.accounting import CallJournal, CallStats, possible_cost, usage_count
 from retrieval_response.llm.cache import ResponseCache, request_key
 from retrieval_response.llm.claims import Claim, KeyClaims
-from retrieval_response.llm.config import TOP_LOGPROBS, ModelConfig, PacingConfig
+from retrieval_response.llm.config import TOP_LOGPROBS, ModelConfig, PacingConfig, provider_error_text
 from retrieval_response.llm.gguf import model_file
 from retrieval_response.llm.pacing import Pacer, estimate_tokens
 from retrieval_response.llm.retry import (
@@ -180,6 +182,7 @@ class LLMClient:
         self._query_client: openai.AsyncOpenAI | None = None
         self._in_flight: dict[str, asyncio.Task] = {}
         self.journal = journal
+        self.failure_details: dict[str, str] = {}
         self.claims = KeyClaims(cache.root / "claims", 2 * pacing.timeout_seconds)
         if model.api_key_env and model.api_key_env not in os.environ:
             raise ValueError(f"model {model.model}: environment variable {model.api_key_env} "
@@ -348,7 +351,10 @@ class LLMClient:
                                               self.pacing.timeout_seconds)
         except Exception as exc:  # classified (TimeoutError: ``timeout``); never re-raised with the key in it
             kind = classify(exc)
-            self._journal(kind.reason, None)
+            key = os.environ.get(self.model.api_key_env) if self.model.api_key_env else None
+            detail = provider_error_text(exc, (key,))
+            self.failure_details[kind.reason] = detail
+            self._journal(kind.reason, None, detail)
             return None, kind
         record = response_record(response, self.model.model)
         problem = response_problem(response)
@@ -361,11 +367,11 @@ class LLMClient:
         self.stats.add_cost(record["cost_usd"])
         return record, kind
 
-    def _journal(self, outcome: str, record: dict | None) -> None:
+    def _journal(self, outcome: str, record: dict | None, detail: str | None = None) -> None:
         if self.journal is not None:
             usage = (None, None, None, False) if record is None else (
                 record["prompt_tokens"], record["completion_tokens"], record["cost_usd"], record["usage_invalid"])
-            self.journal.record(self.model.model, outcome, *usage)
+            self.journal.record(self.model.model, outcome, *usage, detail=detail)
 
     def _backoff(self, attempt: int, kind: ErrorKind) -> float:
         """The wait before retry ``attempt``, counting unreadable and capped Retry-After."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import urllib.parse
 from collections.abc import Mapping, MutableMapping
 from dataclasses import asdict, dataclass
@@ -47,6 +48,50 @@ class ModelConfig:
         metadata. Credentials leave no trace, not even a hash (a short password's hash is easy to
         reverse, and credentials change no response: rotating them reruns nothing)."""
         return {**asdict(self), "api_base": public_api_base(self.api_base)}
+
+
+LOCAL_PREFIX = "llamacpp/"
+"""The model-string prefix of a model the run serves itself with llama-server."""
+
+
+def is_local(model: Mapping | None) -> bool:
+    """Whether a model section is a ``llamacpp/`` model, served by the run's own llama-server."""
+    return (model or {}).get("model", "").startswith(LOCAL_PREFIX)
+
+
+def provider_problem(model: str, api_base: str | None = None) -> str | None:
+    """Why litellm cannot route the remote model string ``model`` (e.g. ``my-hosted`` without its
+    provider, for ``openai/my-hosted``), in litellm's own words (the first line of the error
+    ``litellm.get_llm_provider`` raises, as the call itself would), or None when it can. Imports
+    litellm (local price map only: ``LITELLM_LOCAL_MODEL_COST_MAP``)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    try:
+        litellm.get_llm_provider(model, api_base=api_base)
+    except Exception as error:  # litellm raises BadRequestError, and others for odd strings
+        return provider_error_text(error)
+    return None
+
+
+def provider_error_text(error: BaseException, known_secrets: tuple[str | None, ...] = ()) -> str:
+    """One line of a provider's (or litellm's) error ``error``: the first non-blank line of its
+    message without ANSI colour codes or litellm's ``litellm.<Class>:`` prefixes, URL secrets and
+    values that look like secrets (and ``known_secrets``) redacted, cut to ``ERROR_TEXT_CHARS``;
+    the exception's class name when the message is blank."""
+    from retrieval_response.infra.logs import redact_url_secrets
+    from retrieval_response.infra.secrets import redact_secrets
+
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(error))
+    line = next((part.strip() for part in text.splitlines() if part.strip()), type(error).__name__)
+    line = re.sub(r"^(?:litellm\.\w+:\s*)+", "", line)
+    line = redact_secrets(redact_url_secrets(line), known_secrets)
+    return line if len(line) <= ERROR_TEXT_CHARS else line[: ERROR_TEXT_CHARS - 3] + "..."
+
+
+ERROR_TEXT_CHARS = 300
+"""The longest provider error text kept in a journal line or a failure line."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from retrieval_response.infra.logs import tell
 from retrieval_response.llm.accounting import JOURNAL_DIR, CallJournal, CallStats
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient, endpoint
-from retrieval_response.llm.config import ModelConfig, PacingConfig, with_api_base_secret
+from retrieval_response.llm.config import ModelConfig, PacingConfig, is_local, with_api_base_secret
 
 
 def client_from_config(model: Mapping, llm: Mapping, threads: int, stage: str, job: str,
@@ -31,11 +31,6 @@ def client_from_config(model: Mapping, llm: Mapping, threads: int, stage: str, j
 
 # Hosted LLM jobs at once when llm.pacing.jobs is not set (the schema's default).
 DEFAULT_LLM_JOBS = 4
-
-
-def is_local(model: Mapping | None) -> bool:
-    """Whether a model section is a ``llamacpp/`` model, served by the run's own llama-server."""
-    return (model or {}).get("model", "").startswith("llamacpp/")
 
 
 def llm_jobs(pacing: Mapping) -> int:
@@ -119,7 +114,7 @@ def model_place(model: Mapping) -> str:
     """Where a model section's calls went, for a message: ``<model> at <api_base>`` (its public
     part: no credentials, no query string), ``<model> on the run's llama-server``, or the model."""
     name = model.get("model", "?")
-    if name.startswith("llamacpp/"):
+    if is_local(model):
         return f"{name} on the run's llama-server"
     if model.get("api_base"):
         return f"{name} at {endpoint(model['api_base']).base}"
@@ -127,10 +122,12 @@ def model_place(model: Mapping) -> str:
 
 
 def check_failures(stage: str, job: str, status: pl.Series, model: Mapping, max_failed_share: float,
-                   log: logging.Logger) -> None:
+                   log: logging.Logger, details: Mapping[str, str] | None = None) -> None:
     """Say on the terminal (stderr and the job log) when samples of this job failed on their way
     to the LLM (``CALL_FAILURE_PREFIXES``), in one line: how many of how many, the reasons with
-    counts (most frequent first) and where the calls went. At most ``max_failed_share`` of the
+    counts (most frequent first), where the calls went, and what the provider said for each
+    reason (``details``: the client's ``failure_details``, by reason without the
+    ``retries_exhausted:`` prefix; messages already without secrets). At most ``max_failed_share`` of the
     samples that asked: a WARNING, the job goes on and its outputs keep the failed statuses.
     More: ``JobFailure`` with that line (the job's excepthook prints it), raised before any output is written, so Snakemake
     plans the job again on the next run; the response cache holds the answered requests, so that
@@ -141,6 +138,10 @@ def check_failures(stage: str, job: str, status: pl.Series, model: Mapping, max_
     count = sum(failed.values())
     reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(failed.items(), key=lambda kv: (-kv[1], kv[0])))
     line = f"{stage} {job}: {count} of {asked} LLM requests failed: {reasons} ({model_place(model)})"
+    said = [f"{reason}: {details[base]}" for reason in sorted(failed, key=lambda r: (-failed[r], r))
+            if (base := reason.removeprefix("retries_exhausted:")) in (details or {})]
+    if said:
+        line += f"; the provider said: {' | '.join(said)}"
     if count > max_failed_share * asked:
         raise JobFailure(f"{line}; more than llm.max_failed_share {max_failed_share:g}: no output, "
                          "a rerun sends the failed requests again (the others come from the cache)")

@@ -10,9 +10,12 @@ order of a run file (:func:`run_retrieval`). :func:`corpus_candidates` then writ
   are not judged positives, in retrieval order, with ``n_doc`` their ids and ``n_judged``
   whether the qrels judge them (grade <= 0) or not (unjudged); Nc = Np + len(n);
 - the ranked table: ``rank`` = the retrieved documents in retrieval order (positive i -> index
-  i, the j-th other document -> Np + j), then the positives not retrieved, in their order. So
-  P@K, R@K and the positives at 2K (F_e) read retrieval positions only; an unjudged document
-  counts as not relevant; ``judged`` = judged documents among the top-K / K, per K.
+  i, the j-th other document -> Np + j), and nothing else: a positive not retrieved has no
+  position, so P@K, R@K and the positives at 2K (F_e) count retrieved documents only. A short
+  retrieval (fewer than K documents, as a run may give) keeps every K: its top K is what was
+  retrieved, P@K still divides by K (trec_eval), and ``len(rank)`` may be below Nc and below K.
+  An unjudged document counts as not relevant; ``judged`` = judged documents among the top K /
+  documents in the top K, per K.
 
 A query without a judged positive never reaches this stage (preparation leaves it out); a query
 whose retrieved documents are all judged positives has no candidate beyond them (Nc = Np) and
@@ -102,7 +105,7 @@ def corpus_candidates(
     texts: pl.DataFrame, retrieved: pl.DataFrame, corpus: pl.DataFrame, *, embedder_code: str, Ks: list[int]
 ) -> tuple[pl.DataFrame, pl.DataFrame, RankingReport]:
     """(candidate texts table, ranked table, report) of the retrievals ``retrieved`` (``id, docids``:
-    distinct document ids, best first, at least max(K) each) of the queries of ``texts`` (a judged
+    distinct document ids, best first, any number >= 1 each) of the queries of ``texts`` (a judged
     layout's texts table: ``p``, ``p_doc``, ``n_doc``...) over ``corpus`` (``CORPUS_SCHEMA``).
     Module docstring for the layout."""
     Ks = sorted(set(int(k) for k in Ks))
@@ -124,15 +127,7 @@ def corpus_candidates(
               .join(corpus.rename({"doc_id": "doc"}), on="doc", how="left", maintain_order="left")
               .group_by("id", maintain_order=True)
               .agg(n=pl.col("text"), n_doc=pl.col("doc"), n_judged=pl.col("judged")))
-    missed = (positive_index.join(hits.select("id", "doc"), on=["id", "doc"], how="anti")
-              .group_by("id", maintain_order=True).agg(missed=pl.col("index")))
-    per_query = (
-        hits.with_columns(judged=(pl.col("judged").cast(pl.Float64).cum_sum() / pl.col("position")).over("id"))
-        .group_by("id", maintain_order=True)
-        .agg(retrieved_rank=pl.col("index"), judged=pl.col("judged").filter(pl.col("position").is_in(Ks)))
-        .join(missed, on="id", how="left", maintain_order="left")
-        .select("id", "judged", rank=pl.concat_list("retrieved_rank", pl.col("missed").fill_null([])))
-    )
+    per_query = hits.group_by("id", maintain_order=True).agg(rank=pl.col("index"), judged=pl.col("judged"))
     serving = texts.drop("n", "n_doc").join(others, on="id", how="inner", maintain_order="left")
     candidates = serving.select(*texts.columns, "n_judged").cast({**texts.schema, "n_judged": pl.List(pl.Boolean)})
     ranked = _ranked_table(candidates.join(per_query, on="id", how="left", maintain_order="left"), embedder_code, Ks)
@@ -143,21 +138,32 @@ def corpus_candidates(
 
 
 def _ranked_table(frame: pl.DataFrame, embedder_code: str, Ks: list[int]) -> pl.DataFrame:
-    """The ranked layout (``CORPUS_RANKED_SCHEMA``) of ``frame`` (id, subset, p, n, rank, judged):
-    Np = len(p), Nc = Np + len(n), P = n_p/K and R = n_p/Np, n_p the positives (index < Np) among
-    rank[:K]."""
+    """The ranked layout (``CORPUS_RANKED_SCHEMA``) of ``frame`` (id, subset, p, n, rank, judged:
+    the retrieved documents' indexes and whether each is judged): Np = len(p), Nc = Np + len(n);
+    at every K of ``Ks``, over the top min(K, len(rank)) documents, P = n_p/K, R = n_p/Np and
+    judged = the judged documents' share, n_p the positives (index < Np)."""
     sized = frame.with_columns(Np=pl.col("p").list.len().cast(pl.Int32)).with_columns(
         Nc=pl.col("Np") + pl.col("n").list.len().cast(pl.Int32))
+    numbered = sized.select("Np", "rank", "judged").with_row_index("row")
+    prefixes = (
+        numbered.explode("rank", "judged")
+        .with_columns(depth=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("row"),
+                      n_p=(pl.col("rank") < pl.col("Np")).cast(pl.Float64).cum_sum().over("row"),
+                      n_judged=pl.col("judged").cast(pl.Float64).cum_sum().over("row"))
+        .select("row", "depth", "n_p", "n_judged")
+    )
     at_k = (
-        sized.select("id", "Np", "rank").with_row_index("row").explode("rank")
-        .with_columns(K=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("row"),
-                      n_p=(pl.col("rank") < pl.col("Np")).cast(pl.Float64).cum_sum().over("row"))
-        .filter(pl.col("K").is_in(Ks))
+        numbered.select("row", "Np", retrieved=pl.col("rank").list.len().cast(pl.Int32))
+        .join(pl.DataFrame({"K": Ks}, schema={"K": pl.Int32}), how="cross")
+        .with_columns(depth=pl.min_horizontal("K", "retrieved"))
+        .join(prefixes, on=["row", "depth"], how="left", maintain_order="left")
+        .sort("row", "K")
         .group_by("row", maintain_order=True)
-        .agg("K", P=pl.col("n_p") / pl.col("K"), R=pl.col("n_p") / pl.col("Np"))
+        .agg("K", P=pl.col("n_p") / pl.col("K"), R=pl.col("n_p") / pl.col("Np"),
+             judged=pl.col("n_judged") / pl.col("depth"))
     )
     return (
-        sized.with_row_index("row").join(at_k, on="row", how="left", maintain_order="left")
+        sized.drop("judged").with_row_index("row").join(at_k, on="row", how="left", maintain_order="left")
         .with_columns(E=pl.lit(embedder_code, dtype=pl.String))
         .select(list(CORPUS_RANKED_SCHEMA))
         .cast(CORPUS_RANKED_SCHEMA)

@@ -19,6 +19,7 @@ import polars as pl
 from retrieval_response.embedding.backends import l2_normalise
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.errors import InputError
+from retrieval_response.tables.workflow_tables import is_corpus_ranking, retrieved_rank_holds_every_other
 
 Encode = Callable[[list[str], str], np.ndarray]
 
@@ -137,38 +138,53 @@ def _first_violation(df: pl.DataFrame, bad: pl.Expr) -> str | None:
 
 
 def _positives_in_prefix(df: pl.DataFrame) -> pl.DataFrame:
-    """(row, K, n_p): positives among rank[:K] for every K of every row (long format)."""
+    """(row, K, n_p): positives among rank[:K] for every K of every row (long format); a K beyond
+    len(rank) (a short corpus-level retrieval) counts the whole rank."""
     ranks = (
         df.select("row", "Np", "rank")
         .explode("rank")
-        .with_columns(K=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("row"))
+        .with_columns(depth=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("row"))
         .with_columns(n_p=(pl.col("rank") < pl.col("Np")).cum_sum().over("row"))
     )
-    return ranks.select("row", "K", "n_p")
+    wanted = (df.select("row", "K", retrieved=pl.col("rank").list.len().cast(pl.Int32)).explode("K")
+              .with_columns(depth=pl.min_horizontal(pl.col("K").cast(pl.Int32), "retrieved")))
+    return wanted.join(ranks.select("row", "depth", "n_p"), on=["row", "depth"], how="left").select("row", "K", "n_p")
 
 
 def check_ranked_invariants(df: pl.DataFrame, path: str | os.PathLike) -> None:
     """Raise ``InputError(path, "id <id>", rule)`` for the first ranked sample that breaks a rule of
     docs/METHODS.md#ranked-table.
 
-    Rules: len(P) == len(R) == len(K); len(rank) == Nc; rank a permutation of 0..Nc-1;
-    1 <= Np < Nc; K strictly ascending within 1..Nc; P = n_p/K and R = n_p/Np with n_p the
-    positives (index < Np) in rank[:K]; (id, E, Nc, Np) unique.
+    Rules: len(P) == len(R) == len(K); rank distinct values of 0..Nc-1: all Nc of them (a pool),
+    or, in a corpus-level ranking (:func:`is_corpus_ranking`), at least one and every index >= Np;
+    1 <= Np < Nc; K strictly ascending, >= 1 and (pools) <= Nc; P = n_p/K and R = n_p/Np with n_p
+    the positives (index < Np) in rank[:K]; (id, E, Nc, Np) unique.
     """
     missing = set(RANKED_SCHEMA) - set(df.columns)
     if missing:
         raise InputError(path, "columns", f"missing ranked columns {sorted(missing)}")
     rank = pl.col("rank")
+    distinct_in_range = (rank.list.min() >= 0) & (rank.list.max() <= pl.col("Nc") - 1) & (
+        rank.list.n_unique() == rank.list.len())
+    ascending = (pl.col("K").list.n_unique() == pl.col("K").list.len()) & (pl.col("K").list.sort() == pl.col("K")) & (
+        pl.col("K").list.min() >= 1)
+    if is_corpus_ranking(df.columns):
+        shape_rules = [
+            ("rank lists distinct candidates of 0..Nc-1, every index >= Np among them",
+             distinct_in_range & retrieved_rank_holds_every_other()),
+            ("K strictly ascending, each >= 1", ascending),
+        ]
+    else:
+        shape_rules = [
+            ("len(rank) == Nc", rank.list.len() == pl.col("Nc")),
+            ("rank is a permutation of 0..Nc-1", distinct_in_range),
+            ("K strictly ascending within 1..Nc", ascending & (pl.col("K").list.max() <= pl.col("Nc"))),
+        ]
     rules = [
         ("len(P) == len(R) == len(K)", (pl.col("P").list.len() == pl.col("K").list.len())
          & (pl.col("R").list.len() == pl.col("K").list.len())),
-        ("len(rank) == Nc", rank.list.len() == pl.col("Nc")),
-        ("rank is a permutation of 0..Nc-1", (rank.list.min() == 0) & (rank.list.max() == pl.col("Nc") - 1)
-         & (rank.list.n_unique() == pl.col("Nc"))),
+        *shape_rules,
         ("1 <= Np < Nc", (pl.col("Np") >= 1) & (pl.col("Np") < pl.col("Nc"))),
-        ("K strictly ascending within 1..Nc", (pl.col("K").list.n_unique() == pl.col("K").list.len())
-         & (pl.col("K").list.sort() == pl.col("K")) & (pl.col("K").list.min() >= 1)
-         & (pl.col("K").list.max() <= pl.col("Nc"))),
         ("(id, E, Nc, Np) unique", ~pl.struct("id", "E", "Nc", "Np").is_duplicated()),
     ]
     for rule, ok in rules:

@@ -1,7 +1,11 @@
 """TREC run files: your own retriever's ranking of a judged corpus, read as ranked samples and written back.
 
-A run file holds one run: lines ``qid Q0 docid rank score tag``, white space separated (the
-second field is not read, as in trec_eval). On a dataset of a layout with document ids
+A run file holds one run: lines ``qid Q0 docid rank score tag`` (the second field is not read,
+as in trec_eval). A line holding a tab is split at its tabs, each field stripped of surrounding
+white space, so ids may hold spaces; any other line is split at runs of white space, as
+trec_eval splits it. :func:`write_run` writes tab-separated lines and refuses, in one line, an id
+that could not be read back as written: empty, starting or ending with white space, or holding a
+tab or a line break (``str.splitlines``). On a dataset of a layout with document ids
 (``beir``, ``trec``) the run *is* the ranking: for a design (Nc, Np) each query's candidates
 (its first Np positives and first Nc - Np negatives, by document id) are ordered by the run's
 score, highest first, ties broken by the run's rank column (lower first). Candidates the run
@@ -10,7 +14,7 @@ does not rank follow all ranked ones, in candidate order, and are counted in the
 Documents the run ranks that are not candidates of the query are ignored.
 
 Every bad record is one InputError naming the file, the line and the rule (the first one
-stops the reading): not six fields, a rank that is not an integer >= 1, a score that is not a
+stops the reading): not six fields, an empty qid or docid, a rank that is not an integer >= 1, a score that is not a
 finite number, a repeated (qid, docid) pair, a tag different from the first line's, a document
 not in the corpus, a query not in the queries.
 """
@@ -41,6 +45,14 @@ def _fail_at_first(path: os.PathLike, frame: pl.DataFrame, bad: pl.Expr, rule: p
         raise InputError(path, f"line {first['line']}", text)
 
 
+def _fields(text: pl.Expr) -> pl.Expr:
+    """The fields of run lines ``text`` (module docstring): split at tabs where a line holds one,
+    else at runs of white space; a blank line has none."""
+    return (pl.when(text.str.contains("\t", literal=True))
+            .then(text.str.split("\t").list.eval(pl.element().str.strip_chars()))
+            .otherwise(text.str.extract_all(r"\S+")))
+
+
 def read_run(path: str | os.PathLike, *, documents: pl.Series | None = None,
              queries: pl.Series | None = None) -> pl.DataFrame:
     """The lines of the run file ``path`` as a table (``RUN_SCHEMA``: qid, docid, rank, score, tag, line).
@@ -52,7 +64,8 @@ def read_run(path: str | os.PathLike, *, documents: pl.Series | None = None,
     source = existing_file(path)
     lines = pl.DataFrame({"text": read_text(source).splitlines()}, schema={"text": pl.String})
     lines = lines.with_row_index("line", offset=1).with_columns(pl.col("line").cast(pl.Int64))
-    lines = lines.with_columns(fields=pl.col("text").str.extract_all(r"\S+")).filter(pl.col("fields").list.len() > 0)
+    lines = lines.with_columns(fields=_fields(pl.col("text"))).filter(
+        pl.col("fields").list.len() > 0, pl.col("text").str.strip_chars() != "")
     if lines.height == 0:
         raise InputError(source, "file", "no run lines (expected 'qid Q0 docid rank score tag' lines)")
     _fail_at_first(source, lines, pl.col("fields").list.len() != 6,
@@ -64,6 +77,7 @@ def read_run(path: str | os.PathLike, *, documents: pl.Series | None = None,
         rank=field(3).cast(pl.Int64, strict=False),
         score=field(4).cast(pl.Float64, strict=False),
     )
+    _fail_at_first(source, run, (pl.col("qid") == "") | (pl.col("docid") == ""), "empty query or document id")
     _fail_at_first(source, run, pl.col("rank").is_null() | (pl.col("rank") < 1),
                    pl.format("rank '{}' must be an integer >= 1", "rank_text"))
     _fail_at_first(source, run, ~pl.col("score").is_finite(),
@@ -86,13 +100,14 @@ def read_run(path: str | os.PathLike, *, documents: pl.Series | None = None,
 
 
 def run_tag(path: str | os.PathLike) -> str:
-    """The tag (last field) of the first non-blank line of the run file ``path``; InputError when that
-    line does not have 6 fields or the file has no line."""
+    """The tag (last field) of the first non-blank line of the run file ``path``, its fields split as
+    :func:`read_run` splits them; InputError when that line does not have 6 fields or the file has
+    no line."""
     source = existing_file(path)
     with source.open(encoding="utf-8", errors="replace") as handle:
         for number, line in enumerate(handle, start=1):
-            fields = line.split()
-            if fields:
+            if line.strip():
+                fields = pl.select(_fields(pl.lit(line.rstrip("\r\n")))).item().to_list()
                 if len(fields) != 6:
                     raise InputError(source, f"line {number}", "expected 6 fields: qid Q0 docid rank score tag")
                 return fields[5]
@@ -138,14 +153,33 @@ def run_rank_samples(
     return ranked_table(serving, rank, embedder_code=embedder_code, Np=Np, Ks=Ks), report
 
 
+def unwritable_id(value: str) -> str | None:
+    """Why the id ``value`` cannot be written to a run file and read back as itself (module
+    docstring), or None when it can."""
+    if value == "":
+        return "is empty"
+    if value != value.strip():
+        return "starts or ends with white space"
+    if "\t" in value:
+        return "holds a tab"
+    if value.splitlines() != [value]:
+        return "holds a line break"
+    return None
+
+
 def run_lines(ranked: pl.DataFrame, texts: pl.DataFrame, *, tag: str) -> str:
-    """The TREC run text of a ranked table of one ranking: per sample, its candidates by document id
-    in ranked order, ranks 1..Nc and scores Nc..1 (so reading it back gives the same order).
+    """The TREC run text of a ranked table of one ranking: per sample, its ranked candidates (the
+    retrieved ones of a corpus-level ranking) by document id in ranked order, tab-separated, ranks
+    1..n and scores n..1 (so reading it back gives the same order).
 
     ``texts`` is the unit's texts table (``id, source_id, p_doc, n_doc``). A ranking is one (E, Nc,
     Np) design, or the samples of one corpus-level ranker (one per query, Nc and Np per query).
-    ValueError when ``ranked`` holds two samples of one query or a sample is not in ``texts``.
+    ValueError when ``ranked`` holds two samples of one query, a sample is not in ``texts``, the
+    tag is empty or holds white space, or a written id could not be read back (:func:`unwritable_id`):
+    one line naming the id and the rule.
     """
+    if not tag or len(tag.split()) != 1 or tag != tag.strip():
+        raise ValueError(f"run tag {tag!r} must be one non-empty word without white space")
     if ranked["id"].is_duplicated().any():
         raise ValueError("a run file holds one ranking; the table has two samples of one query")
     if ranked.height == 0:
@@ -155,19 +189,25 @@ def run_lines(ranked: pl.DataFrame, texts: pl.DataFrame, *, tag: str) -> str:
     if joined["source_id"].null_count():
         raise ValueError("a ranked sample is not in the texts table")
     candidates = pl.concat_list(pl.col("p_doc").list.head(pl.col("Np")), pl.col("n_doc").list.head(pl.col("Nc") - pl.col("Np")))
-    text = (
-        joined.select("source_id", "Nc", docid=candidates.list.gather(pl.col("rank")))
-        .with_columns(position=pl.int_ranges(1, pl.col("Nc") + 1))
+    lines = (
+        joined.select("source_id", docid=candidates.list.gather(pl.col("rank")))
+        .with_columns(position=pl.int_ranges(1, pl.col("docid").list.len() + 1),
+                      length=pl.col("docid").list.len())
         .explode("docid", "position")
-        .select(pl.format("{} Q0 {} {} {} {}", "source_id", "docid", "position", pl.col("Nc") + 1 - pl.col("position"),
-                          pl.lit(tag)))
-        .to_series()
     )
+    for kind, column in (("query", "source_id"), ("document", "docid")):
+        for value in lines[column].unique(maintain_order=True).to_list():
+            problem = unwritable_id(value)
+            if problem:
+                raise ValueError(f"{kind} id {value!r} {problem}: a run file cannot hold it and read it back")
+    text = lines.select(pl.format("{}\tQ0\t{}\t{}\t{}\t{}", "source_id", "docid", "position",
+                                  pl.col("length") + 1 - pl.col("position"), pl.lit(tag))).to_series()
     return "\n".join(text.to_list()) + "\n"
 
 
 def write_run(ranked: pl.DataFrame, texts: pl.DataFrame, path: str | os.PathLike, *, tag: str) -> None:
-    """Write ``run_lines(ranked, texts, tag=tag)`` to ``path`` atomically."""
+    """Write ``run_lines(ranked, texts, tag=tag)`` to ``path`` atomically (nothing written when it
+    raises ValueError)."""
     write_text(run_lines(ranked, texts, tag=tag), path)
 
 

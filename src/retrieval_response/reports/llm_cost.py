@@ -62,6 +62,7 @@ import polars as pl
 import yaml
 
 from retrieval_response.datasets import prepare
+from retrieval_response.datasets.judged_corpus import beir_qrels
 from retrieval_response.datasets.layouts import corpus_table, prepare_judged_queries
 from retrieval_response.llm.document_judgments import KINDS, UDCG_MAX_TOKENS, UMBRELA_MAX_TOKENS
 from retrieval_response.llm.prompts import (
@@ -388,6 +389,8 @@ def estimate(config: dict, base: Path, answer_tokens: int | None = None,
     embedders = config.get("embedders") or {}
     datasets = config.get("datasets") or {}
     sources = {name: shipped_or_local(d["path"], base) for name, d in datasets.items() if "path" in d}
+    sources = {name: beir_qrels(path, datasets[name].get("split"))
+               if datasets[name]["layout"] == "beir" and path.is_dir() else path for name, path in sources.items()}
     work = Workload()
     if datasets and len(sources) == len(datasets) and all(path.exists() for path in sources.values()):
         for name, dataset in datasets.items():

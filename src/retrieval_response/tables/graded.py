@@ -21,7 +21,8 @@ PUBLISHED_GOLD_COLUMNS = ("grade_gold", "grade_gold_expected", "status_gold")
 def validate_graded(graded: pl.DataFrame, path: str | os.PathLike) -> None:
     """Check the graded-sample invariants (docs/METHODS.md#graded-table), raising InputError(path, "id X",
     rule) on the first breach: all columns present; unique (id, E, Nc, Np, K);
-    len(rank) == len(inK) == K; sum(inK) <= Np; grade in 1..5 exactly when status is "graded";
+    len(rank) == len(inK) <= K (fewer than K only where a corpus-level ranker retrieved fewer);
+    sum(inK) <= Np; grade in 1..5 exactly when status is "graded";
     a non-null status on every row; with any of :data:`GOLD_COLUMNS`, all of them, and the same
     two rules for ``grade_gold`` and ``status_gold``."""
     gold = [c for c in GOLD_COLUMNS if c in graded.columns]
@@ -30,8 +31,8 @@ def validate_graded(graded: pl.DataFrame, path: str | os.PathLike) -> None:
         raise InputError(path, "columns", f"missing column {missing[0]!r}")
     checks = {
         "status is null": pl.col("status").is_null(),
-        "len(rank) != K": pl.col("rank").list.len() != pl.col("K"),
-        "len(inK) != K": pl.col("inK").list.len() != pl.col("K"),
+        "len(rank) > K": pl.col("rank").list.len() > pl.col("K"),
+        "len(inK) != len(rank)": pl.col("inK").list.len() != pl.col("rank").list.len(),
         "sum(inK) > Np": pl.col("inK").list.sum() > pl.col("Np"),
         "grade outside 1..5": pl.col("grade").is_not_null() & ~pl.col("grade").is_between(1, 5),
         "grade present exactly when status is 'graded'":

@@ -5,11 +5,14 @@ A table edited by hand (or truncated, or from another version) must fail with on
 polars traceback naming no file. The rules are those the writers guarantee (docs/DESIGN.md):
 
 - ranked (:func:`read_ranked_table`): ``2 <= Nc <= MAX_NC``, ``1 <= Np < Nc``; ``rank`` a
-  permutation of ``0..Nc-1``; ``K`` increasing in ``1..Nc``; ``P``, ``R`` as long as ``K``;
-  (id, E, Nc, Np) unique;
+  permutation of ``0..Nc-1`` and ``K`` increasing in ``1..Nc``, or, in a corpus-level ranking
+  (column ``judged``), ``rank`` distinct values of ``0..Nc-1`` holding every index >= Np (the
+  positives not retrieved have no position) and ``K`` increasing from 1 up; ``P``, ``R`` as long
+  as ``K``; (id, E, Nc, Np) unique;
 - graded and analysis tables (:func:`read_graded_table`, :func:`read_analysis_table`): the same
-  bounds, ``1 <= K <= Nc``, ``rank`` K distinct values in ``0..Nc-1``, ``inK = (rank < Np)``,
-  a grade in 1..5 or null; the graded table's invariants of
+  bounds, ``K >= 1``; ``rank`` K distinct values in ``0..Nc-1`` (so ``K <= Nc``), or fewer than K
+  when the ranker retrieved no more (a short corpus-level retrieval: then ``rank`` holds every
+  index >= Np); ``inK = (rank < Np)``, a grade in 1..5 or null; the graded table's invariants of
   :func:`retrieval_response.tables.graded.validate_graded`; in the analysis table ``np_2K``
   (positives in the top 2K) at least ``sum(inK)`` (positives in the top K);
 - texts (:func:`read_texts_table`): unique ids; each ranked id of a design has ``Np`` positives
@@ -64,23 +67,49 @@ def check_rules(frame: pl.DataFrame, path: str | os.PathLike, rules: dict[str, p
             raise InputError(path, f"id {offenders['id'][0]}", f"{rule}{more}")
 
 
-def _permutation_rules(length: pl.Expr) -> dict[str, pl.Expr]:
-    """``rank`` holds ``length`` distinct values in 0..Nc-1."""
+def is_corpus_ranking(columns: list[str] | pl.Schema) -> bool:
+    """True for the columns of the ranked layout of a corpus-level ranker (``judged``, as in
+    ``corpus_retrieval.CORPUS_RANKED_SCHEMA``): its ``rank`` lists the retrieved documents only, so
+    it may be shorter than Nc and than K, and its K are not bounded by Nc."""
+    return "judged" in columns
+
+
+def retrieved_rank_holds_every_other() -> pl.Expr:
+    """True where ``rank`` holds every candidate index in Np..Nc-1: a corpus-level ranking lists
+    every document it retrieved, and only the positives it did not retrieve have no position."""
+    others = pl.int_ranges("Np", "Nc", dtype=pl.Int32)
+    return pl.col("rank").cast(pl.List(pl.Int32)).list.set_intersection(others).list.len() == pl.col("Nc") - pl.col("Np")
+
+
+def _rank_value_rules() -> dict[str, pl.Expr]:
+    """``rank`` holds distinct values in 0..Nc-1."""
     return {
         "rank values must lie in 0..Nc-1": (_rank.list.min() < 0) | (_rank.list.max() >= _nc),
         "rank must not repeat a candidate": _rank.list.n_unique() != _rank.list.len(),
-        "len(rank) is wrong (Nc in a ranked table, K in a graded one)": _rank.list.len() != length,
     }
 
 
-def validate_ranked(ranked: pl.DataFrame, path: str | os.PathLike) -> None:
-    """The ranked-table rules (module docstring); InputError at the first rule broken."""
+def validate_ranked(ranked: pl.DataFrame, path: str | os.PathLike, *, corpus: bool | None = None) -> None:
+    """The ranked-table rules (module docstring); InputError at the first rule broken. ``corpus``:
+    the table is a corpus-level ranking (default: it has the column ``judged``)."""
+    corpus = is_corpus_ranking(ranked.columns) if corpus is None else corpus
+    if corpus:
+        shape = {
+            "rank must hold every retrieved candidate (every index >= Np)": ~retrieved_rank_holds_every_other(),
+            "K must be increasing values >= 1": (_k.list.len() == 0) | (_k.list.min() < 1)
+            | (_k.list.diff(null_behavior="drop").list.min().fill_null(1) <= 0),
+        }
+    else:
+        shape = {
+            "len(rank) is wrong (Nc in a ranked table, K in a graded one)": _rank.list.len() != _nc,
+            "K must be increasing values in 1..Nc": (_k.list.len() == 0) | (_k.list.min() < 1) | (_k.list.max() > _nc)
+            | (_k.list.diff(null_behavior="drop").list.min().fill_null(1) <= 0),
+        }
     rules = {
         "id must not be null": pl.col("id").is_null(),
         **COUNT_RULES,
-        **_permutation_rules(_nc),
-        "K must be increasing values in 1..Nc": (_k.list.len() == 0) | (_k.list.min() < 1) | (_k.list.max() > _nc)
-        | (_k.list.diff(null_behavior="drop").list.min().fill_null(1) <= 0),
+        **_rank_value_rules(),
+        **shape,
         "P and R must be as long as K": (pl.col("P").list.len() != _k.list.len()) | (pl.col("R").list.len() != _k.list.len()),
         "duplicate (id, E, Nc, Np)": pl.struct("id", "E", "Nc", "Np").is_duplicated(),
     }
@@ -91,7 +120,7 @@ def read_ranked_table(path: str | os.PathLike, columns: Sequence[str] = RANKED_C
     """A ranked table, checked (``validate_ranked`` on the columns it needs), with ``columns`` only."""
     needed = dict.fromkeys([*columns, "id", "E", "Nc", "Np", "K", "P", "R", "rank"])
     ranked = read_table(path, list(needed), "ranked")
-    validate_ranked(ranked, path)
+    validate_ranked(ranked, path, corpus=is_corpus_ranking(pl.read_parquet_schema(path)))
     return ranked.select(columns)
 
 
@@ -112,12 +141,16 @@ def _ink_matches_rank(frame: pl.DataFrame) -> pl.Series:
 
 def sample_rules(frame: pl.DataFrame) -> dict[str, pl.Expr]:
     """Rules every graded sample of ``frame`` obeys (graded and analysis tables)."""
+    short = _rank.list.len() < _k
     return {
         "id must not be null": pl.col("id").is_null(),
         **COUNT_RULES,
-        "K must lie in 1..Nc": ~_k.is_between(1, _nc),
-        **_permutation_rules(_k),
-        "len(inK) != K": pl.col("inK").list.len() != _k,
+        "K must be >= 1": _k < 1,
+        **_rank_value_rules(),
+        "len(rank) must lie in 1..K": (_rank.list.len() < 1) | (_rank.list.len() > _k),
+        "a top K shorter than K must hold every index >= Np (a ranker that retrieved no more)":
+            short & ~retrieved_rank_holds_every_other(),
+        "len(inK) != len(rank)": pl.col("inK").list.len() != _rank.list.len(),
         "inK must be 1 exactly where rank < Np": ~pl.lit(_ink_matches_rank(frame)),
         "grade outside 1..5": pl.col("grade").is_not_null() & ~pl.col("grade").is_between(1, 5),
     }
@@ -187,7 +220,9 @@ def check_ids_across_datasets(texts_paths: dict[str, str | os.PathLike]) -> dict
             more = f" ({len(shared)} ids in all)" if len(shared) > 1 else ""
             raise InputError(f"{texts_paths[first]}, {path}", f"id {shared[0]}",
                              f"the same query id in datasets {first} and {name}{more}: ids are unique within a "
-                             "dataset only, so give one of them ids of its own (another id prefix)")
+                             "dataset only, so give one of them ids of its own (a beir, trec or ir_datasets "
+                             "dataset: datasets.<name>.subset, its ids being <subset>-<n>; another layout: "
+                             "another id prefix in its file)")
         owner.update(dict.fromkeys(ids, name))
     return {"datasets": len(texts_paths), "queries": total}
 

@@ -19,8 +19,13 @@ Use as a context manager (server thread in this process)::
     with OpenAIServer(latency_s=0.1, rate_limit_rps=20) as server:
         litellm.completion(model="openai/fake", api_base=server.base_url, api_key="x", ...)
 
-or ``python -m retrieval_response.testing.openai_server --latency 0.1 --rps 20`` (prints
-``PORT <n>``) to keep its threads off the client's interpreter lock; see ``serve_in_subprocess``.
+or ``python -m retrieval_response.testing.openai_server --latency 0.1 --rps 20`` to keep its
+threads off the client's interpreter lock; see ``serve_in_subprocess``. The command listens on a
+free port unless ``--port`` names one, and prints ``PORT <n>`` once it listens; a ``--port`` in
+use is refused with one line on stderr (exit status 1), no traceback. ``--config-out FILE``
+writes, before that line, a config overlay pointing both LLM roles at the server
+(``llm.generator.api_base`` and ``llm.grader.api_base``), to give Snakemake as a second
+``--configfile`` after the config it completes.
 """
 
 from __future__ import annotations
@@ -55,8 +60,9 @@ FAULT_KINDS = ("fault_429", "fault_500", "fault_timeout", "fault_malformed", "fa
 # HTTP 200 with no choices, a choice without message, null content, a body that is not JSON, an
 # empty body, an HTML page, a correct body labelled text/plain, an error object; a connection
 # reset before any byte; a 429 whose Retry-After is the server's ``retry_after_header``; a body
-# trickled a byte at a time (``trickle_interval_s`` apart); and the error replies of
-# ``ERROR_REPLIES``.
+# trickled a byte at a time (``trickle_interval_s`` apart); a 401 that quotes the request's
+# bearer token back (``fault_401_echo_key``, as providers quote a wrong key); and the error
+# replies of ``ERROR_REPLIES``.
 CONTEXT_EXCEEDED_BODY = (b'{"error": {"code": 400, "message": "the request exceeds the available context size, '
                          b'try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 5000, '
                          b'"n_ctx": 2048}}')
@@ -83,7 +89,7 @@ ERROR_REPLIES = {
 }
 MISBEHAVIOURS = ("fault_empty_choices", "fault_no_message", "fault_null_content", "fault_not_json",
                  "fault_empty_body", "fault_html", "fault_text_plain", "fault_error_object",
-                 "fault_reset", "fault_retry_after_header", "fault_trickle", *ERROR_REPLIES)
+                 "fault_reset", "fault_retry_after_header", "fault_trickle", "fault_401_echo_key", *ERROR_REPLIES)
 UNPARSEABLE_CONTENT = "Somewhere between 3 and 4, I would say."
 
 
@@ -408,6 +414,12 @@ class OpenAIServer:
                 if fault == "fault_trickle":
                     self._trickle(json.dumps(body).encode())
                     return
+                if fault == "fault_401_echo_key":
+                    token = (self.headers.get("Authorization") or "").partition(" ")[2]
+                    message = f"Incorrect API key provided: {token}. You can find your API key in your account."
+                    self._send(401, json.dumps({"error": {"message": message, "type": "invalid_request_error",
+                                                          "code": "invalid_api_key"}}).encode())
+                    return
                 if fault == "fault_retry_after_header":
                     self._send(429, b'{"error": {"message": "slow down", "type": "rate_limit_error"}}',
                                {"Retry-After": server.retry_after_header})
@@ -504,18 +516,36 @@ def serve_in_subprocess(latency_s: float = 0.0, rate_limit_rps: float | None = N
         process.wait(timeout=10)
 
 
+def config_overlay(base_url: str) -> str:
+    """A workflow config overlay (YAML; JSON is YAML) pointing both LLM roles at ``base_url``."""
+    return json.dumps({"llm": {role: {"api_base": base_url} for role in ("generator", "grader")}}, indent=2) + "\n"
+
+
 def main(argv: list[str] | None = None) -> None:
+    """The command (module docstring): listen on ``--port`` (default a free port), write the
+    ``--config-out`` overlay, print ``PORT <n>``, serve until killed. A port that cannot be
+    listened on exits with one line on stderr and status 1."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--rps", type=float, default=None)
-    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one, printed)")
+    parser.add_argument("--config-out", default=None,
+                        help="write a config overlay pointing llm.generator and llm.grader at this server")
     parser.add_argument("--faults-json", default="{}")
     parser.add_argument("--script-json", default="[]")
     parser.add_argument("--required-query-json", default="null")
     args = parser.parse_args(argv)
-    server = OpenAIServer(args.latency, args.rps, FaultSchedule(**json.loads(args.faults_json)),
-                          port=args.port, script=json.loads(args.script_json),
-                          required_query=json.loads(args.required_query_json))
+    try:
+        server = OpenAIServer(args.latency, args.rps, FaultSchedule(**json.loads(args.faults_json)),
+                              port=args.port, script=json.loads(args.script_json),
+                              required_query=json.loads(args.required_query_json))
+    except OSError as error:
+        sys.exit(f"openai_server: cannot listen on 127.0.0.1:{args.port}: {error.strerror or error} "
+                 "(another program holds it?); omit --port to listen on a free port, printed as PORT <n>")
+    if args.config_out:
+        from retrieval_response.infra.atomic import write_text
+
+        write_text(config_overlay(server.base_url), args.config_out)
     print(f"PORT {server.port}", flush=True)
     server.serve_forever()
 

@@ -4,8 +4,9 @@
 problem. It checks, in order: names that become path components (dataset names, embedder
 codes, design names, generic subset names: ``retrieval_response.infra.paths.safe_name``), the keys
 that depend on each other (designs, K, embedder lists, a dataset's level, subset, path and
-ir_datasets id against its layout, a run's layout, BM25 settings, LLM roles), that every input
-file named by the config exists and every ir_datasets dataset can be read (from the package's
+ir_datasets id against its layout, a run's layout, BM25 settings, LLM roles, the subsets of
+the layouts that number their rows), that every input file named by the config exists (a BEIR
+folder: its qrels split) and every ir_datasets dataset can be read (from the package's
 cache unless downloads are allowed), the ``analysis.alpha_grid`` syntax and size, the prompt files, and the
 API-key environment variable of each configured model (by name; its value is never shown).
 The JSON schema (workflow/schemas/config.schema.yaml) has filled the defaults beforehand;
@@ -23,9 +24,12 @@ import jsonschema
 
 from retrieval_response.analysis.measures import alpha_grid
 from retrieval_response.datasets import ir_datasets_layout
-from retrieval_response.datasets.layouts import CORPUS_LAYOUTS, check_options
+from retrieval_response.datasets.judged_corpus import beir_qrels
+from retrieval_response.datasets.layouts import CORPUS_LAYOUTS, check_options, row_subset
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.paths import UnsafeNameError, safe_name
+from retrieval_response.infra.secrets import looks_like_secret
+from retrieval_response.llm.config import is_local, provider_problem
 from retrieval_response.llm.prompts import (
     ANSWER_FIELDS,
     GRADE_FIELDS,
@@ -63,6 +67,8 @@ def check_names(config: Mapping, config_file: str) -> None:
         _name(config_file, "datasets", name, "dataset name")
         if dataset.get("subset") is not None:
             _name(config_file, f"datasets.{name}.subset", dataset["subset"], "subset name")
+        if dataset.get("split") is not None:
+            _name(config_file, f"datasets.{name}.split", dataset["split"], "split name")
         for design in dataset_designs(config, name):
             _name(config_file, f"datasets.{name}.designs", design_name(design), "design name")
 
@@ -88,19 +94,17 @@ def check_designs(config: Mapping, config_file: str) -> None:
         names = [design_name(design) for design in designs]
         if len(set(names)) != len(names):
             raise InputError(config_file, f"config key designs (dataset {name})", "the same (Nc, Np) design is listed twice")
-        for design in designs:
+        for index, design in enumerate(designs):
             nc, np_ = design["Nc"], design["Np"]
+            key = (f"config key datasets.{name}.designs[{index}]" if "designs" in datasets[name]
+                   else f"config key designs[{index}] (dataset {name})")
             if not 1 <= np_ < nc:
-                raise InputError(
-                    config_file, f"config key designs (dataset {name})", f"design Nc={nc}, Np={np_} breaks 1 <= Np < Nc"
-                )
+                raise InputError(config_file, key, f"design Nc={nc}, Np={np_} breaks 1 <= Np < Nc")
             too_large = [k for k in design_cutoffs(config, design) if k > nc]
             if too_large:
-                raise InputError(
-                    config_file,
-                    "config key K",
-                    f"K={too_large[0]} exceeds Nc={nc} of design {design_name(design)} (dataset {name})",
-                )
+                origin = "its own K" if "K" in design else "the top-level K"
+                raise InputError(config_file, key, f"K={too_large[0]} (from {origin}) exceeds Nc={nc} of design "
+                                 f"{design_name(design)}: every K of a design must be <= its Nc")
 
 
 def check_lexical(config: Mapping, config_file: str) -> None:
@@ -163,10 +167,46 @@ def check_retrieval(config: Mapping, config_file: str) -> None:
                 raise InputError(config_file, f"{key}{option}", why)
 
 
+def check_numbered_subsets(config: Mapping, config_file: str) -> None:
+    """No two datasets whose layouts number their rows ``<subset>-<n>`` (``beir``, ``trec``,
+    ``ir_datasets``) share a subset: their query ids would collide. InputError naming the second
+    dataset's ``subset`` key."""
+    owner: dict[str, str] = {}
+    for name, dataset in config["datasets"].items():
+        subset = row_subset(dataset["layout"], dataset.get("subset"))
+        if subset is None:
+            continue
+        if subset in owner:
+            rule = (f"datasets {owner[subset]} and {name} would both number their queries {subset}-0, {subset}-1, ...: "
+                    f"give {name} a subset of its own (its ids become <subset>-<n>; a safe name)")
+            raise InputError(config_file, f"config key datasets.{name}.subset", rule)
+        owner[subset] = name
+
+
+def check_beir_folders(config: Mapping, config_file: str) -> None:
+    """A ``beir`` dataset's ``path`` that is a folder holds ``qrels/<split>.tsv`` (``split`` default
+    ``test``: ``judged_corpus.beir_qrels``); ``split`` applies to such a folder only."""
+    for name, dataset in config["datasets"].items():
+        split, path = dataset.get("split"), dataset.get("path")
+        if split is not None and (dataset["layout"] != "beir" or not Path(path).is_dir()):
+            rule = "split applies to a beir dataset whose path is its folder (<folder>/qrels/<split>.tsv)"
+            raise InputError(config_file, f"config key datasets.{name}.split", rule)
+        if dataset["layout"] == "beir" and Path(path).is_dir():
+            try:
+                beir_qrels(path, split)
+            except InputError as error:
+                raise InputError(config_file, f"config key datasets.{name}.path",
+                                 f"BEIR folder {path!r}: {error.rule}") from None
+
+
 def check_input_files(config: Mapping, config_file: str) -> None:
-    """Every input file named by the config is an existing regular file."""
+    """Every input file named by the config is an existing regular file (a BEIR folder: its qrels
+    file, :func:`check_beir_folders`)."""
+    check_beir_folders(config, config_file)
+    folders = {f"datasets.{name}.path" for name, dataset in config["datasets"].items()
+               if dataset["layout"] == "beir" and Path(dataset["path"]).is_dir()}
     for key, path in input_files(config):
-        if not Path(path).is_file():
+        if key not in folders and not Path(path).is_file():
             raise InputError(config_file, f"config key {key}", f"file {path!r} not found (expected a readable regular file)")
 
 
@@ -208,18 +248,30 @@ def check_prompts(config: Mapping, config_file: str) -> None:
 
 
 def check_llm(config: Mapping, config_file: str, environ: Mapping[str, str]) -> None:
-    """Both LLM roles are configured and each role's ``api_key_env``, when set, names a set variable."""
+    """Both LLM roles are configured; each role's ``api_key_env``, when set, names a set variable
+    and is no key itself (a value that looks like a secret, ``infra.secrets.looks_like_secret``,
+    is refused without being shown); each remote model string names a provider litellm can route
+    (:func:`check_provider`)."""
     llm = config["llm"]
     for role in LLM_ROLES:
         if role not in llm:
             raise InputError(config_file, f"config key llm.{role}", "datasets are configured but no LLM is given for this role")
         variable = llm[role].get("api_key_env")
+        if variable and looks_like_secret(variable):
+            raise InputError(config_file, f"config key llm.{role}.api_key_env",
+                             "holds what looks like an API key, not the name of an environment variable: put the key "
+                             "in a variable (export MY_API_KEY=...) and give its name here (the value is not shown)")
         if variable and not environ.get(variable):
             raise InputError(
                 config_file,
                 f"config key llm.{role}.api_key_env",
                 f"environment variable {variable} is not set or empty (export the API key under this name)",
             )
+        model = llm[role].get("model", "")
+        if not is_local(llm[role]) and (problem := provider_problem(model, llm[role].get("api_base"))):
+            raise InputError(config_file, f"config key llm.{role}.model",
+                             f"litellm cannot route {model!r}: {problem} (name the provider: <provider>/<model>, "
+                             f"e.g. openai/{model} for an OpenAI-compatible server at api_base)")
 
 
 def check_wildcard_values(config: Mapping, config_file: str, is_periodic: Callable[[str], bool]) -> None:
@@ -251,6 +303,7 @@ def check_config(config: Mapping, config_file: str, environ: Mapping[str, str] =
     check_lexical(config, config_file)
     check_dataset_options(config, config_file)
     check_retrieval(config, config_file)
+    check_numbered_subsets(config, config_file)
     check_input_files(config, config_file)
     check_ir_datasets(config, config_file)
     check_alpha_grid(config, config_file)

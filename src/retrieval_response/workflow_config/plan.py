@@ -15,6 +15,7 @@ the rank rule scores the texts itself) or a dataset's run.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from retrieval_response.datasets.layouts import LAYOUTS_WITHOUT_GOLD
 from retrieval_response.datasets.sampling import design_name as sampling_design_name
@@ -113,6 +114,17 @@ def embedded_pairs(config: Mapping) -> list[tuple[str, str]]:
     """The distinct (dataset, code) pairs whose ranker is dense, i.e. that the embed rule serves."""
     return sorted({(name, code) for name, code, _ in dataset_units(config)
                    if ranker_kind(config, name, code) == "dense"})
+
+
+def resolve_beir_folders(config: Mapping) -> None:
+    """Replace, in place, the ``path`` of each ``beir`` dataset named by its folder with the folder's
+    qrels file of its ``split`` (``judged_corpus.beir_qrels``), so that every rule reads, and
+    depends on, that file. Run after the start-up checks (``checks.check_beir_folders``)."""
+    from retrieval_response.datasets.judged_corpus import beir_qrels
+
+    for dataset in config["datasets"].values():
+        if dataset["layout"] == "beir" and Path(dataset["path"]).is_dir():
+            dataset["path"] = str(beir_qrels(dataset["path"], dataset.get("split")))
 
 
 def resolve_run_codes(config: Mapping, config_file: str) -> None:
