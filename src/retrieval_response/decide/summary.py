@@ -15,9 +15,10 @@ from pathlib import Path
 
 import polars as pl
 
-from retrieval_response.decide.verdict import DECISIONS
 from retrieval_response.infra.atomic import write_text
 
+DECISIONS = ("best", "tied", "worse", "undecided")
+"""The decisions of a verdict row (:mod:`retrieval_response.decide.verdict`)."""
 VERDICT_TEXT = "results/analysis/verdict.txt"
 """Where the verdict rule writes :func:`verdict_text`, and where the end of a run reads it."""
 VERDICT_RST = "results/analysis/verdict.rst"

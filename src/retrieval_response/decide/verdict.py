@@ -44,8 +44,6 @@ from retrieval_response.analysis.measures import MEASURES
 
 SEGMENTATIONS = ("fit", "all")
 """The segmentations a verdict is given for: narrow and wide, and all samples together."""
-DECISIONS = ("best", "tied", "worse", "undecided")
-"""The decisions of a verdict row."""
 DETECTABLE = (0.05, 0.10)
 """Differences of correlation the power plan sizes the queries for."""
 MIN_QUERIES = 10
