@@ -164,3 +164,21 @@ def test_the_estimate_never_fetches_litellms_price_map():
                           capture_output=True, text=True, cwd=REPO, env=env)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr[-2000:]
     assert LAST_LINE.match(proc.stdout.strip().splitlines()[-1])
+
+
+def test_queries_scale_each_datasets_workload_per_query(tmp_path):
+    """The tiny config has 2 queries; at 50 queries every stage has 25 times the calls and the same
+    tokens per call; without the config's data --queries is refused."""
+    from retrieval_response.reports.llm_cost import estimate, report
+
+    config = _tiny(tmp_path, [{"Nc": 3, "Np": 1, "K": [1, 3]}])
+    base, scaled = estimate(config, tmp_path), estimate(config, tmp_path, queries=50)
+    for name, stage in base.workload.stages.items():
+        assert scaled.workload.stages[name].calls == 25 * stage.calls
+        if stage.calls:
+            assert scaled.workload.stages[name].prompt_tokens == pytest.approx(25 * stage.prompt_tokens)
+    assert "scaled from its sampled queries to 50 queries" in report(scaled, "tiny")
+    missing = config | {"datasets": {name: d | {"path": str(tmp_path / "absent.jsonl")}
+                                     for name, d in config["datasets"].items()}}
+    with pytest.raises(ValueError, match="--queries"):
+        estimate(missing, tmp_path, queries=50)

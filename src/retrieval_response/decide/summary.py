@@ -170,7 +170,9 @@ def announce_verdict(table: str | os.PathLike = "results/analysis/verdict.parque
               "rebuild it; run the default target to update it.", file=sys.stderr, flush=True)
         return
     print(verdict_text(pl.read_parquet(table), (HEADLINE_SEGMENT,)), file=sys.stderr)
-    print(f"Every segment (narrow, wide, all): {VERDICT_TEXT}; the table: {table}", file=sys.stderr, flush=True)
+    print(f"Every segment (narrow, wide, all): {VERDICT_TEXT}; the table: {table}; what N more queries would "
+          "cost with this config: python -m retrieval_response.reports.llm_cost CONFIG --queries N",
+          file=sys.stderr, flush=True)
 
 
 def family_sentence(rows: list[dict]) -> str:

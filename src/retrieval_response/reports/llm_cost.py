@@ -1,6 +1,7 @@
 """What a config's LLM stages cost before it runs: calls, prompt and completion tokens, dollars.
 
     python -m retrieval_response.reports.llm_cost CONFIG [--answer-tokens N] [--price MODEL=PROMPT,COMPLETION ...]
+        [--queries N]
 
 Calls, as the workflow makes them: one ideal answer per (query, Np) of a dataset (shared by the
 embedders and by the designs with that Np), and per (query, embedder, design, K) one top-K answer
@@ -372,12 +373,22 @@ class Estimate:
         return sum(p for p, _ in priced), sum(c for _, c in priced)
 
 
+def scaled_workload(work: Workload, factor: float) -> Workload:
+    """``work`` with every stage's calls multiplied by ``factor`` (rounded) at the same tokens per call."""
+    scaled = Workload(judgments_exact=work.judgments_exact)
+    for name, stage in work.stages.items():
+        scaled.stages[name] = stage.scaled_to(round(stage.calls * factor))
+    return scaled
+
+
 def estimate(config: dict, base: Path, answer_tokens: int | None = None,
-             prices: dict[str, tuple[float, float]] | None = None) -> Estimate:
+             prices: dict[str, tuple[float, float]] | None = None, queries: int | None = None) -> Estimate:
     """The LLM workload of ``config`` (paths relative to ``base``), as described in the module
     docstring: ``answer_tokens`` completion tokens per answer (default: the generator's
     ``max_tokens``), priced at ``prices`` (model -> dollars per million prompt and completion
-    tokens) or litellm's table."""
+    tokens) or litellm's table. With ``queries``, each dataset's workload is scaled from its
+    sampled queries to ``queries`` queries (the same calls and tokens per query: what a verdict's
+    ``queries_for_0.10`` would cost); this needs the config's data (ValueError without it)."""
     config = with_defaults(config)
     llm = config.get("llm") or {}
     generator = llm.get("generator") or {}
@@ -398,16 +409,21 @@ def estimate(config: dict, base: Path, answer_tokens: int | None = None,
                 texts, _ = prepare_judged_queries(dataset["layout"], sources[name], n_queries=dataset.get("queries"),
                                                   seed=dataset.get("seed", 0))
                 corpus = corpus_table(dataset["layout"], sources[name])["text"].to_list()
-                work.merge(corpus_workload(texts, corpus, corpus_cutoffs(config, name), len(dataset_rankers(config, name)),
-                                           counter, answer_tokens, kinds))
+                dataset_work = corpus_workload(texts, corpus, corpus_cutoffs(config, name),
+                                               len(dataset_rankers(config, name)), counter, answer_tokens, kinds)
+                work.merge(scaled_workload(dataset_work, queries / texts.height) if queries else dataset_work)
                 continue
             designs = design_cutoff_lists(config, dataset_designs(config, name))
             texts, _ = prepare(dataset["layout"], sources[name], level=dataset.get("level"),
                                subset=dataset.get("subset"), n_queries=dataset.get("queries"),
                                seed=dataset.get("seed", 0), designs=[(nc, np_) for nc, np_, _ in designs])
             n_embedders = len(dataset.get("embedders") or embedders)
-            work.merge(texts_workload(texts, designs, n_embedders, counter, answer_tokens, kinds))
-        basis = "counted on the config's data"
+            dataset_work = texts_workload(texts, designs, n_embedders, counter, answer_tokens, kinds)
+            work.merge(scaled_workload(dataset_work, queries / texts.height) if queries else dataset_work)
+        basis = ("counted on the config's data" if not queries else
+                 f"counted on the config's data, each dataset scaled from its sampled queries to {queries} queries")
+    elif queries:
+        raise ValueError("--queries scales the config's own datasets: their files are needed")
     else:
         designs = design_cutoff_lists(config, config["designs"])
         per_call: dict[str, list[Stage]] = {name: [] for name in work.stages}
@@ -523,6 +539,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--price", action="append", default=[], metavar="MODEL=PROMPT,COMPLETION",
                         help="dollars per million prompt and completion tokens of MODEL (any model, a self-hosted "
                              "one too; repeatable); other models are priced from litellm's local table")
+    parser.add_argument("--queries", type=int, metavar="N",
+                        help="price each dataset at N queries (its workload per sampled query times N): e.g. the "
+                             "queries_for_0.10 of a verdict")
     parser.add_argument("--directory", default=".", help="the working folder the config's paths are relative to")
     parser.add_argument("--json", metavar="PATH",
                         help="also write the estimate, with its command and its seconds, to this JSON file")
@@ -533,7 +552,12 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(str(e))
     config = yaml.safe_load(Path(args.config).read_text())
     start = time.perf_counter()
-    est = estimate(config, Path(args.directory), args.answer_tokens, prices)
+    if args.queries is not None and args.queries < 1:
+        parser.error("--queries: at least 1")
+    try:
+        est = estimate(config, Path(args.directory), args.answer_tokens, prices, args.queries)
+    except ValueError as e:
+        parser.error(str(e))
     seconds = time.perf_counter() - start
     print(report(est, args.config))
     if args.json:
