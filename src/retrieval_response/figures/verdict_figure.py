@@ -27,8 +27,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from retrieval_response.analysis.correlation_tables import TARGETS
-from retrieval_response.decide.summary import HEADLINE_SEGMENT, short_reason
-from retrieval_response.decide.verdict import DECISIONS
+from retrieval_response.decide.summary import DECISIONS, HEADLINE_SEGMENT, short_reason
 from retrieval_response.figures.labels import CANNOT_DECIDE, CORR_LABELS, NOT_RUN, TARGET_SHORT, UNDEFINED
 from retrieval_response.figures.layout import figure_footer
 from retrieval_response.figures.manifest import Manifest, png_data_uri
