@@ -86,8 +86,10 @@ def test_published_files_alone_produce_tables_and_figures(published_run):
 
     replication = pl.read_parquet(tmp_path / "results/analysis/replication.parquet")
     assert replication.columns == ["conclusion", "subset", "segment", "target", "E", "difference", "value", "ci_low",
-                                   "ci_high", "verdict", "detectable"]
+                                   "ci_high", "verdict", "detectable", "value_crossfit", "p_adjusted",
+                                   "verdict_adjusted"]
     assert set(replication["verdict"]) <= {"supported", "contradicted", "inconclusive"}
+    assert set(replication["verdict_adjusted"]) <= {"supported", "contradicted", "inconclusive"}
     spread = replication.filter(pl.col("conclusion").str.starts_with("C4"))
     assert spread.height > 0 and spread["ci_low"].null_count() == 0 and set(spread["E"]) == {"ML6,PML3"}
 
