@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import subprocess
+import sys
 import time
 
 import pytest
 
+from conftest import python_env
 from retrieval_response.llm.accounting import CallJournal, read_journal
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
@@ -292,3 +295,16 @@ def test_a_model_string_litellm_cannot_route_records_its_reason(tmp_path, model)
     [line] = read_journal(tmp_path / "journal").to_dicts()
     assert line["detail"].startswith("LLM Provider NOT provided") and f"model={model}" in line["detail"]
     assert client.failure_details == {"api_error:BadRequestError": line["detail"]}
+
+
+@pytest.mark.parametrize("call", [
+    "from retrieval_response.llm.retry import litellm_module; litellm_module()",
+    "from retrieval_response.llm.config import provider_problem; assert provider_problem('openai/m') is None",
+])
+def test_the_library_never_fetches_litellms_price_map(call):
+    """Used as a library, without LITELLM_LOCAL_MODEL_COST_MAP and every request through a proxy
+    that does not exist: litellm's remote price map would be a failed fetch and a warning on stderr."""
+    env = {name: value for name, value in python_env().items() if name != "LITELLM_LOCAL_MODEL_COST_MAP"}
+    env |= {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
+    proc = subprocess.run([sys.executable, "-c", call], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr[-2000:]

@@ -1,5 +1,5 @@
-"""Set-up before the config is read: the library on the path, no network for litellm's price map,
-the Snakemake version, and YAML alias bombs refused.
+"""Set-up before the config is read: the library on the path, the Snakemake version, and YAML
+alias bombs refused.
 
 The library is imported from this checkout's src/: installed editable in install.sh's venv, not
 installed at all in a --sdm conda setup (envs/snakemake.yaml, envs/<stage>.yaml). A YAML alias
@@ -9,7 +9,6 @@ and config.yaml is read only after this file. (A bomb of nested mappings given w
 hangs in Snakemake's own config merge, before the Snakefile runs.)
 """
 
-import os
 import sys
 from pathlib import Path
 
@@ -19,8 +18,6 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from retrieval_response.infra.errors import InputError
 from retrieval_response.workflow_config.yaml_bounds import check_yaml_expansion
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 min_version("9.0")
 

@@ -64,10 +64,9 @@ def provider_problem(model: str, api_base: str | None = None) -> str | None:
     provider, for ``openai/my-hosted``), in litellm's own words (the first line of the error
     ``litellm.get_llm_provider`` raises, as the call itself would), or None when it can. Imports
     litellm (local price map only: ``LITELLM_LOCAL_MODEL_COST_MAP``)."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
+    from retrieval_response.llm.retry import litellm_module
 
-    litellm.suppress_debug_info = True
+    litellm = litellm_module()
     try:
         litellm.get_llm_provider(model, api_base=api_base)
     except Exception as error:  # litellm raises BadRequestError, and others for odd strings

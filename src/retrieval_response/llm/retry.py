@@ -33,6 +33,7 @@ import email.utils
 import functools
 import json
 import math
+import os
 import random
 import time
 from collections.abc import Iterator
@@ -51,7 +52,10 @@ _INVALID_OBJECT_MARKER = "Invalid response object"  # litellm: JSON it could not
 def litellm_module() -> ModuleType:
     """litellm, imported on first use with its debug banner off: its import takes seconds of CPU
     (litellm and the OpenAI SDK's types), which planning a run (the Snakefile imports this
-    package) and code that never sends a request do not pay."""
+    package) and code that never sends a request do not pay. Its price table is read from disk
+    (``LITELLM_LOCAL_MODEL_COST_MAP``, unless the environment says otherwise): no run and no
+    library call goes to the network for it."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
     litellm.suppress_debug_info = True
