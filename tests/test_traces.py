@@ -11,9 +11,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from retrieval_response.analysis.measures import MEASURES, NEEDS_NP
+from retrieval_response.analysis.measures import MEASURES, NEEDS_NP, NOT_COMPUTABLE
 from retrieval_response.datasets.traces import read_traces
-from retrieval_response.decide.verdict import NOT_COMPUTABLE, verdict_table
+from retrieval_response.decide.verdict import verdict_table
 from retrieval_response.infra.errors import InputError, InputErrors
 from retrieval_response.tables.collect import collect_traces
 

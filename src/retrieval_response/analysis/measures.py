@@ -509,6 +509,10 @@ order. ``F_e`` counts np_2K in the ranking; ``F_e_partner`` is the paper's looku
 NEEDS_NP: tuple[str, ...] = tuple(m.name for m in MEASURES.values() if m.needs_Np)
 """Measures whose value needs Np = |R| (not computable on traces without qrels), in registry order."""
 
+NOT_COMPUTABLE = ("not computable: it needs Np, the number of relevant documents of the query, which these samples "
+                  "do not give (traces without qrels); no value is filled in")
+"""Why a measure of :data:`NEEDS_NP` has no value on samples without Np (the verdict's reason, the traces report)."""
+
 RANKED_LIST_MEASURES: tuple[str, ...] = tuple(m.name for m in MEASURES.values() if m.evaluator_computes)
 """Names the ranked-list evaluator reports, in registry order."""
 

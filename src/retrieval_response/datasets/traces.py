@@ -42,11 +42,12 @@ from pathlib import Path
 import polars as pl
 
 from retrieval_response.datasets.judged_corpus import trec_judgements
+from retrieval_response.datasets.layouts import NUMBERED_SUBSETS, TRACES_LAYOUT
 from retrieval_response.infra.errors import InputError, raise_all
 from retrieval_response.infra.json_records import json_type, read_json_records
 from retrieval_response.infra.paths import is_safe_name, safe_name
 
-SUBSET = "Tr"
+SUBSET = NUMBERED_SUBSETS[TRACES_LAYOUT]
 """Default subset and id prefix of a traces dataset's queries."""
 REQUIRED = ("query_id", "query", "docs", "answer")
 
@@ -247,3 +248,11 @@ def read_traces(paths: Sequence[str | Path], *, feedback_labels: Mapping[str, fl
     }
     return texts, table, report
 
+
+
+def qrels_judged_texts(texts: pl.DataFrame) -> pl.DataFrame:
+    """``id, p, n`` of a traces texts table with ``n`` cut to the documents the qrels judge (not
+    relevant), so that UMBRELA's agreement with the qrels (``analysis.umbrela_agreement``) counts
+    judged pairs only; queries the qrels do not judge are left out."""
+    return (texts.filter(pl.col("Np_qrels").is_not_null())
+            .select("id", "p", n=pl.col("n").list.gather(pl.col("n_judged").list.arg_true())))

@@ -41,7 +41,7 @@ from retrieval_response.analysis import measures as measures_module
 from retrieval_response.analysis.bootstrap import max_t, percentile_interval
 from retrieval_response.analysis.correlation_tables import default_measures, resolve_targets
 from retrieval_response.analysis.crossfit_bootstrap import order_ranks, query_resampling, resampled_correlations
-from retrieval_response.analysis.measures import MEASURES
+from retrieval_response.analysis.measures import MEASURES, NOT_COMPUTABLE
 
 SEGMENTATIONS = ("fit", "all")
 """The segmentations a verdict is given for: narrow and wide, and all samples together."""
@@ -132,7 +132,8 @@ def _equivalence_reason(family: pl.DataFrame, name: str, same_as: str) -> str:
         k, np_ = pairs.row(0)
         return (f"orders the samples exactly as {same_as}: with one (K, Np) = ({k}, {np_}) in this segment both "
                 f"depend on the number of positives in the top K alone, {by_construction}")
-    if family["Np"].n_unique() == 1 and family["Np"].null_count() == 0 and MEASURES[name].has_alpha and MEASURES[same_as].has_alpha:
+    one_np = family["Np"].n_unique() == 1 and family["Np"].null_count() == 0
+    if one_np and MEASURES[name].has_alpha and MEASURES[same_as].has_alpha:
         return (f"orders the samples exactly as {same_as} at some alpha for every alpha of either: with one Np "
                 f"({family['Np'][0]}) in this segment both are functions of (positives in the top K, K), "
                 f"{by_construction}")
@@ -152,11 +153,6 @@ def _family_reason(family: pl.DataFrame, target: str, min_queries: int, resample
         return (f"{resamples} bootstrap resamples (analysis.bootstrap_resamples): at least {MIN_RESAMPLES} are "
                 "needed for adjusted p-values below 0.05 to mean anything")
     return None
-
-
-NOT_COMPUTABLE = ("not computable: it needs Np, the number of relevant documents of the query, which these samples "
-                  "do not give (traces without qrels); no value is filled in")
-"""The reason of a measure that needs Np (``Measure.needs_Np``) in a family without Np."""
 
 
 def _measure_reason(name: str, family: pl.DataFrame, signature: tuple, n: int, value: float) -> str | None:

@@ -18,7 +18,13 @@ from collections.abc import Sequence
 import polars as pl
 
 from retrieval_response.analysis.answer_scores import SCORES, best_scores
-from retrieval_response.analysis.measures import JUDGMENT_COLUMNS, UMBRELA_RELEVANT, positives_in_top_2k
+from retrieval_response.analysis.measures import (
+    JUDGMENT_COLUMNS,
+    MEASURES,
+    NOT_COMPUTABLE,
+    UMBRELA_RELEVANT,
+    positives_in_top_2k,
+)
 from retrieval_response.datasets import published_texts
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.published import read_published
@@ -259,7 +265,7 @@ def collect_traces(traces: pl.DataFrame, texts: pl.DataFrame, grades: pl.DataFra
     if relevance not in TRACE_RELEVANCE:
         raise ValueError(f"relevance {relevance!r}: expected one of {TRACE_RELEVANCE}")
     samples = traces.select("id", "subset", "E", "Nc", "Np", pl.col("K").list.first().alias("K"), "rank",
-                            answer_topK="answer", feedback="feedback")
+                            answer_topK="answer", feedback="feedback", record=pl.format("{} {}", "file", "record"))
     if judgments is not None:
         utilities = judgment_utilities(judgments, texts.select("id", "answers"), erag_metric)
         samples = with_document_judgments(samples, texts, utilities)
@@ -290,3 +296,14 @@ def collect_traces(traces: pl.DataFrame, texts: pl.DataFrame, grades: pl.DataFra
     report = {"relevance": relevance, "traces": traces.height, "samples": table.height,
               "left_out": reasons, "systems": sorted(set(table["E"]))}
     return table, report
+
+
+def traces_report(graded: pl.DataFrame, datasets: dict[str, dict]) -> dict:
+    """The traces report: per dataset its :func:`collect_traces` report, and which measures of the
+    registry are not computable on these samples with the reason (those that need Np, where no
+    sample has one) and which are computed."""
+    without_np = graded["Np"].is_null().all()
+    not_computable = {name: NOT_COMPUTABLE for name, m in MEASURES.items() if m.needs_Np and without_np}
+    computed = [name for name, m in MEASURES.items() if m.correlatable and name not in not_computable]
+    return {"datasets": datasets, "samples": graded.height, "not_computable": not_computable,
+            "computable": computed}
