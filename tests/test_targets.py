@@ -66,7 +66,7 @@ def test_continuous_targets_equal_scipy_reference(graded):
     measures = ["F", "T", "F_e_partner", "nDCG"]
     correlations, _ = run_analysis(graded, segmentation="fit", alpha_grid=GRID, min_segment_samples=30,
                                    bootstrap_resamples=0, measures=measures)
-    assert correlations["target"].unique(maintain_order=True).to_list() == list(TARGETS)
+    assert correlations["target"].unique(maintain_order=True).to_list() == [t for t in TARGETS if t in graded.columns]
     rows = reference_rows(graded, "fit")
     checked = 0
     for (E, subset, segment), segment_rows in rows.group_by(KEYS):
