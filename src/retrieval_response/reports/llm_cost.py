@@ -334,6 +334,18 @@ def traces_workload(texts: pl.DataFrame, traces: pl.DataFrame, counter: Counter,
     return work
 
 
+def traces_dataset_workload(config: dict, name: str, dataset: dict, source: Path, base: Path, counter: Counter,
+                            answer_tokens: int, kinds: list[str]) -> Workload:
+    """:func:`traces_workload` of the traces dataset ``name`` (its files read as the prepare_traces
+    rule reads them, its grading prompts those of its ``trace_grades``)."""
+    files = [source, *(shipped_or_local(p, base) for p in dataset.get("paths") or [])]
+    texts, traces, _ = read_traces(files, feedback_labels=dataset.get("feedback_labels"), subset=dataset.get("subset"))
+    fields = {"context": GRADE_CONTEXT_FIELDS, "gold": GRADE_GOLD_FIELDS}
+    grade_prompts = {prefix: load_prompt(shipped_or_local(path, base), fields[prefix], needs_reask=True)
+                     for prefix, path in trace_grade_prompts(config, name).items()}
+    return traces_workload(texts, traces, counter, answer_tokens, kinds, grade_prompts)
+
+
 def ranked_samples(texts: pl.DataFrame, designs: list[tuple[int, int, list[int]]]) -> int:
     """Ranked samples of one embedder: the (query, design) pairs of ``texts`` where the query serves the design."""
     return sum(len(p) >= np_ and len(n) >= nc - np_ for p, n in texts.select("p", "n").iter_rows()
@@ -421,7 +433,8 @@ def estimate(config: dict, base: Path, answer_tokens: int | None = None,
     ``max_tokens``), priced at ``prices`` (model -> dollars per million prompt and completion
     tokens) or litellm's table. With ``queries``, each dataset's workload is scaled from its
     sampled queries to ``queries`` queries (the same calls and tokens per query: what a verdict's
-    ``queries_for_0.10`` would cost); this needs the config's data (ValueError without it)."""
+    ``queries_for_0.10`` would cost); this needs the config's data (ValueError without it). A
+    traces config is counted on its traces files only; one not yet built is named and not counted."""
     config = with_defaults(config)
     llm = config.get("llm") or {}
     generator = llm.get("generator") or {}
@@ -436,17 +449,17 @@ def estimate(config: dict, base: Path, answer_tokens: int | None = None,
     sources = {name: beir_qrels(path, datasets[name].get("split"))
                if datasets[name]["layout"] == "beir" and path.is_dir() else path for name, path in sources.items()}
     work = Workload()
-    if datasets and len(sources) == len(datasets) and all(path.exists() for path in sources.values()):
+    if any(is_traces(config, name) for name in datasets):
+        missing = [str(path) for path in sources.values() if not path.exists()]
         for name, dataset in datasets.items():
-            if is_traces(config, name):
-                files = [sources[name], *(shipped_or_local(p, base) for p in dataset.get("paths") or [])]
-                texts, traces, _ = read_traces(files, feedback_labels=dataset.get("feedback_labels"),
-                                               subset=dataset.get("subset"))
-                fields = {"context": GRADE_CONTEXT_FIELDS, "gold": GRADE_GOLD_FIELDS}
-                grade_prompts = {prefix: load_prompt(shipped_or_local(path, base), fields[prefix], needs_reask=True)
-                                 for prefix, path in trace_grade_prompts(config, name).items()}
-                work.merge(traces_workload(texts, traces, counter, answer_tokens, kinds, grade_prompts))
-                continue
+            if sources[name].exists():
+                work.merge(traces_dataset_workload(config, name, dataset, sources[name], base, counter, answer_tokens,
+                                                   kinds))
+        basis = "counted on the traces files" + (
+            f"; {', '.join(missing)} not found: build it first (docs/TRACES.md), its calls are not counted"
+            if missing else "")
+    elif datasets and len(sources) == len(datasets) and all(path.exists() for path in sources.values()):
+        for name, dataset in datasets.items():
             if is_corpus_level(config, name):
                 texts, _ = prepare_judged_queries(dataset["layout"], sources[name], n_queries=dataset.get("queries"),
                                                   seed=dataset.get("seed", 0))
@@ -466,10 +479,6 @@ def estimate(config: dict, base: Path, answer_tokens: int | None = None,
                  f"counted on the config's data, each dataset scaled from its sampled queries to {queries} queries")
     elif queries:
         raise ValueError("--queries scales the config's own datasets: their files are needed")
-    elif any(is_traces(config, name) for name in datasets):
-        missing = ", ".join(str(path) for path in sources.values() if not path.exists())
-        raise ValueError(f"traces are counted from their files, and {missing} is not there: build it first "
-                         "(docs/TRACES.md)")
     else:
         designs = design_cutoff_lists(config, config["designs"])
         per_call: dict[str, list[Stage]] = {name: [] for name in work.stages}

@@ -77,13 +77,16 @@ def check_names(config: Mapping, config_file: str) -> None:
 
 
 def check_designs(config: Mapping, config_file: str) -> None:
-    """Datasets or published data given; embedders known; designs distinct with 1 <= Np < Nc and K <= Nc."""
+    """Datasets or published data given; embedders known (traces need none); designs distinct with 1 <= Np < Nc and K <= Nc."""
     datasets, embedders = config["datasets"], config["embedders"]
     if not config.get("published") and not datasets:
         raise InputError(config_file, "config key datasets", "no dataset configured and no published data given")
-    if any(not embedders and not dataset.get("run") for dataset in datasets.values()):
+    if any(not embedders and not dataset.get("run") and dataset["layout"] != TRACES_LAYOUT
+           for dataset in datasets.values()):
         raise InputError(config_file, "config key embedders", "datasets are configured but no embedder is registered")
     for name in datasets:
+        if datasets[name]["layout"] == TRACES_LAYOUT:
+            continue
         for code in dataset_embedders(config, name):
             if code not in embedders:
                 raise InputError(
