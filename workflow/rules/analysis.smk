@@ -8,6 +8,12 @@ from retrieval_response.figures.run_end import announce_results, report_category
 # function beside rules: see prepare.smk.)
 ANALYSIS_TARGETS = (
     [
+        "results/analysis/verdict.parquet",
+        VERDICT_TEXT,
+        "results/analysis/traces.json",
+    ]
+    if TRACES
+    else [
         f"results/analysis/{table}_{segmentation}.parquet"
         for segmentation in ANALYSIS["segmentations"]
         for table in ("correlations", "differences")
@@ -52,7 +58,7 @@ if PUBLISHED:
         script:
             "../scripts/collect_published.py"
 
-else:
+elif not TRACES:
 
     rule collect_graded:
         input:

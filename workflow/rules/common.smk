@@ -70,6 +70,7 @@ LLM = config["llm"]
 ANALYSIS = config["analysis"]
 SHARDS = shard_names(LLM["shards"])
 HUMAN_GRADES = plan.human_grades_file(config)
+TRACES = plan.traces_mode(config)
 
 
 wildcard_constraints:

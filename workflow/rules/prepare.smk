@@ -2,12 +2,18 @@
 
 # The texts table of every dataset of the config. (Target lists are lists, computed once from the
 # config: functions beside rules would fail `snakemake --lint`.)
-TEXTS_TARGETS = [f"results/texts/{name}.parquet" for name in sorted(DATASETS)]
+TEXTS_TARGETS = [
+    f"results/texts/{name}.parquet"
+    for name in sorted(DATASETS)
+    if not plan.is_traces(config, name)
+]
 
 # With several datasets, the LLM rules wait for check_dataset_ids (no query id in two datasets).
 # The input is ancient: a later rerun of the check (a dataset added or re-prepared) replans no
 # LLM job of the datasets that did not change.
-IDS_CHECKED = [ancient("results/texts/ids_checked.json")] if len(DATASETS) > 1 else []
+IDS_CHECKED = (
+    [ancient("results/texts/ids_checked.json")] if len(TEXTS_TARGETS) > 1 else []
+)
 
 
 rule prepare_dataset:

@@ -168,11 +168,19 @@ def ndcg_paper(inK: pl.Series) -> np.ndarray:
     return np.divide(gain, ideal, out=np.zeros_like(gain), where=ideal > 0)
 
 
+def _known_np(Np: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(Np as int64 with 0 where unknown, whether Np is known): Np is unknown (NaN, from a null)
+    for samples without a count of relevant documents, such as production traces."""
+    values = np.asarray(Np, np.float64)
+    known = ~np.isnan(values)
+    return np.where(known, values, 0).astype(np.int64), known
+
+
 def ndcg_at_k(inK: pl.Series, Np: np.ndarray, K: np.ndarray) -> np.ndarray:
     """nDCG@K (standard) = DCG / IDCG(min(Np, K)): ideal over all Np positives, cut at K (not at
     the length of ``inK``, which is shorter when the ranker retrieved fewer than K, as in
-    trec_eval's ndcg_cut); NaN (undefined) when Np = 0."""
-    ideal = _ideal_dcg(np.minimum(np.asarray(Np, np.int64), np.asarray(K, np.int64)))
+    trec_eval's ndcg_cut); NaN (undefined) when Np = 0 or unknown."""
+    ideal = _ideal_dcg(np.minimum(_known_np(Np)[0], np.asarray(K, np.int64)))
     return np.divide(dcg(inK), ideal, out=np.full(len(ideal), np.nan), where=ideal > 0)
 
 
@@ -203,15 +211,17 @@ def _hits(inK: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def reciprocal_rank_at_k(inK: pl.Series, Np: np.ndarray) -> np.ndarray:
-    """RR@K = 1 / rank of the first positive in the top K, 0 if none; NaN (undefined) when Np = 0."""
+    """RR@K = 1 / rank of the first positive in the top K, 0 if none; NaN (undefined) when Np = 0.
+    Defined without Np: an unknown Np (NaN) gives the value."""
     flat, owner, rank = _hits(inK)
     first = np.full(len(inK), np.inf)
     np.minimum.at(first, owner[flat > 0], rank[flat > 0].astype(np.float64))
-    return np.where(np.asarray(Np, np.int64) > 0, 1.0 / first, np.nan)
+    values, known = _known_np(Np)
+    return np.where(known & (values == 0), np.nan, 1.0 / first)
 
 
 def average_precision_at_k(inK: pl.Series, Np: np.ndarray) -> np.ndarray:
-    """AP@K = sum_{i<=K} inK_i * P@i / Np (truncated AP with |R| = Np); NaN (undefined) when Np = 0."""
+    """AP@K = sum_{i<=K} inK_i * P@i / Np (truncated AP with |R| = Np); NaN (undefined) when Np = 0 or unknown."""
     flat, owner, rank = _hits(inK)
     lengths = inK.list.len().to_numpy().astype(np.int64)
     running = np.cumsum(flat)
@@ -396,7 +406,9 @@ class Measure:
     analysis correlates it unless told otherwise; ``needs``: the judgment column of
     :data:`JUDGMENT_COLUMNS` it is built from (the analysis correlates it by default only when that
     column holds a value, and, with ``binary``, only when every such value is 0 or 1).
-    ``heatmaps``: the segmentations whose heatmap figures draw it.
+    ``heatmaps``: the segmentations whose heatmap figures draw it. ``needs_Np``: its value needs
+    Np = |R|, the number of relevant documents of the query, which production traces do not give
+    (docs/TRACES.md): where Np is unknown it is not computable, never filled in.
     """
 
     name: str
@@ -409,6 +421,7 @@ class Measure:
     needs: str | None = None
     binary: bool = False
     heatmaps: tuple[str, ...] = ()
+    needs_Np: bool = False
 
     @property
     def has_alpha(self) -> bool:
@@ -451,20 +464,21 @@ def _feature_measure(name: str, function: Callable[..., np.ndarray], **options) 
 MEASURES: dict[str, Measure] = {
     m.name: m
     for m in [
-        _alpha_measure("F", f_measure, "n_p", "K", "Np", default=True, heatmaps=("fit", "ratio")),
+        _alpha_measure("F", f_measure, "n_p", "K", "Np", default=True, needs_Np=True, heatmaps=("fit", "ratio")),
         _alpha_measure("F_e", f_estimated, "n_p", "K", "np_2K", default=True, heatmaps=("ratio",)),
         _alpha_measure("F_e_partner", f_estimated_partner, "n_p", "K", "np_partner", compat=True, default=True,
                        heatmaps=("ratio",)),
         _alpha_measure("T", t_measure, "n_p", "K", compat=True, default=True, heatmaps=("fit", "ratio")),
         _alpha_measure("T_u", t_unnormalised, "n_p", "K", default=True, heatmaps=("ratio",)),
         _feature_measure("nDCG", ndcg_paper, default=True, heatmaps=("fit", "ratio")),
-        _feature_measure("nDCG@K", ndcg_at_k, evaluator_computes=True, default=True),
+        _feature_measure("nDCG@K", ndcg_at_k, evaluator_computes=True, default=True, needs_Np=True),
         _feature_measure("RR@K", reciprocal_rank_at_k, evaluator_computes=True, default=True),
-        _feature_measure("AP@K", average_precision_at_k, evaluator_computes=True, default=True),
+        _feature_measure("AP@K", average_precision_at_k, evaluator_computes=True, default=True,
+                         needs_Np=True),
         Measure("P", precision.__doc__, features=("n_p", "K"), evaluate=_without_alpha(precision, "n_p", "K"),
                 default=True),
         Measure("R", recall.__doc__, features=("n_p", "Np"), evaluate=_without_alpha(recall, "n_p", "Np"),
-                default=True),
+                default=True, needs_Np=True),
         _feature_measure("eRAG_P", erag_precision, default=True, needs="erag_utility", heatmaps=("ratio",)),
         _feature_measure("eRAG_success", erag_success, default=True, needs="erag_utility"),
         _feature_measure("eRAG_MRR", erag_mrr, default=True, needs="erag_utility", binary=True),
@@ -478,8 +492,10 @@ MEASURES: dict[str, Measure] = {
         _feature_measure("nDCG_umbrela", umbrela_ndcg, default=True, needs="umbrela_label"),
         Measure("P@K", "P@K = relevant ids in the first K / K (K even when fewer came back)", evaluator_computes=True),
         Measure("P_upper@K", "P@K counting every unjudged id in the first K as relevant", evaluator_computes=True),
-        Measure("R@K", "R@K = relevant ids in the first K / |R|; undefined when |R| = 0", evaluator_computes=True),
-        Measure("bpref@K", "bpref over the first K as in trec_eval; undefined when |R| = 0", evaluator_computes=True),
+        Measure("R@K", "R@K = relevant ids in the first K / |R|; undefined when |R| = 0", evaluator_computes=True,
+                needs_Np=True),
+        Measure("bpref@K", "bpref over the first K as in trec_eval; undefined when |R| = 0", evaluator_computes=True,
+                needs_Np=True),
         Measure("judged@K", "judged ids in the first K / ids in the first K; undefined for none",
                 evaluator_computes=True),
     ]
@@ -489,6 +505,13 @@ MEASURES: dict[str, Measure] = {
 ``P@K`` differ only in that the graded sample always holds K ids), the figures draw them in this
 order. ``F_e`` counts np_2K in the ranking; ``F_e_partner`` is the paper's lookup. ``eRAG_*``,
 ``UDCG`` and ``*_umbrela`` are built from the document judgments (:data:`JUDGMENT_COLUMNS`)."""
+
+NEEDS_NP: tuple[str, ...] = tuple(m.name for m in MEASURES.values() if m.needs_Np)
+"""Measures whose value needs Np = |R| (not computable on traces without qrels), in registry order."""
+
+NOT_COMPUTABLE = ("not computable: it needs Np, the number of relevant documents of the query, which these samples "
+                  "do not give (traces without qrels); no value is filled in")
+"""Why a measure of :data:`NEEDS_NP` has no value on samples without Np (the verdict's reason, the traces report)."""
 
 RANKED_LIST_MEASURES: tuple[str, ...] = tuple(m.name for m in MEASURES.values() if m.evaluator_computes)
 """Names the ranked-list evaluator reports, in registry order."""

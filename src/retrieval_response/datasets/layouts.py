@@ -44,7 +44,10 @@ READERS: dict[str, Reader] = {
     "trec": judged_corpus.read_trec,
     "ir_datasets": ir_datasets_layout.read,
 }
-LAYOUTS = tuple(READERS)
+TRACES_LAYOUT = "traces"
+"""A deployed system's logs (``datasets.traces``): read into texts and traces tables by the
+``prepare_traces`` rule, analysed without Np (docs/TRACES.md); not a reader of this registry."""
+LAYOUTS = (*READERS, TRACES_LAYOUT)
 LAYOUTS_WITHOUT_GOLD = ("arxiv_parquet", "arxiv_snapshot", "trec", "ir_datasets")
 """Layouts whose texts tables never carry gold answers (the others may)."""
 ARXIV_LAYOUTS = ("arxiv_parquet", "arxiv_snapshot")
@@ -53,7 +56,7 @@ CORPUS_LAYOUTS = ("beir", "trec", "ir_datasets")
 """Layouts with a corpus of documents by id: the ones a run file can rank and a dataset can
 retrieve from (``retrieval: corpus``)."""
 NUMBERED_SUBSETS = {"beir": judged_corpus.BEIR_SUBSET, "trec": judged_corpus.TREC_SUBSET,
-                    "ir_datasets": ir_datasets_layout.SUBSET}
+                    "ir_datasets": ir_datasets_layout.SUBSET, TRACES_LAYOUT: "Tr"}
 """The default subset of each layout that numbers its rows ``<subset>-<n>`` (n the query's
 position), so that two datasets of such layouts share ids unless their subsets differ."""
 
@@ -81,11 +84,11 @@ def check_options(
     unknown layout. Called when a file is read and, at start-up, with the config file as ``path``
     and ``key`` = ``config key datasets.<name>.``.
     """
-    if layout not in READERS:
+    if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
-    if subset is not None and layout not in ("generic", *CORPUS_LAYOUTS):
+    if subset is not None and layout not in ("generic", *CORPUS_LAYOUTS, TRACES_LAYOUT):
         rule = (f"layout {layout!r} takes its subsets from the data; 'subset' applies to "
-                f"{', '.join(('generic', *CORPUS_LAYOUTS))} only")
+                f"{', '.join(('generic', *CORPUS_LAYOUTS, TRACES_LAYOUT))} only")
         raise InputError(path, f"{key}subset", rule)
     if level == "sentence" and layout == "hotpotqa_ircot":
         rule = "the IRCoT layout has no sentence labels; use level: paragraph"

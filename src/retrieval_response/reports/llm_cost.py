@@ -65,10 +65,13 @@ import yaml
 from retrieval_response.datasets import prepare
 from retrieval_response.datasets.judged_corpus import beir_qrels
 from retrieval_response.datasets.layouts import corpus_table, prepare_judged_queries
+from retrieval_response.datasets.traces import read_traces
 from retrieval_response.llm.document_judgments import KINDS, UDCG_MAX_TOKENS, UMBRELA_MAX_TOKENS
 from retrieval_response.llm.prompts import (
     ANSWER_FIELDS,
+    GRADE_CONTEXT_FIELDS,
     GRADE_FIELDS,
+    GRADE_GOLD_FIELDS,
     UDCG_FIELDS,
     UMBRELA_FIELDS,
     Prompt,
@@ -83,7 +86,9 @@ from retrieval_response.workflow_config.plan import (
     dataset_rankers,
     design_cutoffs,
     is_corpus_level,
+    is_traces,
     judgment_kinds,
+    trace_grade_prompts,
 )
 
 REPO = Path(__file__).resolve().parents[3]
@@ -301,6 +306,46 @@ def corpus_workload(
     return work
 
 
+def traces_workload(texts: pl.DataFrame, traces: pl.DataFrame, counter: Counter, answer_tokens: int,
+                    kinds: list[str] | tuple[str, ...], grade_prompts: dict[str, Prompt]) -> Workload:
+    """The LLM calls of a traces dataset (``datasets.traces.read_traces``' tables), exactly: one
+    judgment per kind and distinct (query, text) of its traces (``llm.document_judgments.judged_pairs``,
+    as the judge_documents rule reads them), and per trace one grade per prompt of ``grade_prompts``
+    (``context``: the grade_context prompt with the trace's texts and answer; ``gold``: the
+    grade_gold prompt with the gold answers, for a query that has some)."""
+    from retrieval_response.llm.document_judgments import judged_pairs
+    from retrieval_response.llm.prompts import format_gold_answers
+
+    work = Workload()
+    pairs = judged_pairs([(traces, texts)])
+    for kind in kinds:
+        completion = answer_tokens if kind == "erag" else JUDGMENT_COMPLETION_TOKENS[kind]
+        work.stages[kind].add(pairs.height, sum(counter.judgment(kind, q, t) for q, t in pairs.select("q", "text")
+                                                .iter_rows()), pairs.height * completion)
+    rows = (traces.select("id", "rank", "answer").join(texts.select("id", "q", "p", "n", "answers"), on="id")
+            .with_columns(refs=pl.concat_list("p", "n").list.gather(pl.col("rank"))))
+    for q, answer, refs, gold in rows.select("q", "answer", "refs", "answers").iter_rows():
+        if "context" in grade_prompts:
+            messages = grade_prompts["context"].messages(query=q, references=format_references(refs), answer=answer)
+            work.stages["grade"].add(1, counter.messages(messages), GRADE_COMPLETION_TOKENS)
+        if "gold" in grade_prompts and gold:
+            messages = grade_prompts["gold"].messages(query=q, gold_answers=format_gold_answers(gold), answer=answer)
+            work.stages["grade"].add(1, counter.messages(messages), GRADE_COMPLETION_TOKENS)
+    return work
+
+
+def traces_dataset_workload(config: dict, name: str, dataset: dict, source: Path, base: Path, counter: Counter,
+                            answer_tokens: int, kinds: list[str]) -> Workload:
+    """:func:`traces_workload` of the traces dataset ``name`` (its files read as the prepare_traces
+    rule reads them, its grading prompts those of its ``trace_grades``)."""
+    files = [source, *(shipped_or_local(p, base) for p in dataset.get("paths") or [])]
+    texts, traces, _ = read_traces(files, feedback_labels=dataset.get("feedback_labels"), subset=dataset.get("subset"))
+    fields = {"context": GRADE_CONTEXT_FIELDS, "gold": GRADE_GOLD_FIELDS}
+    grade_prompts = {prefix: load_prompt(shipped_or_local(path, base), fields[prefix], needs_reask=True)
+                     for prefix, path in trace_grade_prompts(config, name).items()}
+    return traces_workload(texts, traces, counter, answer_tokens, kinds, grade_prompts)
+
+
 def ranked_samples(texts: pl.DataFrame, designs: list[tuple[int, int, list[int]]]) -> int:
     """Ranked samples of one embedder: the (query, design) pairs of ``texts`` where the query serves the design."""
     return sum(len(p) >= np_ and len(n) >= nc - np_ for p, n in texts.select("p", "n").iter_rows()
@@ -388,7 +433,8 @@ def estimate(config: dict, base: Path, answer_tokens: int | None = None,
     ``max_tokens``), priced at ``prices`` (model -> dollars per million prompt and completion
     tokens) or litellm's table. With ``queries``, each dataset's workload is scaled from its
     sampled queries to ``queries`` queries (the same calls and tokens per query: what a verdict's
-    ``queries_for_0.10`` would cost); this needs the config's data (ValueError without it)."""
+    ``queries_for_0.10`` would cost); this needs the config's data (ValueError without it). A
+    traces config is counted on its traces files only; one not yet built is named and not counted."""
     config = with_defaults(config)
     llm = config.get("llm") or {}
     generator = llm.get("generator") or {}
@@ -403,7 +449,16 @@ def estimate(config: dict, base: Path, answer_tokens: int | None = None,
     sources = {name: beir_qrels(path, datasets[name].get("split"))
                if datasets[name]["layout"] == "beir" and path.is_dir() else path for name, path in sources.items()}
     work = Workload()
-    if datasets and len(sources) == len(datasets) and all(path.exists() for path in sources.values()):
+    if any(is_traces(config, name) for name in datasets):
+        missing = [str(path) for path in sources.values() if not path.exists()]
+        for name, dataset in datasets.items():
+            if sources[name].exists():
+                work.merge(traces_dataset_workload(config, name, dataset, sources[name], base, counter, answer_tokens,
+                                                   kinds))
+        basis = "counted on the traces files" + (
+            f"; {', '.join(missing)} not found: build it first (docs/TRACES.md), its calls are not counted"
+            if missing else "")
+    elif datasets and len(sources) == len(datasets) and all(path.exists() for path in sources.values()):
         for name, dataset in datasets.items():
             if is_corpus_level(config, name):
                 texts, _ = prepare_judged_queries(dataset["layout"], sources[name], n_queries=dataset.get("queries"),

@@ -170,10 +170,38 @@ def read_graded_table(path: str | os.PathLike) -> pl.DataFrame:
     return graded
 
 
+TRACE_SAMPLE_COLUMNS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "record")
+"""Columns of an analysis table of traces (``tables.collect.collect_traces``); ``record`` marks one."""
+
+
+def trace_sample_rules() -> dict[str, pl.Expr]:
+    """Rules every sample of a traces analysis table obeys: ``rank`` the trace's K documents
+    (distinct candidates of 0..Nc-1), ``inK`` their 0/1 relevance from the labels or qrels (not
+    ``rank < Np``), ``Np`` null (unknown) or >= 0, grades in 1..5 or null."""
+    grades = ("grade_context", "grade_gold")
+    return {
+        "id must not be null": pl.col("id").is_null(),
+        "E (the system) must not be null": pl.col("E").is_null(),
+        "K must be >= 1": _k < 1,
+        **_rank_value_rules(),
+        "len(rank) must be K (the trace's documents)": _rank.list.len() != _k,
+        "len(inK) != len(rank)": pl.col("inK").list.len() != _rank.list.len(),
+        "inK must hold 0 or 1": ~pl.col("inK").list.eval(pl.element().is_in([0, 1])).list.all(),
+        "Np must be null (unknown) or >= 0": _np.is_not_null() & (_np < 0),
+        **{f"{g} outside 1..5": pl.col(g).is_not_null() & ~pl.col(g).is_between(1, 5) for g in grades},
+    }
+
+
 def read_analysis_table(path: str | os.PathLike) -> pl.DataFrame:
     """The analysis table (``results/analysis/graded.parquet``), checked: its samples
-    (``validate_samples``) and, where counted, ``np_2K >= sum(inK)`` (the top 2K holds the top K)."""
-    table = read_table(path, SAMPLE_COLUMNS, "analysis", all_columns=True)
+    (``validate_samples``) and, where counted, ``np_2K >= sum(inK)`` (the top 2K holds the top K);
+    a table of traces (column ``record``) by :func:`trace_sample_rules`."""
+    traces = "record" in read_table(path, (), "analysis", all_columns=True).columns
+    table = read_table(path, TRACE_SAMPLE_COLUMNS if traces else SAMPLE_COLUMNS, "analysis", all_columns=True)
+    if traces:
+        check_rules(table, path, {rule: expr for rule, expr in trace_sample_rules().items()
+                                  if not rule.startswith("grade_") or rule.split(" ")[0] in table.columns})
+        return table
     validate_samples(table, path)
     if "np_2K" in table.columns:
         check_rules(table, path, {
