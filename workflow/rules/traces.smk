@@ -61,25 +61,27 @@ rule grade_traces:
         "../scripts/grade_traces.py"
 
 
-rule collect_traces:
-    input:
-        texts=[f"results/traces/{d}/texts.parquet" for d in TRACE_DATASETS],
-        traces=[f"results/traces/{d}/traces.parquet" for d in TRACE_DATASETS],
-        grades=TRACE_GRADES,
-        judgments=JUDGMENT_TARGETS,
-    output:
-        graded="results/analysis/graded.parquet",
-        report="results/analysis/traces.json",
-    log:
-        "logs/collect_traces.log",
-    localrule: True
-    conda:
-        "../../envs/analysis.yaml"
-    params:
-        datasets=TRACE_DATASETS,
-        relevance=[DATASETS[d].get("relevance", "umbrela") for d in TRACE_DATASETS],
-        erag_metric=config["document_judgments"]["erag_metric"],
-        resamples=ANALYSIS["bootstrap_resamples"],
-        seed=ANALYSIS["seed"],
-    script:
-        "../scripts/collect_traces.py"
+if TRACES:
+
+    rule collect_traces:
+        input:
+            texts=[f"results/traces/{d}/texts.parquet" for d in TRACE_DATASETS],
+            traces=[f"results/traces/{d}/traces.parquet" for d in TRACE_DATASETS],
+            grades=TRACE_GRADES,
+            judgments=JUDGMENT_TARGETS,
+        output:
+            graded="results/analysis/graded.parquet",
+            report="results/analysis/traces.json",
+        log:
+            "logs/collect_traces.log",
+        localrule: True
+        conda:
+            "../../envs/analysis.yaml"
+        params:
+            datasets=TRACE_DATASETS,
+            relevance=[DATASETS[d].get("relevance", "umbrela") for d in TRACE_DATASETS],
+            erag_metric=config["document_judgments"]["erag_metric"],
+            resamples=ANALYSIS["bootstrap_resamples"],
+            seed=ANALYSIS["seed"],
+        script:
+            "../scripts/collect_traces.py"
