@@ -21,12 +21,14 @@ from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig
 from retrieval_response.llm.document_judgments import (
+    UnusableReply,
     judge_documents,
     judged_pairs,
     model_sections,
     no_response_probability,
     parse_umbrela_label,
 )
+from retrieval_response.llm.grading import expected_grade
 from retrieval_response.llm.prompts import ANSWER_FIELDS, UDCG_FIELDS, UMBRELA_FIELDS, load_prompt
 from retrieval_response.tables.collect import judgment_utilities, with_document_judgments
 from retrieval_response.testing.openai_server import OpenAIServer
@@ -203,6 +205,62 @@ def test_no_response_probability_from_the_first_token():
     assert no_response_probability([entry("\n", [("\n", 1.0)]), entry("N", [("N", 0.6), ("Paris", 0.4)])]) == 0.0
     assert no_response_probability([entry("Paris", [("Paris", 0.9), ("NO-", 0.1)])]) == pytest.approx(0.1)
     assert no_response_probability(None) is None and no_response_probability([]) is None
+
+
+NOT_A_PLAIN_LABEL = ["-1", "+2", "\u22121", "4", "30", "2.0", "1,0", "0.5", "\u0663", "\uff12", "\u09e8", "10"]
+"""Numbers that are no UMBRELA label: signed, outside 0-3, decimal, or digits of another script."""
+MARKERS = ["##final score: {}", '{{"final_score": {}}}', "The score is {}", "Relevance category: {}", "O: {}", "{}",
+           "**{}**", "##M: 2\n##T: 1\n##final score: {}"]
+
+
+@pytest.mark.parametrize("marker", MARKERS)
+@pytest.mark.parametrize("number", NOT_A_PLAIN_LABEL)
+def test_a_number_that_is_no_plain_digit_0_to_3_is_never_a_label(marker, number):
+    assert parse_umbrela_label(marker.format(number)) is None
+
+
+@pytest.mark.parametrize("marker", MARKERS)
+@pytest.mark.parametrize("label", [0, 1, 2, 3])
+def test_each_plain_digit_after_each_marker_is_its_label(marker, label):
+    assert parse_umbrela_label(marker.format(label)) == label
+
+
+def _logprob_entry(logprob, token="NO", alternative=None):
+    alternatives = [{"token": token, "logprob": logprob}] + ([alternative] if alternative else [])
+    return [{"token": token, "logprob": logprob, "top_logprobs": alternatives}]
+
+
+NOT_A_LOGPROB = [math.nan, math.inf, -math.inf, 2.0, 1e-3, "-0.5", None, True]
+"""Log-probabilities that are no log of a probability in (0, 1] (a finite number <= 0)."""
+
+
+@pytest.mark.parametrize("token", ["NO", "Paris"])
+@pytest.mark.parametrize("bad", NOT_A_LOGPROB, ids=repr)
+def test_a_log_probability_that_is_no_probability_is_refused_whichever_token_holds_it(bad, token):
+    with pytest.raises(UnusableReply) as refused:
+        no_response_probability(_logprob_entry(bad, token))
+    assert refused.value.status == "invalid_logprobs"
+    with pytest.raises(UnusableReply):
+        no_response_probability(_logprob_entry(-0.1, "NO", {"token": "Paris", "logprob": bad}))
+    assert expected_grade(_logprob_entry(bad, "3")) is None
+
+
+@pytest.mark.parametrize("shape", [["junk"], [{"token": 3, "logprob": -0.1}], [{"logprob": -0.1}],
+                                   [{"token": "NO", "logprob": -0.1, "top_logprobs": ["NO"]}]], ids=repr)
+def test_log_probabilities_of_another_shape_are_refused(shape):
+    with pytest.raises(UnusableReply):
+        no_response_probability(shape)
+    assert expected_grade(shape) is None
+
+
+def test_alternatives_summing_above_one_are_refused_and_rounding_is_capped():
+    both = [{"token": "NO", "logprob": math.log(0.7),
+             "top_logprobs": [{"token": "NO", "logprob": math.log(0.7)}, {"token": "NO-", "logprob": math.log(0.6)}]}]
+    with pytest.raises(UnusableReply):
+        no_response_probability(both)
+    assert no_response_probability(_logprob_entry(0.0)) == 1.0
+    assert no_response_probability(_logprob_entry(1e-9)) == 1.0
+    assert no_response_probability(_logprob_entry(math.log(0.25))) == pytest.approx(0.25)
 
 
 def test_pairs_are_the_distinct_texts_of_every_top_k():
