@@ -5,6 +5,7 @@ judgment lists and UMBRELA's agreement with the qrels."""
 
 from __future__ import annotations
 
+import logging
 import math
 
 import ir_measures
@@ -17,11 +18,13 @@ from conftest import REPO
 from retrieval_response.analysis.correlation_tables import default_measures, run_analysis
 from retrieval_response.analysis.measures import MEASURES, add_features, alpha_grid
 from retrieval_response.analysis.umbrela_agreement import kappa, umbrela_agreement
+from retrieval_response.infra.errors import JobFailure
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig
 from retrieval_response.llm.document_judgments import (
     UnusableReply,
+    check_judgment_failures,
     judge_documents,
     judged_pairs,
     model_sections,
@@ -29,6 +32,7 @@ from retrieval_response.llm.document_judgments import (
     parse_umbrela_label,
 )
 from retrieval_response.llm.grading import expected_grade
+from retrieval_response.llm.jobs import CALL_FAILURE_PREFIXES
 from retrieval_response.llm.prompts import ANSWER_FIELDS, UDCG_FIELDS, UMBRELA_FIELDS, load_prompt
 from retrieval_response.tables.collect import judgment_utilities, with_document_judgments
 from retrieval_response.testing.openai_server import OpenAIServer
@@ -321,8 +325,8 @@ def test_every_response_shape_becomes_a_status(tmp_path, fault, reason, retried)
     pairs = judged_pairs([(synthetic_ranked(texts, "A", 5, 2, [1]), texts)])
     pacing = pacing_for(fault, max_retries=0)
     with OpenAIServer(script=[fault] * 3) as server:
-        judgments = judge_documents(pairs, ["erag", "udcg", "umbrela"], _clients(server, tmp_path, pacing=pacing),
-                                    PROMPTS)
+        clients = _clients(server, tmp_path, pacing=pacing)
+        judgments = judge_documents(pairs, ["erag", "udcg", "umbrela"], clients, PROMPTS)
     statuses = judgments.select("erag_status", "udcg_status", "umbrela_status").row(0)
     if reason is None:
         assert statuses[0] == "ok" and statuses[2] in ("ok", "unparseable_label")
@@ -330,6 +334,17 @@ def test_every_response_shape_becomes_a_status(tmp_path, fault, reason, retried)
     expected = f"retries_exhausted:{reason}" if retried else reason
     assert statuses == (expected, expected, expected)
     assert judgments.select("erag_answer", "no_response_p", "umbrela_label").row(0) == (None, None, None)
+    models = {kind: {"model": "openai/loopback", "api_base": server.base_url} for kind in clients}
+    log = logging.getLogger("test_judgment_failures")
+    if not expected.startswith(CALL_FAILURE_PREFIXES):  # an answer of the model, asked again it comes back
+        check_judgment_failures(judgments, models, clients, 0.0, log, "tiny")
+        return
+    with pytest.raises(JobFailure) as failed:
+        check_judgment_failures(judgments, models, clients, 0.0, log, "tiny")
+    assert str(failed.value).startswith(f"judge_documents tiny/erag: 1 of 1 LLM requests failed: {expected} 1 "
+                                        f"(openai/loopback at {server.base_url})")
+    assert "more than llm.max_failed_share 0: no output" in str(failed.value)
+    check_judgment_failures(judgments, models, clients, 1.0, log, "tiny")  # within the share: WARNING lines only
 
 
 def test_unparseable_labels_and_missing_logprobs_are_statuses(tmp_path):

@@ -28,6 +28,7 @@ it is in range: a probability in [0, 1], a label 0-3. A kind not asked for has n
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -35,6 +36,7 @@ import polars as pl
 
 from retrieval_response.llm.client import Completion, LLMClient
 from retrieval_response.llm.grading import probability
+from retrieval_response.llm.jobs import check_failures
 from retrieval_response.llm.prompts import Prompt, format_references
 
 KINDS = ("erag", "udcg", "umbrela")
@@ -226,3 +228,15 @@ def judgment_statuses(judgments: pl.DataFrame) -> pl.Series:
     statuses = pl.concat([judgments.select(pl.format("{}:{}", pl.lit(kind), pl.col(f"{kind}_status")).alias("status"))
                           for kind in KINDS])["status"]
     return statuses.drop_nulls()
+
+
+def check_judgment_failures(judgments: pl.DataFrame, models: Mapping[str, Mapping], clients: Mapping[str, LLMClient],
+                            max_failed_share: float, log: logging.Logger, job: str) -> None:
+    """``jobs.check_failures`` of each kind of ``models`` (kind -> its model section) over the
+    ``<kind>_status`` column of ``judgments``, as job ``<job>/<kind>`` of stage ``judge_documents``:
+    a WARNING line per kind whose requests failed within ``max_failed_share`` (``llm.max_failed_share``),
+    ``JobFailure`` (one line: counts by reason, where the calls went, what the provider said) at
+    the first kind beyond it. Call it before writing any output, so that a failed job leaves none."""
+    for kind, model in models.items():
+        check_failures("judge_documents", f"{job}/{kind}", judgments[f"{kind}_status"], model, max_failed_share, log,
+                       clients[kind].failure_details)
