@@ -20,12 +20,14 @@ file names documents by these ids).
 A query without judgements is left out (counted as ``queries_without_judgements``). Rows get
 the id ``<subset>-<n>`` (subset ``B`` or ``T`` unless one is given, n the query's 0-based
 position in the queries file) and ``source_id`` = the query's id. Every bad record is one InputError naming the file,
-the line and the rule: a malformed line, a missing or non-integer score, a repeated id, a
+the line and the rule: a malformed line, a missing score, one that is not an ASCII integer within
++-``GRADE_BOUND`` (:func:`grade`), a repeated id, a
 repeated (query, document) judgement, or a judged id absent from the corpus or the queries.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
@@ -54,12 +56,29 @@ def lines_of(path: Path) -> list[tuple[str, str]]:
     return [(f"line {number}", line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
 
 
-def grade(path: Path, label: str, value: str) -> int:
-    """A relevance grade: an integer, written in decimal; InputError otherwise."""
-    try:
-        return int(value)
-    except ValueError:
-        raise InputError(path, label, f"relevance {value!r} must be an integer") from None
+GRADE_BOUND = 100
+"""A relevance grade lies in [-GRADE_BOUND, GRADE_BOUND]: gains 2^g - 1 of nDCG stay finite and
+exact enough to sum (2^100 ~ 1.3e30), far beyond any judging scale in use (TREC's go up to 4)."""
+ASCII_INTEGER = re.compile(r"-?[0-9]+")
+"""How a grade is written in a qrels file: an optional minus and ASCII digits, nothing else
+(trec_eval's ``atoi`` reads ``1_0`` as 1 and ``\u0663`` as 0, Python's ``int`` as 10 and 3)."""
+
+
+def grade(path: str | Path, label: str, value: str | int) -> int:
+    """A relevance grade read from a qrels file (``value`` a string) or a qrels record (an int):
+    an integer written as ``ASCII_INTEGER`` within +-``GRADE_BOUND``. InputError naming ``path``
+    and ``label`` otherwise (``1_0``, a digit of another script, ``2.0``, ``+1``, a boolean, 2000)."""
+    if isinstance(value, str) and ASCII_INTEGER.fullmatch(value):
+        number = int(value) if len(value) <= 12 else GRADE_BOUND + 1
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    else:
+        written = " written in ASCII digits (an optional '-' then 0-9)" if isinstance(value, str) else ""
+        raise InputError(path, label, f"relevance {value!r} must be an integer{written}")
+    if abs(number) > GRADE_BOUND:
+        raise InputError(path, label, f"relevance {value!r} is outside [-{GRADE_BOUND}, {GRADE_BOUND}], "
+                                      "the bound of a grade (nDCG's gain 2^grade - 1 must stay finite)")
+    return number
 
 
 def jsonl_texts(path: Path, id_key: str, with_title: bool) -> dict[str, str]:
