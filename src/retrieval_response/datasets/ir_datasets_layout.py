@@ -8,8 +8,8 @@ text its ``title`` and ``text`` joined by a newline (the ``text`` alone without 
 its ``text``; a record type without a ``text`` field gives its ``default_text()``. Grades are kept,
 the rows get the subset ``I``. Every bad record is one InputError naming ``ir_datasets <id> <docs |
 queries | qrels>``, the record (``record N``, 1-based in the package's order) and the rule: a
-blank or non-string text, a blank id, a repeated id, a grade that is not an integer within +-100 (``judged_corpus.grade``), a repeated (query,
-document) judgement, a judged id absent from the corpus or the queries, or a record the package
+blank or non-string text, a blank id, a repeated id, a grade that is not an integer within +-100
+(``judged_corpus.grade``), a repeated (query, document) judgement, a judged id absent from the corpus or the queries, or a record the package
 itself fails to read.
 
 The package downloads a dataset's files on first use into its cache (``IR_DATASETS_HOME``,
@@ -187,7 +187,8 @@ def texts_of(dataset_id: str, kind: str, read: Callable[[], Iterable], id_field:
 
 
 def judgements_of(dataset_id: str, read: Callable[[], Iterable]) -> list[Judgement]:
-    """Judgements of the qrels records of ``read()``; InputError for a blank id or a grade :func:`~.judged_corpus.grade` refuses."""
+    """Judgements of the qrels records of ``read()``; InputError for a blank id or a grade that
+    :func:`~.judged_corpus.grade` refuses."""
     source = source_name(dataset_id, "qrels")
     judgements = []
     for label, record in records(source, read):
