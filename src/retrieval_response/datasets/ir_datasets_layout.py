@@ -9,8 +9,8 @@ its ``text``; a record type without a ``text`` field gives its ``default_text()`
 the rows get the subset ``I``. Every bad record is one InputError naming ``ir_datasets <id> <docs |
 queries | qrels>``, the record (``record N``, 1-based in the package's order) and the rule: a
 blank or non-string text, a blank id, a repeated id, a grade that is not an integer within +-100
-(``judged_corpus.grade``), a repeated (query, document) judgement, a judged id absent from the corpus or the queries, or a record the package
-itself fails to read.
+(``judged_corpus.grade``), a repeated (query, document) judgement, a judged id absent from the
+corpus or the queries, or a record the package itself fails to read.
 
 The package downloads a dataset's files on first use into its cache (``IR_DATASETS_HOME``,
 default ``~/.ir_datasets``). Without permission to download, reading runs inside
