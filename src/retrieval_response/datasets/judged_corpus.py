@@ -34,7 +34,7 @@ import polars as pl
 
 from retrieval_response.datasets.validation import TEXTS_COLUMNS, TEXTS_SCHEMA, check_unique, required_id, required_string
 from retrieval_response.infra.errors import InputError
-from retrieval_response.infra.json_records import existing_file, iter_json_lines, read_text
+from retrieval_response.infra.json_records import existing_file, iter_json_lines, read_text, text_lines
 
 BEIR_SUBSET, TREC_SUBSET = "B", "T"
 """The subsets (id prefixes) of the two layouts' rows when the config names none."""
@@ -51,9 +51,10 @@ Judgement = tuple[str, str, int, str]
 
 
 def lines_of(path: Path) -> list[tuple[str, str]]:
-    """(``line N`` label, line) of every non-blank line of ``path`` (1-based numbers, blanks counted)."""
+    """(``line N`` label, line) of every non-blank line of ``path`` (1-based numbers, blanks counted;
+    lines of ``json_records.text_lines``)."""
     text = read_text(existing_file(path))
-    return [(f"line {number}", line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    return [(f"line {number}", line) for number, line in enumerate(text_lines(text), start=1) if line.strip()]
 
 
 GRADE_BOUND = 100
@@ -85,7 +86,7 @@ def jsonl_texts(path: Path, id_key: str, with_title: bool) -> dict[str, str]:
     """{id: text} of a JSON-lines file of records ``id_key`` + ``text`` (+ optional ``title``)."""
     source = existing_file(path)
     ids, labels, texts = [], [], []
-    for record in iter_json_lines(source, read_text(source).splitlines()):
+    for record in iter_json_lines(source, text_lines(read_text(source))):
         ids.append(required_id(source, record, id_key))
         labels.append(record.label)
         text = required_string(source, record, "text")
@@ -166,7 +167,7 @@ def beir_answers(path: Path) -> dict[str, list[str]]:
     InputError naming the record for answers of another type."""
     source = existing_file(path)
     answers = {}
-    for record in iter_json_lines(source, read_text(source).splitlines()):
+    for record in iter_json_lines(source, text_lines(read_text(source))):
         metadata = record.data.get("metadata")
         if not isinstance(metadata, dict):
             continue

@@ -27,7 +27,7 @@ import polars as pl
 
 from retrieval_response.infra.atomic import write_text
 from retrieval_response.infra.errors import InputError
-from retrieval_response.infra.json_records import existing_file, read_text
+from retrieval_response.infra.json_records import existing_file, read_text, text_lines
 from retrieval_response.ranking.cosine_ranking import RankingReport, design_ks, ranked_table, select_serving
 
 RUN_SCHEMA = {"qid": pl.String, "docid": pl.String, "rank": pl.Int64, "score": pl.Float64, "tag": pl.String,
@@ -62,7 +62,7 @@ def read_run(path: str | os.PathLike, *, documents: pl.Series | None = None,
     first bad record (module docstring) or a file without any line.
     """
     source = existing_file(path)
-    lines = pl.DataFrame({"text": read_text(source).splitlines()}, schema={"text": pl.String})
+    lines = pl.DataFrame({"text": text_lines(read_text(source))}, schema={"text": pl.String})
     lines = lines.with_row_index("line", offset=1).with_columns(pl.col("line").cast(pl.Int64))
     lines = lines.with_columns(fields=_fields(pl.col("text"))).filter(
         pl.col("fields").list.len() > 0, pl.col("text").str.strip_chars() != "")
