@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from retrieval_response.datasets.judged_corpus import beir_qrels, grade
-from retrieval_response.datasets.layouts import read_with_notes
+from retrieval_response.datasets.layouts import corpus_table, read_with_notes
 from retrieval_response.infra.errors import InputError
+from retrieval_response.workflow_config.plan import dataset_source_files
 
 pytestmark = pytest.mark.unit
 
@@ -215,3 +216,33 @@ def test_a_qrels_record_grade_of_another_type_or_out_of_bound_is_refused(value):
     with pytest.raises(InputError) as error:
         grade("qrels", "record 4", value)
     assert error.value.record == "record 4"
+
+
+def read_paths(monkeypatch, read) -> set[str]:
+    """The files ``read()`` opens through Path.read_text (every reader of these layouts does)."""
+    opened: set[str] = set()
+    original = Path.read_text
+
+    def recording(self, *args, **kwargs):
+        opened.add(str(self))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", recording)
+    read()
+    monkeypatch.setattr(Path, "read_text", original)
+    return opened
+
+
+@pytest.mark.parametrize("layout, make", [
+    ("beir", lambda root: beir_folder(root)),
+    ("beir", lambda root: beir_qrels(beir_folder(root).parent.parent)),
+    ("trec", lambda root: trec_files(root, "q1 0 d2 1\nq1 0 d4 0\n", tsv=False)),
+    ("trec", lambda root: trec_files(root, "q1 0 d2 1\nq1 0 d4 0\n", tsv=True)),
+])
+def test_every_file_a_judged_dataset_is_read_from_is_a_rule_input(tmp_path, monkeypatch, layout, make):
+    qrels = make(tmp_path / "data")
+    config = {"datasets": {"x": {"layout": layout, "path": str(qrels)}}}
+    inputs = set(dataset_source_files(config, "x"))
+    read = read_paths(monkeypatch, lambda: read_with_notes(layout, qrels))
+    corpus = read_paths(monkeypatch, lambda: corpus_table(layout, qrels))
+    assert read | corpus == inputs and len(inputs) == 3

@@ -12,7 +12,7 @@ IDS_CHECKED = [ancient("results/texts/ids_checked.json")] if len(DATASETS) > 1 e
 
 rule prepare_dataset:
     input:
-        source=dataset_source_file,
+        source=dataset_source_files,
     output:
         texts="results/texts/{dataset}.parquet",
         report="results/texts/{dataset}.report.json",
@@ -40,7 +40,7 @@ rule prepare_dataset:
 rule prepare_corpus:
     """The corpus of a corpus-level dataset (retrieval: corpus): doc_id, text, in the source's order."""
     input:
-        source=dataset_source_file,
+        source=dataset_source_files,
     output:
         corpus="results/corpus/{dataset}.parquet",
     log:

@@ -289,6 +289,23 @@ def read_trec(path: str | Path, level: str | None, subset: str | None = None) ->
     return texts_table(qrels, subset or TREC_SUBSET, trec_judgements(qrels), queries, documents)
 
 
+def source_files(layout: str, path: str | Path) -> list[str]:
+    """Every file a dataset of ``layout`` named by ``path`` is read from, for a rule's inputs: the
+    qrels file of a ``beir`` or ``trec`` dataset (``path``, a BEIR folder already resolved to its
+    qrels file by ``plan.resolve_beir_folders``), then its corpus and queries: ``corpus.jsonl``
+    and ``queries.jsonl`` of the BEIR folder, or the ``documents`` and ``queries`` files beside the
+    TREC qrels file that exist (the reader names a missing or doubled one); ``[path]`` for any
+    other layout. Reads no file."""
+    source = Path(path)
+    if layout == "beir" and source.is_file():
+        folder = source.parent.parent
+        return [str(source), str(folder / "corpus.jsonl"), str(folder / "queries.jsonl")]
+    if layout == "trec":
+        beside = [source.parent / f"{stem}.{suffix}" for stem in ("documents", "queries") for suffix in ("jsonl", "tsv")]
+        return [str(source), *(str(file) for file in beside if file.is_file())]
+    return [str(source)]
+
+
 def judged_texts(layout: str, path: str | Path, kind: str) -> dict[str, str]:
     """{id: text} of the ``documents`` or the ``queries`` (``kind``) of the ``beir`` or ``trec``
     dataset whose qrels file is ``path`` (a BEIR document's title and text joined as in the texts
