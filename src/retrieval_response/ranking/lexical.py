@@ -6,8 +6,8 @@ own) ranks texts lexically where a dense embedder ranks them by cosine. Texts ar
 removed, no stemming. The collection whose statistics (document frequencies, mean length) BM25
 uses is every distinct candidate text of the dataset's texts table (all queries, positives and
 negatives), so a query's scores do not depend on the design. For a design (Nc, Np), ``rank``
-lists each query's candidates by descending BM25 score, ties in candidate order, as the cosine
-ranking does.
+lists each query's candidates by descending BM25 score, ties (a score 0 for every candidate
+sharing no word with the query) by ``cosine_ranking.tie_keys``, as the cosine ranking orders them.
 """
 
 from __future__ import annotations
@@ -18,7 +18,14 @@ import numpy as np
 import polars as pl
 
 from retrieval_response.infra.errors import InputError
-from retrieval_response.ranking.cosine_ranking import RankingReport, design_ks, ranked_table, select_serving
+from retrieval_response.ranking.cosine_ranking import (
+    RankingReport,
+    design_ks,
+    order_by_score,
+    ranked_table,
+    select_serving,
+    tie_keys,
+)
 
 DEFAULTS = {"k1": 1.5, "b": 0.75, "method": "lucene"}
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
@@ -97,7 +104,7 @@ def bm25_rank_samples(
         index = BM25Index(collection, settings)
         lookup = pl.DataFrame({"text": collection, "column": np.arange(len(collection), dtype=np.int64)})
         candidates = serving.select(text=pl.concat_list(pl.col("p").list.head(Np), pl.col("n").list.head(Nc - Np)))
-        columns = candidates.explode("text").join(lookup, on="text", how="left", maintain_order="left")["column"]
-        scores = index.scores(serving["q"].to_list(), columns.to_numpy().reshape(serving.height, Nc))
-        rank = np.argsort(-scores, axis=1, kind="stable").astype(np.int32)
+        exploded = candidates.explode("text").join(lookup, on="text", how="left", maintain_order="left")
+        scores = index.scores(serving["q"].to_list(), exploded["column"].to_numpy().reshape(serving.height, Nc))
+        rank = order_by_score(scores, tie_keys(exploded["text"].to_list()).reshape(serving.height, Nc))
     return ranked_table(serving, rank, embedder_code=embedder_code, Np=Np, Ks=Ks), report
