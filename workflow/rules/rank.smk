@@ -50,6 +50,27 @@ rule retrieve:
         "../scripts/retrieve.py"
 
 
+rule check_dataset_ids:
+    """Before any LLM call: no query id in two datasets, and some ranked sample the analysis keeps
+    (``analysis.judged_only`` included)."""
+    input:
+        texts=TEXTS_TARGETS,
+        ranked=RANKED_TARGETS,
+    output:
+        checked="results/texts/ids_checked.json",
+    log:
+        "logs/check_dataset_ids.log",
+    localrule: True
+    conda:
+        "../../envs/prepare.yaml"
+    params:
+        datasets=sorted(DATASETS),
+        judged_only=ANALYSIS["judged_only"],
+        config_file=CONFIG_FILE,
+    script:
+        "../scripts/check_dataset_ids.py"
+
+
 rule ranked:
     """Stop after ranking: every ranked-sample file of the config (no LLM needed)."""
     input:

@@ -34,7 +34,7 @@ from retrieval_response.embedding.dataset import vector_lookup
 from retrieval_response.ranking.corpus_search import exact_top_k, top_k_of_scores
 from retrieval_response.ranking.cosine_ranking import RANKED_SCHEMA, RankingReport
 from retrieval_response.ranking.lexical import BM25Index, bm25_settings
-from retrieval_response.ranking.run_file import read_run
+from retrieval_response.ranking.run_file import check_run_matches, read_run
 
 ALL_RETRIEVED_RELEVANT = "all_retrieved_relevant"
 NOT_IN_RUN = "not_in_run"
@@ -177,11 +177,13 @@ def retrieve_from_corpus(
     """``corpus_candidates`` of the retrievals of one ranker (``ranker``: ``kind`` dense, lexical or
     run, and its registry ``spec``): dense from ``vectors`` (the embed rule's table of queries and
     corpus texts), lexical by BM25 over the corpus, run from the run file ``run_path`` (its
-    documents checked against the corpus). The report counts the queries a run does not rank."""
+    documents checked against the corpus, its queries by ``run_file.check_run_matches``). The report
+    counts the queries a run does not rank."""
     depth = retrieval_depth(Ks, corpus.height)
     not_in_run = 0
     if ranker["kind"] == "run":
         run = read_run(run_path, documents=corpus["doc_id"])
+        check_run_matches(run, texts["source_id"], run_path)
         retrieved, not_in_run = retrieved_from_run(texts, run, depth)
     elif ranker["kind"] == "lexical":
         settings = bm25_settings(embedder_code, ranker["spec"])
