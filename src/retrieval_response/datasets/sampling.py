@@ -9,7 +9,8 @@ query serving none is skipped for one reason, the first that applies:
 - ``duplicate_text``: the same text twice among the positives, or a text that is both a
   positive and a negative (it would be ranked twice and counted twice in P and R); texts are
   compared exactly, as the LLM and the embedder see them: after a text budget or repair has
-  shortened them (``layouts.prepare``), which can make two different texts one. Repeated negatives are not a reason: ``layouts`` drops them beforehand;
+  shortened them (``layouts.prepare``), which can make two different texts one. Repeated
+  negatives are not a reason: ``layouts`` drops them beforehand;
 - ``fewer_positives_than_Np``: len(p) < Np for every design;
 - ``too_few_candidates``: some design has Np <= len(p), but each such design lacks negatives
   (len(n) < Nc - Np), i.e. len(p) + len(n) < Nc with the positives capped at Np.
