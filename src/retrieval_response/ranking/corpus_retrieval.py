@@ -61,10 +61,12 @@ def dense_retrieval(query_vectors: np.ndarray, corpus_vectors: np.ndarray, depth
     return exact_top_k(query_vectors, corpus_vectors, depth)[0]
 
 
-def bm25_retrieval(queries: list[str], corpus_texts: list[str], settings: Mapping, depth: int) -> np.ndarray:
+def bm25_retrieval(queries: list[str], corpus_texts: list[str], settings: Mapping, depth: int,
+                   source: str = "the corpus") -> np.ndarray:
     """int64 (Q, depth): corpus indexes by descending BM25 score over the corpus (``settings``:
-    k1, b, method), ties by ascending index (:func:`bm25_top_k` of a fresh index)."""
-    return bm25_top_k(BM25Index(corpus_texts, settings), queries, depth)
+    k1, b, method), ties by ascending index (:func:`bm25_top_k` of a fresh index). InputError
+    naming ``source`` for a corpus without an indexed word (``lexical.BM25Index``)."""
+    return bm25_top_k(BM25Index(corpus_texts, settings, source), queries, depth)
 
 
 def bm25_top_k(index: BM25Index, queries: list[str], depth: int) -> np.ndarray:
@@ -187,8 +189,9 @@ def retrieve_from_corpus(
         retrieved, not_in_run = retrieved_from_run(texts, run, depth)
     elif ranker["kind"] == "lexical":
         settings = bm25_settings(embedder_code, ranker["spec"])
-        retrieved = retrieved_from_indexes(texts, corpus, bm25_retrieval(texts["q"].to_list(), corpus["text"].to_list(),
-                                                                         settings, depth))
+        indexes = bm25_retrieval(texts["q"].to_list(), corpus["text"].to_list(), settings, depth,
+                                 str(ranker.get("source") or "the corpus"))
+        retrieved = retrieved_from_indexes(texts, corpus, indexes)
     else:
         encode = vector_lookup(vectors)
         indexes = dense_retrieval(encode(texts["q"].to_list(), "query"), encode(corpus["text"].to_list(), "passage"), depth)

@@ -55,16 +55,25 @@ def bm25_settings(code: str, spec: Mapping, source: str = "config") -> dict:
     return settings
 
 
-class BM25Index:
-    """A bm25s index over ``documents`` (in their order); ``scores`` of queries against all of them."""
+NO_INDEXED_WORD = ("no text of the collection has a word BM25 indexes (two or more word characters, not an English "
+                   "stop word), so every score would be 0: rank this dataset with a dense embedder")
 
-    def __init__(self, documents: list[str], settings: Mapping):
+
+class BM25Index:
+    """A bm25s index over ``documents`` (in their order); ``scores`` of queries against all of them.
+    InputError ``(source, "file", NO_INDEXED_WORD)`` when no document holds a word the tokeniser
+    keeps (stop words, punctuation and one-letter words only), where bm25s itself would fail."""
+
+    def __init__(self, documents: list[str], settings: Mapping, source: str = "the texts table"):
         import bm25s
 
         self._bm25s = bm25s
         self.size = len(documents)
         self.retriever = bm25s.BM25(k1=float(settings["k1"]), b=float(settings["b"]), method=settings["method"])
-        self.retriever.index(bm25s.tokenize(documents, stopwords="en", show_progress=False), show_progress=False)
+        tokens = bm25s.tokenize(documents, stopwords="en", show_progress=False)
+        if not tokens.vocab:
+            raise InputError(source, "file", NO_INDEXED_WORD)
+        self.retriever.index(tokens, show_progress=False)
 
     def query_token_ids(self, queries: list[str]) -> list[list[int]]:
         """Each query's token ids in the index's vocabulary (tokens the documents lack are dropped)."""
@@ -90,18 +99,20 @@ def candidate_collection(texts: pl.DataFrame) -> list[str]:
 
 
 def bm25_rank_samples(
-    texts: pl.DataFrame, spec: Mapping, *, embedder_code: str, Nc: int, Np: int, Ks: list[int]
+    texts: pl.DataFrame, spec: Mapping, *, embedder_code: str, Nc: int, Np: int, Ks: list[int],
+    source: str = "the texts table",
 ) -> tuple[pl.DataFrame, RankingReport]:
     """Ranked samples of design (Nc, Np) of every serving query of ``texts``, by BM25 (``spec``: the
     registry entry) over the collection ``candidate_collection(texts)``; the ranked layout and the
-    skip report, as ``cosine_ranking.rank_samples``."""
+    skip report, as ``cosine_ranking.rank_samples``. ``source`` names the texts in the InputError
+    of a collection without an indexed word (:class:`BM25Index`)."""
     settings = bm25_settings(embedder_code, spec)
     Ks = design_ks(Ks, Nc, Np)
     serving, report = select_serving(texts, Nc, Np)
     rank = np.zeros((0, Nc), dtype=np.int32)
     if serving.height:
         collection = candidate_collection(texts)
-        index = BM25Index(collection, settings)
+        index = BM25Index(collection, settings, source)
         lookup = pl.DataFrame({"text": collection, "column": np.arange(len(collection), dtype=np.int64)})
         candidates = serving.select(text=pl.concat_list(pl.col("p").list.head(Np), pl.col("n").list.head(Nc - Np)))
         exploded = candidates.explode("text").join(lookup, on="text", how="left", maintain_order="left")
