@@ -306,6 +306,33 @@ def source_files(layout: str, path: str | Path) -> list[str]:
     return [str(source)]
 
 
+def corpus_file(layout: str, path: str | Path) -> Path | None:
+    """The documents file of a ``beir`` (its folder or qrels file ``path``) or ``trec`` dataset
+    (``documents.jsonl`` or ``documents.tsv`` beside the qrels file); None when it cannot be told
+    (no such file, or both), which the reader reports. Reads no file."""
+    source = Path(path)
+    if layout == "beir":
+        folder = source if source.is_dir() else source.parent.parent
+        return folder / "corpus.jsonl" if (folder / "corpus.jsonl").is_file() else None
+    found = [source.parent / f"documents.{suffix}" for suffix in ("jsonl", "tsv")
+             if (source.parent / f"documents.{suffix}").is_file()]
+    return found[0] if layout == "trec" and len(found) == 1 else None
+
+
+def has_records(path: Path, count: int) -> int:
+    """The number of non-blank lines of ``path`` (JSON lines or TSV records), counted up to ``count``
+    only: a start-up check reads a corpus's first records, not the whole file."""
+    seen, tail = 0, b""
+    with path.open("rb") as handle:
+        while seen < count and (block := handle.read(1 << 16)):
+            lines = (tail + block).split(b"\n")
+            tail = lines.pop()
+            seen += sum(1 for line in lines if line.strip())
+        if seen < count and tail.strip():
+            seen += 1
+    return min(seen, count)
+
+
 def judged_texts(layout: str, path: str | Path, kind: str) -> dict[str, str]:
     """{id: text} of the ``documents`` or the ``queries`` (``kind``) of the ``beir`` or ``trec``
     dataset whose qrels file is ``path`` (a BEIR document's title and text joined as in the texts
