@@ -98,7 +98,8 @@ def dataset_source(wildcards):
 
 def dataset_source_files(wildcards):
     """Every file the dataset is read from, as rule inputs (a BEIR or TREC dataset's qrels, corpus
-    and queries); none for the ir_datasets layout (read by its id from the package's cache)."""
+    and queries); none for the ir_datasets layout (read by its id from the package's cache).
+    """
     return plan.dataset_source_files(config, wildcards.dataset)
 
 
