@@ -319,3 +319,15 @@ def test_some_unindexed_documents_beside_indexed_ones_just_score_zero():
     order = bm25_retrieval(["capital of france"], ["the a an", "paris is the capital of france", "of the"],
                            DEFAULTS, 3)
     assert order[0][0] == 1
+
+
+@pytest.mark.parametrize("n_docs", [0, 1, 4])
+def test_retrieving_from_a_corpus_smaller_than_k_is_one_error_naming_the_source(n_docs):
+    corpus = pl.DataFrame({"doc_id": [f"d{i}" for i in range(n_docs)], "text": [f"text {i}" for i in range(n_docs)]},
+                          schema={"doc_id": pl.String, "text": pl.String})
+    texts = pl.DataFrame({"id": ["I-0"], "q": ["a query"]})
+    with pytest.raises(InputError) as error:
+        retrieve_from_corpus(texts, corpus, {"kind": "lexical", "spec": {}, "source": "ir_datasets x/y"},
+                             embedder_code="BM25", Ks=[1, 5])
+    assert (error.value.path, error.value.record) == ("ir_datasets x/y", "file")
+    assert f"holds {n_docs} documents, fewer than K = 5" in error.value.rule

@@ -31,6 +31,7 @@ import numpy as np
 import polars as pl
 
 from retrieval_response.embedding.dataset import vector_lookup
+from retrieval_response.infra.errors import InputError
 from retrieval_response.ranking.corpus_search import exact_top_k, top_k_of_scores
 from retrieval_response.ranking.cosine_ranking import RANKED_SCHEMA, RankingReport
 from retrieval_response.ranking.lexical import BM25Index, bm25_settings
@@ -180,7 +181,12 @@ def retrieve_from_corpus(
     run, and its registry ``spec``): dense from ``vectors`` (the embed rule's table of queries and
     corpus texts), lexical by BM25 over the corpus, run from the run file ``run_path`` (its
     documents checked against the corpus, its queries by ``run_file.check_run_matches``). The report
-    counts the queries a run does not rank."""
+    counts the queries a run does not rank. InputError naming the ranker's source for a corpus of
+    fewer than max(K) documents."""
+    if Ks and corpus.height < max(Ks):  # checked at start-up for beir and trec; an ir_datasets corpus here
+        raise InputError(str(ranker.get("source") or "the corpus"), "file",
+                         f"the corpus holds {corpus.height} documents, fewer than K = {max(Ks)}: a query retrieves "
+                         "at least max(K) documents")
     depth = retrieval_depth(Ks, corpus.height)
     not_in_run = 0
     if ranker["kind"] == "run":
