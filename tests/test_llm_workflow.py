@@ -6,6 +6,7 @@ The upstream stages are replaced by synthetic texts and ranked files (``--allowe
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -107,8 +108,9 @@ def test_shards_split_the_work_and_merge_to_the_same_graded_file(built, loopback
 
 @pytest.mark.parametrize("added", [1, 2])
 def test_adding_datasets_plans_no_job_of_the_first(built, tmp_path, added):
-    """A one-dataset run gets more datasets: only their chains and the pre-LLM check are planned,
-    no LLM job of the first dataset (its jobs had the check as an input from the start)."""
+    """A one-dataset run gets more datasets: only their chains and the pre-LLM check run, no LLM
+    job of the first dataset (its jobs had the check as an input from the start); the check is a
+    checkpoint, so one run builds the new chains after it."""
     names = [f"more{i}" for i in range(added)]
 
     def edit(config):
@@ -123,7 +125,13 @@ def test_adding_datasets_plans_no_job_of_the_first(built, tmp_path, added):
         write_parquet(synthetic_ranked(texts, "ML6", 5, 2, [1, 2, 3], seed=number),
                       copy / f"results/ranked/{name}/ML6/Nc5_Np2.parquet")
     targets = [f"results/graded/{name}/ML6/Nc5_Np2.parquet" for name in ["tiny", *names]]
-    planned = planned_files(copy, "--allowed-rules", "check_dataset_ids", *LLM_RULES[1:], "--", *targets)
+    rules = ("--allowed-rules", "check_dataset_ids", *LLM_RULES[1:], "--", *targets)
+    planned = planned_files(copy, *rules)
     assert not {path for path in planned if "/tiny" in path}, planned
     assert "results/texts/ids_checked.json" in planned
-    assert {f"results/graded/{name}/ML6/Nc5_Np2.parquet" for name in names} <= planned
+    before = (copy / f"{GRADED}.parquet").stat().st_mtime_ns
+    proc = run_snakemake(copy, "--cores", "2", *rules)
+    ran = re.findall(r"^\s*output: (\S+?),?$", proc.stdout + proc.stderr, re.MULTILINE)
+    assert ran and not [path for path in ran if "/tiny" in path], ran
+    assert (copy / f"{GRADED}.parquet").stat().st_mtime_ns == before
+    assert all((copy / target).exists() for target in targets)  # the check re-plans the new chains after it

@@ -50,9 +50,11 @@ rule retrieve:
         "../scripts/retrieve.py"
 
 
-rule check_dataset_ids:
+checkpoint check_dataset_ids:
     """Before any LLM call: no query id in two datasets, and some ranked sample the analysis keeps
-    (``analysis.judged_only`` included)."""
+    (``analysis.judged_only``, read from the config, included). A checkpoint: the LLM jobs take
+    its output as an ancient input, and Snakemake re-plans them once it has run (a rerun of an
+    ancient input's job would otherwise hide every job after it from this run's plan)."""
     input:
         texts=TEXTS_TARGETS,
         ranked=RANKED_TARGETS,
@@ -65,7 +67,6 @@ rule check_dataset_ids:
         "../../envs/prepare.yaml"
     params:
         datasets=sorted(DATASETS),
-        judged_only=ANALYSIS["judged_only"],
         config_file=CONFIG_FILE,
     script:
         "../scripts/check_dataset_ids.py"

@@ -10,7 +10,7 @@ from retrieval_response.tables.workflow_tables import check_ids_across_datasets
 
 log = job_log(snakemake.log[0])
 report = check_ids_across_datasets(dict(zip(snakemake.params.datasets, snakemake.input.texts, strict=True)))
-report |= check_samples_to_analyse(snakemake.input.ranked, judged_only=snakemake.params.judged_only,
+report |= check_samples_to_analyse(snakemake.input.ranked, judged_only=snakemake.config["analysis"]["judged_only"],
                                    config_file=snakemake.params.config_file)
 write_json(report, snakemake.output.checked)
 log.info("%d queries of %d datasets: no id in two datasets; %d ranked samples, %d fully judged", report["queries"],
