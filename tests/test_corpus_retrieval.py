@@ -21,7 +21,7 @@ from retrieval_response.ranking.corpus_retrieval import (
 )
 from retrieval_response.ranking.corpus_search import corpus_measures
 from retrieval_response.ranking.cosine_ranking import check_ranked_invariants, write_ranked
-from retrieval_response.ranking.lexical import BM25Index, bm25_settings
+from retrieval_response.ranking.lexical import DEFAULTS, BM25Index, bm25_rank_samples, bm25_settings
 from retrieval_response.ranking.run_file import write_run
 from retrieval_response.tables.workflow_tables import read_ranked_table
 from retrieval_response.workflow_config.checks import check_retrieval
@@ -292,3 +292,42 @@ def test_a_short_retrieval_keeps_every_k_and_counts_no_unretrieved_positive(tmp_
     assert set(report.notes["mean_at_K"]) == {str(k) for k in range(1, 11)}
     write_ranked(ranked, tmp_path / "ranked.parquet")
     assert read_ranked_table(tmp_path / "ranked.parquet")["K"].to_list() == [list(range(1, 11))]
+
+
+UNINDEXABLE = ["the a an", "of, the. is!", "I a  x", "", "   ", "\u00bf? \u2014 ...", "it is as it was"]
+"""Texts bm25s's tokeniser keeps no word of: English stop words, punctuation, one-letter words."""
+
+
+@pytest.mark.parametrize("size", [1, 3, 12])
+def test_a_corpus_without_an_indexed_word_is_one_error_naming_it(size):
+    corpus = [UNINDEXABLE[i % len(UNINDEXABLE)] for i in range(size)]
+    with pytest.raises(InputError) as error:
+        bm25_retrieval(["what is the capital"], corpus, DEFAULTS, 1, "data/qrels.tsv")
+    assert (error.value.path, error.value.record) == ("data/qrels.tsv", "file")
+    assert "no text of the collection has a word BM25 indexes" in error.value.rule
+
+
+def test_pools_without_an_indexed_word_are_one_error_naming_the_source():
+    texts = pl.DataFrame({"id": ["S-0"], "subset": ["S"], "q": ["capital city"], "p": [UNINDEXABLE[:2]],
+                          "n": [UNINDEXABLE[2:5]]})
+    with pytest.raises(InputError) as error:
+        bm25_rank_samples(texts, {}, embedder_code="BM25", Nc=5, Np=2, Ks=[1], source="data/s.jsonl")
+    assert (error.value.path, error.value.record) == ("data/s.jsonl", "file")
+
+
+def test_some_unindexed_documents_beside_indexed_ones_just_score_zero():
+    order = bm25_retrieval(["capital of france"], ["the a an", "paris is the capital of france", "of the"],
+                           DEFAULTS, 3)
+    assert order[0][0] == 1
+
+
+@pytest.mark.parametrize("n_docs", [0, 1, 4])
+def test_retrieving_from_a_corpus_smaller_than_k_is_one_error_naming_the_source(n_docs):
+    corpus = pl.DataFrame({"doc_id": [f"d{i}" for i in range(n_docs)], "text": [f"text {i}" for i in range(n_docs)]},
+                          schema={"doc_id": pl.String, "text": pl.String})
+    texts = pl.DataFrame({"id": ["I-0"], "q": ["a query"]})
+    with pytest.raises(InputError) as error:
+        retrieve_from_corpus(texts, corpus, {"kind": "lexical", "spec": {}, "source": "ir_datasets x/y"},
+                             embedder_code="BM25", Ks=[1, 5])
+    assert (error.value.path, error.value.record) == ("ir_datasets x/y", "file")
+    assert f"holds {n_docs} documents, fewer than K = 5" in error.value.rule

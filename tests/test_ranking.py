@@ -33,21 +33,23 @@ def texts_table(rows):
                                       "p": pl.List(pl.String), "n": pl.List(pl.String)})
 
 
-def test_ties_keep_candidate_order():
+def test_ties_follow_the_tie_keys_not_candidate_order():
     query = np.array([[1.0, 0.0]], dtype=np.float32)
     candidates = np.array([[[0, 1], [3, 0], [0, 2], [1, 0], [5, 0]]], dtype=np.float32)
-    assert cosine_rank(query, candidates).tolist() == [[1, 3, 4, 0, 2]]
+    assert cosine_rank(query, candidates, np.array([[9, 5, 1, 2, 7]], dtype=np.uint64)).tolist() == [[3, 1, 4, 2, 0]]
+    assert cosine_rank(query, candidates, np.array([[0, 0, 0, 0, 0]], dtype=np.uint64)).tolist() == [[1, 3, 4, 0, 2]]
 
 
 def test_precision_and_recall_against_a_hand_computed_example():
     # q-north, Nc=5, Np=3: candidates (cosine to the query)
     # 0 east (0), 1 north (1), 2 diag (0.707), 3 west (0), 4 south (-1); sw is not a candidate
-    # rank = [1, 2, 0, 3, 4]; Np = 3; positives in top-K: K=1 -> 1, K=2 -> 2, K=4 -> 3
+    # rank = [1, 2, 3, 0, 4] (the tie east/west by tie_keys: west first); Np = 3; positives in
+    # top-K: K=1 -> 1, K=2 -> 2, K=4 -> 3
     table = texts_table([{"id": "T-1", "subset": "T", "q": "q-north",
                           "p": ["east", "north", "diag"], "n": ["west", "south", "sw"]}])
     ranked, report = rank_samples(table, encode, embedder_code="E", Nc=5, Np=3, Ks=[4, 1, 2])
     row = ranked.row(0, named=True)
-    assert row["rank"] == [1, 2, 0, 3, 4]
+    assert row["rank"] == [1, 2, 3, 0, 4]
     assert row["K"] == [1, 2, 4]
     assert row["P"] == pytest.approx([1 / 1, 2 / 2, 3 / 4])
     assert row["R"] == pytest.approx([1 / 3, 2 / 3, 3 / 3])
@@ -56,12 +58,13 @@ def test_precision_and_recall_against_a_hand_computed_example():
 
 
 def test_one_positive_ranks_and_passes_the_invariants(tmp_path):
-    # q-north, Nc=4, Np=1: 0 diag (0.707), 1 north (1), 2 east (0), 3 west (0) -> rank [1, 0, 2, 3]
+    # q-north, Nc=4, Np=1: 0 diag (0.707), 1 north (1), 2 east (0), 3 west (0) -> rank [1, 0, 3, 2]
+    # (the tie east/west by tie_keys: west first)
     table = texts_table([{"id": "T-1", "subset": "T", "q": "q-north",
                           "p": ["diag"], "n": ["north", "east", "west"]}])
     ranked, report = rank_samples(table, encode, embedder_code="E", Nc=4, Np=1, Ks=[1, 2, 4])
     row = ranked.row(0, named=True)
-    assert row["rank"] == [1, 0, 2, 3] and report.ranked == 1
+    assert row["rank"] == [1, 0, 3, 2] and report.ranked == 1
     assert row["P"] == pytest.approx([0, 1 / 2, 1 / 4]) and row["R"] == [0.0, 1.0, 1.0]
     write_ranked(ranked, tmp_path / "Nc4_Np1.parquet")
 
@@ -71,8 +74,8 @@ def test_candidates_are_first_np_positives_then_first_negatives():
     table = texts_table([{"id": "T-2", "subset": "T", "q": "q-east",
                           "p": ["north", "diag", "east"], "n": ["south", "east2"]}])
     ranked, _ = rank_samples(table, encode, embedder_code="E", Nc=3, Np=2, Ks=[1, 3])
-    # candidates: 0 north (0), 1 diag (0.707), 2 south (0) -> [1, 0, 2]
-    assert ranked["rank"].to_list() == [[1, 0, 2]]
+    # candidates: 0 north (0), 1 diag (0.707), 2 south (0) -> [1, 2, 0] (tie_keys: south first)
+    assert ranked["rank"].to_list() == [[1, 2, 0]]
     assert ranked["P"].to_list() == [pytest.approx([1.0, 2 / 3])]
 
 

@@ -97,10 +97,11 @@ def dataset_source(wildcards):
     return dataset.get("path") or dataset["ir_datasets_id"]
 
 
-def dataset_source_file(wildcards):
-    """The dataset's source file as a rule input; none for the ir_datasets layout (read by its id
-    from the package's cache, checked at start-up)."""
-    return DATASETS[wildcards.dataset].get("path", [])
+def dataset_source_files(wildcards):
+    """Every file the dataset is read from, as rule inputs (a BEIR or TREC dataset's qrels, corpus
+    and queries); none for the ir_datasets layout (read by its id from the package's cache).
+    """
+    return plan.dataset_source_files(config, wildcards.dataset)
 
 
 def corpus_level(wildcards):
@@ -136,7 +137,7 @@ def embed_inputs(wildcards):
 
 def rank_inputs(wildcards):
     """Inputs of the rank rule: the texts, plus the vectors of a dense embedder, or the run file and
-    the dataset's source file (the qrels file beside which the corpus lies; none for ir_datasets)
+    the dataset's source files (qrels, corpus and queries, whose ids the run must name; none for ir_datasets)
     of a run; a lexical ranker needs the texts only."""
     inputs = {"texts": f"results/texts/{wildcards.dataset}.parquet"}
     kind = plan.ranker_kind(config, wildcards.dataset, wildcards.embedder)
@@ -146,7 +147,7 @@ def rank_inputs(wildcards):
         )
     elif kind == "run":
         inputs["run"] = DATASETS[wildcards.dataset]["run"]
-        inputs["source"] = dataset_source_file(wildcards)
+        inputs["source"] = dataset_source_files(wildcards)
     if corpus_level(wildcards):
         inputs["corpus"] = f"results/corpus/{wildcards.dataset}.parquet"
     return inputs

@@ -31,10 +31,11 @@ import numpy as np
 import polars as pl
 
 from retrieval_response.embedding.dataset import vector_lookup
+from retrieval_response.infra.errors import InputError
 from retrieval_response.ranking.corpus_search import exact_top_k, top_k_of_scores
 from retrieval_response.ranking.cosine_ranking import RANKED_SCHEMA, RankingReport
 from retrieval_response.ranking.lexical import BM25Index, bm25_settings
-from retrieval_response.ranking.run_file import read_run
+from retrieval_response.ranking.run_file import check_run_matches, read_run
 
 ALL_RETRIEVED_RELEVANT = "all_retrieved_relevant"
 NOT_IN_RUN = "not_in_run"
@@ -61,10 +62,12 @@ def dense_retrieval(query_vectors: np.ndarray, corpus_vectors: np.ndarray, depth
     return exact_top_k(query_vectors, corpus_vectors, depth)[0]
 
 
-def bm25_retrieval(queries: list[str], corpus_texts: list[str], settings: Mapping, depth: int) -> np.ndarray:
+def bm25_retrieval(queries: list[str], corpus_texts: list[str], settings: Mapping, depth: int,
+                   source: str = "the corpus") -> np.ndarray:
     """int64 (Q, depth): corpus indexes by descending BM25 score over the corpus (``settings``:
-    k1, b, method), ties by ascending index (:func:`bm25_top_k` of a fresh index)."""
-    return bm25_top_k(BM25Index(corpus_texts, settings), queries, depth)
+    k1, b, method), ties by ascending index (:func:`bm25_top_k` of a fresh index). InputError
+    naming ``source`` for a corpus without an indexed word (``lexical.BM25Index``)."""
+    return bm25_top_k(BM25Index(corpus_texts, settings, source), queries, depth)
 
 
 def bm25_top_k(index: BM25Index, queries: list[str], depth: int) -> np.ndarray:
@@ -177,16 +180,24 @@ def retrieve_from_corpus(
     """``corpus_candidates`` of the retrievals of one ranker (``ranker``: ``kind`` dense, lexical or
     run, and its registry ``spec``): dense from ``vectors`` (the embed rule's table of queries and
     corpus texts), lexical by BM25 over the corpus, run from the run file ``run_path`` (its
-    documents checked against the corpus). The report counts the queries a run does not rank."""
+    documents checked against the corpus, its queries by ``run_file.check_run_matches``). The report
+    counts the queries a run does not rank. InputError naming the ranker's source for a corpus of
+    fewer than max(K) documents."""
+    if Ks and corpus.height < max(Ks):  # checked at start-up for beir and trec; an ir_datasets corpus here
+        raise InputError(str(ranker.get("source") or "the corpus"), "file",
+                         f"the corpus holds {corpus.height} documents, fewer than K = {max(Ks)}: a query retrieves "
+                         "at least max(K) documents")
     depth = retrieval_depth(Ks, corpus.height)
     not_in_run = 0
     if ranker["kind"] == "run":
         run = read_run(run_path, documents=corpus["doc_id"])
+        check_run_matches(run, texts["source_id"], run_path)
         retrieved, not_in_run = retrieved_from_run(texts, run, depth)
     elif ranker["kind"] == "lexical":
         settings = bm25_settings(embedder_code, ranker["spec"])
-        retrieved = retrieved_from_indexes(texts, corpus, bm25_retrieval(texts["q"].to_list(), corpus["text"].to_list(),
-                                                                         settings, depth))
+        indexes = bm25_retrieval(texts["q"].to_list(), corpus["text"].to_list(), settings, depth,
+                                 str(ranker.get("source") or "the corpus"))
+        retrieved = retrieved_from_indexes(texts, corpus, indexes)
     else:
         encode = vector_lookup(vectors)
         indexes = dense_retrieval(encode(texts["q"].to_list(), "query"), encode(corpus["text"].to_list(), "passage"), depth)

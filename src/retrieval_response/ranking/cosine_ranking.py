@@ -3,12 +3,15 @@
 For a design (Nc, Np) a query serves when len(p) >= Np and len(n) >= Nc - Np. Its candidates
 are the first Np positives followed by the first Nc - Np negatives; candidate index i < Np is
 positive i, index i >= Np is negative i - Np. ``rank`` lists the candidate indexes by
-descending cosine similarity to the query, ties kept in candidate order (stable sort).
+descending cosine similarity to the query; equal similarities are ordered by :func:`tie_keys`, a
+hash of each candidate's text, a rule that cannot see which candidates are positives (candidate
+order would put the positives first).
 For each K: n_p(K) = number of indexes < Np among rank[:K], P = n_p/K, R = n_p/Np.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -69,16 +72,31 @@ def select_serving(texts: pl.DataFrame, Nc: int, Np: int) -> tuple[pl.DataFrame,
     return serving, report
 
 
-def cosine_rank(query_vectors: np.ndarray, candidate_vectors: np.ndarray) -> np.ndarray:
-    """rank[q] = argsort(-cos(query q, candidate c)) over c, stable (ties keep candidate order).
+def tie_keys(texts: list[str]) -> np.ndarray:
+    """uint64 per text: the first 8 bytes of blake2b(text) (UTF-8), big-endian. The order of tied
+    candidates of every ranker: it depends on a candidate's text only, never on whether it is a
+    positive, and is the same for a text in every query, design and run."""
+    return np.array([int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+                                    "big") for text in texts], dtype=np.uint64)
 
-    ``query_vectors``: (Q, d); ``candidate_vectors``: (Q, Nc, d). Returns int32 (Q, Nc).
+
+def order_by_score(scores: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """int32 (Q, Nc): each row's candidate indexes by descending ``scores`` (Q, Nc), equal scores by
+    ascending ``keys`` (Q, Nc; :func:`tie_keys` of the candidates' texts), then by index."""
+    return np.lexsort((np.arange(scores.shape[1])[None, :].repeat(scores.shape[0], 0), keys, -scores),
+                      axis=1).astype(np.int32)
+
+
+def cosine_rank(query_vectors: np.ndarray, candidate_vectors: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """rank[q] = candidates by descending cos(query q, candidate c), ties by ``keys`` (:func:`order_by_score`).
+
+    ``query_vectors``: (Q, d); ``candidate_vectors``: (Q, Nc, d); ``keys``: (Q, Nc). Returns int32 (Q, Nc).
     """
     q = l2_normalise(query_vectors)
     Q, Nc, d = candidate_vectors.shape
     c = l2_normalise(candidate_vectors.reshape(Q * Nc, d)).reshape(Q, Nc, d)
     similarity = np.matmul(c, q[:, :, None])[:, :, 0]
-    return np.argsort(-similarity, axis=1, kind="stable").astype(np.int32)
+    return order_by_score(similarity, keys)
 
 
 def precision_recall(rank: np.ndarray, Np: int, Ks: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -107,7 +125,7 @@ def rank_samples(
     if Q:
         query_vectors = encode(serving["q"].to_list(), "query")
         candidate_vectors = encode(candidate_texts, "passage").reshape(Q, Nc, -1)
-        rank = cosine_rank(query_vectors, candidate_vectors)
+        rank = cosine_rank(query_vectors, candidate_vectors, tie_keys(candidate_texts).reshape(Q, Nc))
     return ranked_table(serving, rank, embedder_code=embedder_code, Np=Np, Ks=Ks), report
 
 

@@ -188,6 +188,32 @@ def fully_judged(graded: pl.DataFrame) -> pl.DataFrame:
     return graded.filter(pl.col("judged") == 1.0)
 
 
+def check_samples_to_analyse(ranked_paths: Sequence[str | os.PathLike], *, judged_only: bool,
+                             config_file: str) -> dict:
+    """Before any LLM call: the ranked files ``ranked_paths`` (every unit of the config) hold a
+    sample the analysis can use, so that no answer is paid for an analysis that would end in "no
+    target column has a value". InputError naming the ranked files when none holds a sample
+    (every query skipped: see each file's ``.report.json``), or ``config_file`` and
+    ``config key analysis.judged_only`` when ``judged_only`` is set and no sample has a fully
+    judged top-K (``judged`` = 1 at some K: :func:`fully_judged`). Returns ``{"samples": n,
+    "fully_judged": m}`` over all files (sample = one ranked row)."""
+    shares = [judged_shares(path) for path in ranked_paths]
+    samples = sum(share.select("id", "E", "Nc", "Np").n_unique() if share.height else 0 for share in shares)
+    judged = sum(fully_judged(share).select("id", "E", "Nc", "Np").n_unique() if share.height else 0
+                 for share in shares)
+    if samples == 0:
+        names = ", ".join(map(str, ranked_paths)) or "no ranked file"
+        raise InputError(names, "file", "no ranked sample in any ranked file: every query was skipped (the "
+                         "reasons are counted in each file's .report.json), so the analysis would have no sample; "
+                         "nothing is sent to an LLM")
+    if judged_only and judged == 0:
+        raise InputError(config_file, "config key analysis.judged_only",
+                         f"none of the {samples} ranked samples has a fully judged top-K (judged = 1 at some K), so "
+                         "judged_only would leave the analysis no sample; nothing is sent to an LLM: set it to false, "
+                         "or judge the retrieved documents (a deeper qrels pool)")
+    return {"samples": samples, "fully_judged": judged}
+
+
 def with_judged_share(graded: pl.DataFrame, ranked_paths: Sequence[str | os.PathLike]) -> pl.DataFrame:
     """``graded`` plus ``judged``: the judged share of each sample's top-K (``judged_shares``)."""
     shares = pl.concat([judged_shares(path) for path in ranked_paths]).unique(["id", "E", "Nc", "Np", "K"])

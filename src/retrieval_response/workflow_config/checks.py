@@ -24,7 +24,7 @@ import jsonschema
 
 from retrieval_response.analysis.measures import alpha_grid
 from retrieval_response.datasets import ir_datasets_layout
-from retrieval_response.datasets.judged_corpus import beir_qrels
+from retrieval_response.datasets.judged_corpus import beir_qrels, corpus_file, has_records
 from retrieval_response.datasets.layouts import CORPUS_LAYOUTS, TRACES_LAYOUT, check_options, row_subset
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.paths import UnsafeNameError, safe_name
@@ -214,6 +214,24 @@ def check_traces(config: Mapping, config_file: str) -> None:
                          "in a config of their own")
 
 
+def check_corpus_sizes(config: Mapping, config_file: str) -> None:
+    """A corpus-level ``beir`` or ``trec`` dataset's corpus holds at least max(K) documents (each
+    query retrieves its top 2 max(K), at least max(K)): its first max(K) records are counted
+    (``judged_corpus.has_records``), so a large corpus costs one read of its head. InputError
+    naming the dataset's K key (its own, else the top-level one) and the corpus file."""
+    for name, dataset in config["datasets"].items():
+        if dataset.get("retrieval", "pools") != "corpus" or dataset["layout"] not in ("beir", "trec"):
+            continue
+        corpus = corpus_file(dataset["layout"], dataset["path"])
+        needed = max(dataset.get("K", config["K"]))
+        if corpus is None or (found := has_records(corpus, needed)) >= needed:
+            continue
+        key = f"datasets.{name}.K" if "K" in dataset else "K"
+        raise InputError(config_file, f"config key {key}",
+                         f"corpus {str(corpus)!r} of dataset {name} holds {found} documents, fewer than K = {needed}: "
+                         "a query retrieves at least max(K) documents")
+
+
 def check_numbered_subsets(config: Mapping, config_file: str) -> None:
     """No two datasets whose layouts number their rows ``<subset>-<n>`` (``beir``, ``trec``,
     ``ir_datasets``) share a subset: their query ids would collide. InputError naming the second
@@ -359,6 +377,7 @@ def check_config(config: Mapping, config_file: str, environ: Mapping[str, str] =
     check_traces(config, config_file)
     check_numbered_subsets(config, config_file)
     check_input_files(config, config_file)
+    check_corpus_sizes(config, config_file)
     check_ir_datasets(config, config_file)
     check_alpha_grid(config, config_file)
     if runs_llm(config):

@@ -160,6 +160,16 @@ def resolve_beir_folders(config: Mapping) -> None:
             dataset["path"] = str(beir_qrels(dataset["path"], dataset.get("split")))
 
 
+def dataset_source_files(config: Mapping, name: str) -> list[str]:
+    """Every file the dataset ``name`` is read from (``judged_corpus.source_files``: a BEIR or TREC
+    dataset's qrels, corpus and queries files), as the inputs of the rules that read it; none for
+    the ``ir_datasets`` layout (read by its id from the package's cache, checked at start-up)."""
+    from retrieval_response.datasets.judged_corpus import source_files
+
+    dataset = config["datasets"][name]
+    return source_files(dataset["layout"], dataset["path"]) if dataset.get("path") else []
+
+
 def resolve_run_codes(config: Mapping, config_file: str) -> None:
     """Fill each run dataset's ``run_code`` from its run's tag (in place), and check it: a safe name,
     not one of the dataset's embedder codes. InputError ``config key datasets.<name>.run...``."""
