@@ -11,8 +11,8 @@ TEXTS_TARGETS = [
 # The LLM rules wait for check_dataset_ids (rank.smk): no query id in two datasets, and a sample
 # the analysis can use. The input is there with one dataset too, and ancient: a later rerun of
 # the check (a dataset added or re-prepared, a ranking redone) replans no LLM job of the datasets
-# that did not change.
-IDS_CHECKED = [ancient("results/texts/ids_checked.json")]
+# that did not change. A traces config (one dataset, its own checks at start-up) has no such check.
+IDS_CHECKED = [] if TRACES else [ancient("results/texts/ids_checked.json")]
 
 
 rule prepare_dataset:
