@@ -18,7 +18,7 @@ import polars as pl
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from retrieval_response.analysis.correlation_tables import TARGETS, run_analysis
+from retrieval_response.analysis.correlation_tables import TARGETS, analysis_tables
 from retrieval_response.analysis.segments import assign_segments, segment_labels, segment_sizes
 from retrieval_response.figures import tables as figure_tables
 from retrieval_response.figures.analysis_figures import figure_set, render_figures
@@ -87,7 +87,7 @@ def tables(graded):
     """(correlations, differences) by segmentation, from the analysis, grade only."""
     correlations, differences = {}, {}
     for segmentation in ("fit", "ratio"):
-        correlations[segmentation], differences[segmentation] = run_analysis(
+        correlations[segmentation], differences[segmentation], _ = analysis_tables(
             graded, segmentation=segmentation, alpha_grid="linear:11", corr_types=CORR_TYPES,
             min_segment_samples=MINIMUM, bootstrap_resamples=30, seed=0)
     return correlations, differences
@@ -236,7 +236,7 @@ def test_null_values_are_not_drawn_and_panels_say_why(drawn):
 def test_all_empty_input_writes_no_png(graded, tmp_path):
     correlations, differences = {}, {}
     for segmentation in ("fit", "ratio"):
-        correlations[segmentation], differences[segmentation] = run_analysis(
+        correlations[segmentation], differences[segmentation], _ = analysis_tables(
             graded, segmentation=segmentation, alpha_grid="linear:5", corr_types=["spearman"],
             min_segment_samples=10**6, bootstrap_resamples=0)
     manifest = render_figures(graded, correlations, differences, tmp_path, corr_types=["spearman"],
@@ -390,7 +390,7 @@ def test_an_embedders_empty_grade_column_says_why(graded):
 def test_finer_keys_become_panels(graded):
     correlations, differences = {}, {}
     for segmentation in ("fit", "ratio"):
-        correlations[segmentation], differences[segmentation] = run_analysis(
+        correlations[segmentation], differences[segmentation], _ = analysis_tables(
             graded, segmentation=segmentation, alpha_grid="linear:5", corr_types=["spearman"],
             min_segment_samples=MINIMUM, finer_keys=("Np",), bootstrap_resamples=10)
     figures_by_name, manifest = figure_set(graded, correlations, differences, corr_types=["spearman"],

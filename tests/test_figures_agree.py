@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from conftest import REPO
-from retrieval_response.analysis.correlation_tables import run_analysis
+from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.figures.analysis_figures import figure_set
 from retrieval_response.figures.labels import NOT_RUN, UNDEFINED, codes_legend, embedder_names, empty_terms
 from retrieval_response.figures.manifest import write_manifest
@@ -27,7 +27,7 @@ NEVER = ("ME5S", "A")  # an embedder never run on a subset
 def analyse(graded: pl.DataFrame, measures=None):
     correlations, differences = {}, {}
     for segmentation in ("fit", "ratio"):
-        correlations[segmentation], differences[segmentation] = run_analysis(
+        correlations[segmentation], differences[segmentation], _ = analysis_tables(
             graded, segmentation=segmentation, alpha_grid="linear:5", corr_types=CORR_TYPES,
             min_segment_samples=MINIMUM, bootstrap_resamples=10, seed=0, measures=measures)
     return ({k: with_targets(v) for k, v in correlations.items()},

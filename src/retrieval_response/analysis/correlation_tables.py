@@ -15,7 +15,7 @@ log-probabilities, no gold answer) is left out of that target's correlations and
 through the cell x value count tables of :mod:`.correlations`; any other through the per-sample
 kernel of :mod:`.sample_correlations`. Both are exact.
 
-Output of :func:`run_analysis`, one pair of tables per segmentation:
+Output of :func:`analysis_tables`, per segmentation:
 
 **correlations** (``results/analysis/correlations_<segmentation>.parquet``), one row per
 segment x target x measure x correlation type:
@@ -40,7 +40,7 @@ ci_low, ci_high, share_positive``; ``difference`` "X-Y" = corr(X) - corr(Y) (sam
 both: paired), ``n`` = the smaller of the two measures' n, ``share_positive`` = share of
 resamples where the difference is > 0.
 
-**resamples** (:func:`analysis_tables` only, ``results/analysis/resamples_<segmentation>.parquet``),
+**resamples** (``results/analysis/resamples_<segmentation>.parquet``),
 one row per correlations row of the chosen corr types: ``segmentation, E, subset, [finer keys],
 segment, target, measure, corr_type, resamples``, the correlation on every bootstrap draw (the
 draws behind ``ci_low, ci_high``), for statistics of several correlations on the same draws
@@ -92,8 +92,6 @@ from retrieval_response.analysis.sample_correlations import sample_correlations
 from retrieval_response.analysis.segments import assign_segments, segment_keys
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.errors import InputError
-
-alpha_grid = measures_module.alpha_grid
 
 REQUIRED_COLUMNS = ("id", "E", "Nc", "Np", "K", "inK")
 TARGETS = target_registry.NAMES
@@ -387,12 +385,6 @@ def _bootstrap_measure(measure, cells: MeasureCells, grid, corr_types, compat, a
     return out
 
 
-def run_analysis(graded: pl.DataFrame, **options) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Correlations and paired differences tables: :func:`analysis_tables` without the resamples."""
-    correlations, differences, _ = analysis_tables(graded, **options)
-    return correlations, differences
-
-
 def analysis_tables(
     graded: pl.DataFrame,
     *,
@@ -412,7 +404,7 @@ def analysis_tables(
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Correlations, paired differences and resampled correlations (see the module docstring for the columns).
 
-    ``alpha_grid``: a spec for :func:`alpha_grid` or the sorted grid itself; ``segmentation``
+    ``alpha_grid``: a spec for :func:`.measures.alpha_grid` or the sorted grid itself; ``segmentation``
     "fit" or "ratio"; a (segment, measure, target) enters when at least ``min_segment_samples``
     samples have the measure and the target; ``measures`` defaults to :func:`default_measures`,
     ``targets`` to :func:`default_targets`; ``compat`` "exact" or "paper" (module docstring).

@@ -119,11 +119,6 @@ SHARE_SCALE = ColourScale("YlGnBu", Normalize(0.0, 1.0))
 """Shares of samples (not signed): sequential, 0 to 1."""
 
 
-def all_values(panels: list[HeatmapPanel]) -> np.ndarray:
-    """Every cell value of ``panels``, flattened."""
-    return np.concatenate([p.values.ravel() for p in panels])
-
-
 def figure_footer(manifest: Manifest, words, embedders, groups, never_run: pl.DataFrame | None = None,
                   cells: bool = True) -> str:
     """The footer of a figure: the empty-cell ``words`` it shows with their meaning (``cells``: a
