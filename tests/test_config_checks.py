@@ -251,9 +251,10 @@ def test_run_and_bm25_mistakes_are_refused_at_start_up(tmp_path):
     config["datasets"]["judged"]["layout"] = "trec"
     config["datasets"]["faq"]["run"] = config["datasets"]["judged"]["run"]
     assert "layout 'generic' has none" in str(refused(config))
-    config = run_config(tmp_path / "b")
-    config["embedders"]["BM25"]["model"] = "x"
-    assert str(refused(config)).startswith(f"{CONFIG_FILE}: config key embedders.BM25.model: does not apply")
+    for key, value in (("model", "x"), ("query_prompt", ""), ("passage_prompt", "passage: "), ("batch_size", 32)):
+        config = run_config(tmp_path / f"b_{key}")
+        config["embedders"]["BM25"][key] = value
+        assert str(refused(config)).startswith(f"{CONFIG_FILE}: config key embedders.BM25.{key}: does not apply")
     for line, rule in (("q1 Q0 d1 1 0.5 ML6", "also an embedder"), ("q1 Q0 d1 1 0.5 ../x", "cannot be used"),
                        ("q1 d1 1 0.5 T", "expected 6 fields")):
         config = run_config(tmp_path / f"c{len(rule)}", run_line=line)
