@@ -204,7 +204,7 @@ def test_graded_ndcg_of_the_analysis_equals_the_corpus_measures_with_graded_qrel
                                pl.DataFrame(qrels, schema=["qid", "docid", "grade"], orient="row"), [5])
     five = np.full(len(grades), 5)
     got = graded_ndcg_at_k(pl.Series(grades), pl.Series(ideal), five)
-    assert np.allclose(got, expected["nDCG"].to_numpy())
+    assert np.allclose(got, expected["nDCG@K"].to_numpy())
     binary = pl.Series([[min(g, 1) for g in row] for row in grades])
     assert np.allclose(graded_ndcg_at_k(binary, pl.Series([[1] * len(i) for i in ideal]), five),
                        ndcg_at_k(binary, np.array([len(i) for i in ideal]), five))

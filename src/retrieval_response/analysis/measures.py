@@ -32,6 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from retrieval_response.analysis.ranked_lists import dcg, flat_dcg, flatten, ideal_dcg, precision, recall
+
 PARTNER_EPSILON = 1e-10
 """Added to the partner's positives in ``F_e_partner`` in paper mode, as in the paper's code."""
 
@@ -67,16 +69,6 @@ def alpha_grid(spec: str) -> np.ndarray:
 
 def _column(alpha: np.ndarray) -> np.ndarray:
     return np.asarray(alpha, dtype=np.float64)[:, None]
-
-
-def precision(n_p: np.ndarray, K: np.ndarray) -> np.ndarray:
-    """P = n_p / K."""
-    return np.asarray(n_p, np.float64) / np.asarray(K, np.float64)
-
-
-def recall(n_p: np.ndarray, Np: np.ndarray) -> np.ndarray:
-    """R = n_p / Np."""
-    return np.asarray(n_p, np.float64) / np.asarray(Np, np.float64)
 
 
 def f_measure(n_p: np.ndarray, K: np.ndarray, Np: np.ndarray, alpha: np.ndarray) -> np.ndarray:
@@ -140,31 +132,10 @@ def t_unnormalised(n_p: np.ndarray, K: np.ndarray, alpha: np.ndarray) -> np.ndar
     return (1.0 - a) * n - a * (np.asarray(K, np.float64) - n)
 
 
-def _discounts(depth: int) -> np.ndarray:
-    """1/log2(i+1) for ranks i = 1..depth."""
-    return 1.0 / np.log2(np.arange(2, depth + 2, dtype=np.float64))
-
-
-def _ideal_dcg(n_relevant: np.ndarray) -> np.ndarray:
-    """IDCG(m) = sum_{i=1..m} 1/log2(i+1), summed left to right (IDCG(0) = 0)."""
-    m = np.asarray(n_relevant, np.int64)
-    table = np.concatenate([[0.0], np.cumsum(_discounts(int(m.max(initial=0))))])
-    return table[m]
-
-
-def dcg(inK: pl.Series) -> np.ndarray:
-    """DCG = sum_{i=1..K} inK_i / log2(i+1), summed left to right, per sample of a list column."""
-    lengths = inK.list.len().to_numpy().astype(np.int64)
-    flat = inK.explode().to_numpy().astype(np.float64)
-    owner = np.repeat(np.arange(len(lengths)), lengths)
-    position = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return np.bincount(owner, weights=flat * _discounts(int(lengths.max(initial=0)))[position], minlength=len(lengths))
-
-
 def ndcg_paper(inK: pl.Series) -> np.ndarray:
     """nDCG (paper) = DCG / IDCG(n_p): ideal over the n_p positives retrieved; 0 when n_p = 0."""
     gain = dcg(inK)
-    ideal = _ideal_dcg(inK.list.sum().to_numpy())
+    ideal = ideal_dcg(inK.list.sum().to_numpy())
     return np.divide(gain, ideal, out=np.zeros_like(gain), where=ideal > 0)
 
 
@@ -172,7 +143,7 @@ def ndcg_at_k(inK: pl.Series, Np: np.ndarray, K: np.ndarray) -> np.ndarray:
     """nDCG@K (standard) = DCG / IDCG(min(Np, K)): ideal over all Np positives, cut at K (not at
     the length of ``inK``, which is shorter when the ranker retrieved fewer than K, as in
     trec_eval's ndcg_cut); NaN (undefined) when Np = 0."""
-    ideal = _ideal_dcg(np.minimum(np.asarray(Np, np.int64), np.asarray(K, np.int64)))
+    ideal = ideal_dcg(np.minimum(np.asarray(Np, np.int64), np.asarray(K, np.int64)))
     return np.divide(dcg(inK), ideal, out=np.full(len(ideal), np.nan), where=ideal > 0)
 
 
@@ -193,18 +164,9 @@ def graded_ndcg_at_k(grades: pl.Series, ideal_grades: pl.Series, K: np.ndarray) 
     return np.divide(dcg(gains["top"]), ideal, out=np.full(len(ideal), np.nan), where=ideal > 0)
 
 
-def _hits(inK: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Flattened 0/1 relevance, its sample index and its 1-based rank, of a list column."""
-    lengths = inK.list.len().to_numpy().astype(np.int64)
-    flat = inK.explode().to_numpy().astype(np.float64)
-    owner = np.repeat(np.arange(len(lengths)), lengths)
-    rank = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths) + 1
-    return flat, owner, rank
-
-
 def reciprocal_rank_at_k(inK: pl.Series, Np: np.ndarray) -> np.ndarray:
     """RR@K = 1 / rank of the first positive in the top K, 0 if none; NaN (undefined) when Np = 0."""
-    flat, owner, rank = _hits(inK)
+    flat, owner, rank = flatten(inK)
     first = np.full(len(inK), np.inf)
     np.minimum.at(first, owner[flat > 0], rank[flat > 0].astype(np.float64))
     return np.where(np.asarray(Np, np.int64) > 0, 1.0 / first, np.nan)
@@ -212,7 +174,7 @@ def reciprocal_rank_at_k(inK: pl.Series, Np: np.ndarray) -> np.ndarray:
 
 def average_precision_at_k(inK: pl.Series, Np: np.ndarray) -> np.ndarray:
     """AP@K = sum_{i<=K} inK_i * P@i / Np (truncated AP with |R| = Np); NaN (undefined) when Np = 0."""
-    flat, owner, rank = _hits(inK)
+    flat, owner, rank = flatten(inK)
     lengths = inK.list.len().to_numpy().astype(np.int64)
     running = np.cumsum(flat)
     before = np.concatenate([[0.0], running])[np.cumsum(lengths) - lengths]
@@ -298,9 +260,8 @@ def erag_ndcg(utility: pl.Series) -> np.ndarray:
     NaN when a utility is missing or is not 0 or 1."""
     flat, owner, rank, binary = _binary(utility)
     gains = np.where(flat == 1.0, 1.0, 0.0)
-    dcg_value = np.bincount(owner, weights=gains * _discounts(int(rank.max(initial=0)))[rank - 1],
-                            minlength=len(binary))
-    ideal = _ideal_dcg(np.bincount(owner, weights=gains, minlength=len(binary)).astype(np.int64))
+    dcg_value = flat_dcg(gains, owner, rank, len(binary))
+    ideal = ideal_dcg(np.bincount(owner, weights=gains, minlength=len(binary)).astype(np.int64))
     value = np.divide(dcg_value, ideal, out=np.zeros_like(dcg_value), where=ideal > 0)
     return np.where(binary, value, np.nan)
 
@@ -331,10 +292,8 @@ def umbrela_ndcg(labels: pl.Series) -> np.ndarray:
     every gain is 0; NaN when a label is missing."""
     flat, owner, rank, complete = _flat(labels)
     gain = np.exp2(np.nan_to_num(flat)) - 1.0
-    discount = _discounts(int(rank.max(initial=0)))
-    dcg_value = np.bincount(owner, weights=gain * discount[rank - 1], minlength=len(complete))
-    order = np.lexsort((-gain, owner))
-    ideal = np.bincount(owner[order], weights=gain[order] * discount[rank - 1], minlength=len(complete))
+    dcg_value = flat_dcg(gain, owner, rank, len(complete))
+    ideal = flat_dcg(gain[np.lexsort((-gain, owner))], owner, rank, len(complete))
     value = np.divide(dcg_value, ideal, out=np.zeros_like(dcg_value), where=ideal > 0)
     return np.where(complete, value, np.nan)
 
