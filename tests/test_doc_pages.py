@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import re
 
 import polars as pl
 import pytest
@@ -60,23 +59,6 @@ def test_a_benchmark_record_names_its_command_date_and_cpu(tmp_path):
     assert record["source"] == "measured by python benchmarks/x.py --json out.json"
     assert record["cpu"]["features"] == ["avx", "avx2"] and record["results"] == {"ratio": 1.5}
     assert pl.from_dicts([flatten(record)])["results.ratio"][0] == 1.5
-
-
-def test_the_ranked_list_example_prints_what_ranked_metrics_returns():
-    """docs/RANKED_LISTS.md's example: the call in its code block, and every value its comment shows
-    (numbers rounded to 3 decimals, the conventions quoted)."""
-    from retrieval_response.ranking.evaluator import ranked_metrics
-
-    block = (REPO / "docs/RANKED_LISTS.md").read_text(encoding="utf-8").split("```python\n", 1)[1].split("```", 1)[0]
-    call = re.search(r"^ranked_metrics\((.*)\)$", block, re.MULTILINE).group(1)
-    result = eval(f"ranked_metrics({call})", {"ranked_metrics": ranked_metrics})
-    comment = " ".join(line.lstrip("# ") for line in block.splitlines() if line.startswith("#"))
-    numbers = re.findall(r"'([\w@]+)': (-?\d+(?:\.\d+)?)(?=[,}])", comment)
-    assert len(numbers) == 12
-    for key, shown in numbers:
-        assert round(result[key], 3) == float(shown), key
-    for key, shown in re.findall(r"'(\w+)': '([^']*)'", comment):
-        assert result["conventions"][key] == shown, key
 
 
 def test_code_constants_that_the_pages_quote_are_those_of_the_code():

@@ -349,9 +349,7 @@ class Measure:
     alpha-family F, F_e, T ...; empty otherwise). ``features`` names the per-sample columns of
     :func:`add_features` its value depends on. ``evaluate(features, alpha, compat)`` takes a dict
     of 1-d feature arrays, the alpha grid and a mode of :data:`COMPAT_MODES`, and returns shape
-    (len(alpha), n) for measures with alpha and (1, n) for the others; it is None for a measure
-    only the ranked-list evaluator computes (its value needs judgments a graded sample lacks).
-    ``evaluator_computes``: the ranked-list evaluator reports it under this name. ``default``: the
+    (len(alpha), n) for measures with alpha and (1, n) for the others. ``default``: the
     analysis correlates it unless told otherwise; ``needs``: the judgment column of
     :data:`JUDGMENT_COLUMNS` it is built from (the analysis correlates it by default only when that
     column holds a value, and, with ``binary``, only when every such value is 0 or 1).
@@ -363,7 +361,6 @@ class Measure:
     features: tuple[str, ...] = ()
     parameters: tuple[str, ...] = ()
     evaluate: Callable[[dict[str, np.ndarray], np.ndarray], np.ndarray] | None = None
-    evaluator_computes: bool = False
     default: bool = False
     needs: str | None = None
     binary: bool = False
@@ -417,9 +414,9 @@ MEASURES: dict[str, Measure] = {
         _alpha_measure("T", t_measure, "n_p", "K", compat=True, default=True, heatmaps=("fit", "ratio")),
         _alpha_measure("T_u", t_unnormalised, "n_p", "K", default=True, heatmaps=("ratio",)),
         _feature_measure("nDCG", ndcg_paper, default=True, heatmaps=("fit", "ratio")),
-        _feature_measure("nDCG@K", ndcg_at_k, evaluator_computes=True, default=True),
-        _feature_measure("RR@K", reciprocal_rank_at_k, evaluator_computes=True, default=True),
-        _feature_measure("AP@K", average_precision_at_k, evaluator_computes=True, default=True),
+        _feature_measure("nDCG@K", ndcg_at_k, default=True),
+        _feature_measure("RR@K", reciprocal_rank_at_k, default=True),
+        _feature_measure("AP@K", average_precision_at_k, default=True),
         Measure("P", precision.__doc__, features=("n_p", "K"), evaluate=_without_alpha(precision, "n_p", "K"),
                 default=True),
         Measure("R", recall.__doc__, features=("n_p", "Np"), evaluate=_without_alpha(recall, "n_p", "Np"),
@@ -435,23 +432,12 @@ MEASURES: dict[str, Measure] = {
                 features=("n_p_umbrela", "K"), evaluate=_without_alpha(precision, "n_p_umbrela", "K"), default=True,
                 needs="umbrela_label"),
         _feature_measure("nDCG_umbrela", umbrela_ndcg, default=True, needs="umbrela_label"),
-        Measure("P@K", "P@K = relevant ids in the first K / K (K even when fewer came back)", evaluator_computes=True),
-        Measure("P_upper@K", "P@K counting every unjudged id in the first K as relevant", evaluator_computes=True),
-        Measure("R@K", "R@K = relevant ids in the first K / |R|; undefined when |R| = 0", evaluator_computes=True),
-        Measure("bpref@K", "bpref over the first K as in trec_eval; undefined when |R| = 0", evaluator_computes=True),
-        Measure("judged@K", "judged ids in the first K / ids in the first K; undefined for none",
-                evaluator_computes=True),
     ]
 }
-"""The one vocabulary of measures, by name, in figure order: the analysis correlates the
-``correlatable`` ones, the ranked-list evaluator reports the ``evaluator_computes`` ones (``P`` and
-``P@K`` differ only in that the graded sample always holds K ids), the figures draw them in this
-order. ``F_e`` counts np_2K in the ranking; ``F_e_partner`` is the paper's lookup. ``eRAG_*``,
-``UDCG`` and ``*_umbrela`` are built from the document judgments (:data:`JUDGMENT_COLUMNS`)."""
-
-RANKED_LIST_MEASURES: tuple[str, ...] = tuple(m.name for m in MEASURES.values() if m.evaluator_computes)
-"""Names the ranked-list evaluator reports, in registry order."""
-
+"""The one vocabulary of measures, by name, in figure order: the analysis correlates them, the
+figures draw them in this order. ``F_e`` counts np_2K in the ranking; ``F_e_partner`` is the
+paper's lookup. ``eRAG_*``, ``UDCG`` and ``*_umbrela`` are built from the document judgments
+(:data:`JUDGMENT_COLUMNS`)."""
 
 def heatmap_measures(segmentation: str) -> tuple[str, ...]:
     """Names of the measures the heatmaps of ``segmentation`` draw, in registry order."""
