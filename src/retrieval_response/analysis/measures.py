@@ -349,7 +349,9 @@ class Measure:
     alpha-family F, F_e, T ...; empty otherwise). ``features`` names the per-sample columns of
     :func:`add_features` its value depends on. ``evaluate(features, alpha, compat)`` takes a dict
     of 1-d feature arrays, the alpha grid and a mode of :data:`COMPAT_MODES`, and returns shape
-    (len(alpha), n) for measures with alpha and (1, n) for the others. ``default``: the
+    (len(alpha), n) for measures with alpha and (1, n) for the others; ``formula`` is the float64
+    function of this module it evaluates (exact mode's double-double arithmetic is keyed by it,
+    :mod:`._double_double`). ``default``: the
     analysis correlates it unless told otherwise; ``needs``: the judgment column of
     :data:`JUDGMENT_COLUMNS` it is built from (the analysis correlates it by default only when that
     column holds a value, and, with ``binary``, only when every such value is 0 or 1).
@@ -361,6 +363,7 @@ class Measure:
     features: tuple[str, ...] = ()
     parameters: tuple[str, ...] = ()
     evaluate: Callable[[dict[str, np.ndarray], np.ndarray], np.ndarray] | None = None
+    formula: Callable[..., np.ndarray] | None = None
     default: bool = False
     needs: str | None = None
     binary: bool = False
@@ -397,11 +400,11 @@ def _alpha_measure(name: str, function: Callable[..., np.ndarray], *columns: str
                    **options) -> Measure:
     wrap = _with_alpha_and_compat if compat else _with_alpha
     return Measure(name, function.__doc__, features=columns, parameters=("alpha",), evaluate=wrap(function, *columns),
-                   **options)
+                   formula=function, **options)
 
 
 def _feature_measure(name: str, function: Callable[..., np.ndarray], **options) -> Measure:
-    return Measure(name, function.__doc__, features=(name,), evaluate=_identity(name), **options)
+    return Measure(name, function.__doc__, features=(name,), evaluate=_identity(name), formula=function, **options)
 
 
 MEASURES: dict[str, Measure] = {
@@ -418,9 +421,9 @@ MEASURES: dict[str, Measure] = {
         _feature_measure("RR@K", reciprocal_rank_at_k, default=True),
         _feature_measure("AP@K", average_precision_at_k, default=True),
         Measure("P", precision.__doc__, features=("n_p", "K"), evaluate=_without_alpha(precision, "n_p", "K"),
-                default=True),
+                formula=precision, default=True),
         Measure("R", recall.__doc__, features=("n_p", "Np"), evaluate=_without_alpha(recall, "n_p", "Np"),
-                default=True),
+                formula=recall, default=True),
         _feature_measure("eRAG_P", erag_precision, default=True, needs="erag_utility", heatmaps=("ratio",)),
         _feature_measure("eRAG_success", erag_success, default=True, needs="erag_utility"),
         _feature_measure("eRAG_MRR", erag_mrr, default=True, needs="erag_utility", binary=True),
@@ -429,7 +432,8 @@ MEASURES: dict[str, Measure] = {
         _alpha_measure("T_umbrela", t_measure, "n_p_umbrela", "K", compat=True, default=True, needs="umbrela_label",
                        heatmaps=("ratio",)),
         Measure("P_umbrela", "P_umbrela = n_p_umbrela / K, n_p_umbrela = texts of the top K labelled >= 2 by UMBRELA",
-                features=("n_p_umbrela", "K"), evaluate=_without_alpha(precision, "n_p_umbrela", "K"), default=True,
+                features=("n_p_umbrela", "K"), evaluate=_without_alpha(precision, "n_p_umbrela", "K"), formula=precision,
+                default=True,
                 needs="umbrela_label"),
         _feature_measure("nDCG_umbrela", umbrela_ndcg, default=True, needs="umbrela_label"),
     ]
