@@ -165,7 +165,7 @@ def test_missing_input_file_names_the_key(tmp_path, where, key):
     assert error.record == f"config key {key}" and "not found" in error.rule
 
 
-@pytest.mark.parametrize("key", ["graded", "ranked", "human"])
+@pytest.mark.parametrize("key", ["graded", "ranked", "texts"])
 def test_missing_published_file_names_the_key(tmp_path, key):
     present = tmp_path / "present.json"
     present.write_text("[]")
