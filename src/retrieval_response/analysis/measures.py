@@ -200,11 +200,8 @@ eRAG utility (the one-text answer's judge-free score), UDCG utility (1 - P(NO-RE
 def _flat(values: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Flattened float values (NaN for null or NaN), owner sample, 1-based rank, and per-sample
     completeness (no value missing) of a list column whose lists are non-empty (one per top-K)."""
-    lengths = values.list.len().to_numpy().astype(np.int64)
-    flat = values.explode().cast(pl.Float64).fill_null(np.nan).to_numpy()
-    owner = np.repeat(np.arange(len(lengths)), lengths)
-    rank = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths) + 1
-    missing = np.bincount(owner, weights=np.isnan(flat), minlength=len(lengths))
+    flat, owner, rank = flatten(values.cast(pl.List(pl.Float64)))
+    missing = np.bincount(owner, weights=np.isnan(flat), minlength=len(values))
     return flat, owner, rank, missing == 0
 
 
