@@ -40,6 +40,12 @@ ci_low, ci_high, share_positive``; ``difference`` "X-Y" = corr(X) - corr(Y) (sam
 both: paired), ``n`` = the smaller of the two measures' n, ``share_positive`` = share of
 resamples where the difference is > 0.
 
+**segments** (:func:`segment_table`, ``results/analysis/segments_<segmentation>.parquet``), one
+row per segment x target x measure, left-out ones included: ``segmentation, E, subset, [finer
+keys], segment, target, measure, n, n_missing_target, kept, reason``; ``kept`` = ``n`` >=
+``min_segment_samples`` (the rows the correlations table has), ``reason`` why not
+(``n < <min>: ...``), null where kept.
+
 **resamples** (``results/analysis/resamples_<segmentation>.parquet``),
 one row per correlations row of the chosen corr types: ``segmentation, E, subset, [finer keys],
 segment, target, measure, corr_type, resamples``, the correlation on every bootstrap draw (the
@@ -89,7 +95,7 @@ from retrieval_response.analysis.correlations import (
 from retrieval_response.analysis.crossfit import crossfit, query_halves
 from retrieval_response.analysis.measures import COMPAT_MODES, JUDGMENT_COLUMNS, MEASURES, add_features
 from retrieval_response.analysis.sample_correlations import sample_correlations
-from retrieval_response.analysis.segments import assign_segments, segment_keys
+from retrieval_response.analysis.segments import assign_segments, kept_and_reason, segment_keys
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.errors import InputError
 
@@ -219,19 +225,35 @@ class MeasureCells:
     counts: np.ndarray | None
 
 
-def measure_cells(prepared: PreparedSamples, measure, target: str, min_segment_samples: int) -> MeasureCells:
-    """The samples of ``measure`` x ``target`` collapsed into cells, in the segments where at
-    least ``min_segment_samples`` samples have both (:class:`MeasureCells`)."""
+def _measured(prepared: PreparedSamples, measure, target: str) -> pl.DataFrame:
+    """The rows of ``prepared`` with every feature of ``measure``, the target as ``y``."""
     columns = list(measure.features)
-    measured = prepared.rows.select("seg", "q", "half", _FILE_ROW, *columns, y=pl.col(target)).drop_nulls(columns)
-    sizes = (
-        measured.group_by("seg")
-        .agg(
-            n=pl.col("y").is_not_null().sum().cast(pl.Int64),
-            n_missing_target=pl.col("y").is_null().sum().cast(pl.Int64),
-        )
-        .filter(pl.col("n") >= min_segment_samples)
+    return prepared.rows.select("seg", "q", "half", _FILE_ROW, *columns, y=pl.col(target)).drop_nulls(columns)
+
+
+def measure_sizes(prepared: PreparedSamples, measure, target: str, min_segment_samples: int) -> pl.DataFrame:
+    """Per segment of ``prepared`` (every one, by ``seg``): ``n`` = samples with the features of
+    ``measure`` and ``target`` (those that enter the correlation), ``n_missing_target`` = samples
+    with the features but no target, and ``kept``, ``reason`` (:func:`.segments.kept_and_reason`):
+    the one place the analysis decides which segments it correlates."""
+    counted = _measured(prepared, measure, target).group_by("seg").agg(
+        n=pl.col("y").is_not_null().sum().cast(pl.Int64), n_missing_target=pl.col("y").is_null().sum().cast(pl.Int64))
+    return (
+        prepared.segments.select("seg").join(counted, on="seg", how="left")
+        .with_columns(pl.col("n", "n_missing_target").fill_null(0))
+        .with_columns(kept_and_reason(pl.col("n"), min_segment_samples))
         .sort("seg")
+    )
+
+
+def measure_cells(prepared: PreparedSamples, measure, target: str, min_segment_samples: int) -> MeasureCells:
+    """The samples of ``measure`` x ``target`` collapsed into cells, in the segments
+    :func:`measure_sizes` keeps (:class:`MeasureCells`)."""
+    columns = list(measure.features)
+    measured = _measured(prepared, measure, target)
+    sizes = (
+        measure_sizes(prepared, measure, target, min_segment_samples)
+        .filter(pl.col("kept")).select("seg", "n", "n_missing_target")
         .with_row_index("local")
     )
     rows = measured.drop_nulls("y").join(sizes.select("seg", "local"), on="seg", how="inner")
@@ -468,6 +490,36 @@ def analysis_tables(
     return correlations, differences, resampled
 
 
+def segment_table(
+    graded: pl.DataFrame,
+    *,
+    segmentation: str,
+    min_segment_samples: int = 300,
+    finer_keys=(),
+    ranked: pl.DataFrame | None = None,
+    measures: list[str] | None = None,
+    targets: list[str] | None = None,
+) -> pl.DataFrame:
+    """Which segments :func:`analysis_tables` correlates, and why not the others: one row per
+    segment x target x measure (:data:`SEGMENT_COLUMNS` after the segmentation and segment keys),
+    every segment with a sample, in segment order, then targets and measures in the order given.
+    ``n``, ``n_missing_target``, ``kept`` and ``reason`` are :func:`measure_sizes`' (the counts
+    the correlations table gives for its rows); the arguments are those of :func:`analysis_tables`.
+    Figures and their manifest read this table and count nothing themselves."""
+    measure_names = measures or default_measures(graded, ranked)
+    target_names = resolve_targets(graded, targets)
+    prepared = prepare_samples(graded, ranked, segmentation, finer_keys, target_names, 0, 0)
+    parts = [
+        measure_sizes(prepared, MEASURES[name], target, min_segment_samples)
+        .with_columns(target=pl.lit(target), measure=pl.lit(name))
+        for target in target_names for name in measure_names
+    ]
+    segments = prepared.segments.with_columns(segmentation=pl.lit(segmentation))
+    return _finish(pl.concat(parts), segments, segment_keys(finer_keys), SEGMENT_COLUMNS)
+
+
+SEGMENT_COLUMNS = ("target", "measure", "n", "n_missing_target", "kept", "reason")
+"""Columns of the segments table after the segmentation and segment keys."""
 CORRELATION_COLUMNS = (
     "target", "n", "n_missing_target", "measure", "corr_type", "value", "null_reason", "alpha", "alpha_rule",
     "value_crossfit", "ci_low", "ci_high",

@@ -7,6 +7,7 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from retrieval_response.analysis.correlation_tables import TARGETS
+from retrieval_response.analysis.segments import too_few
 from retrieval_response.figures.labels import (
     CORR_LABELS,
     NOT_COMPUTED,
@@ -14,7 +15,6 @@ from retrieval_response.figures.labels import (
     TARGET_LABELS,
     TARGET_SHORT,
     UNDEFINED,
-    too_few,
 )
 from retrieval_response.figures.layout import figure_footer
 from retrieval_response.figures.manifest import Manifest
@@ -64,7 +64,8 @@ def _forest_rows(rows: pl.DataFrame, gaps: Gaps, groups: list[str], columns: lis
         panels = []
         for (t, s), title in zip(columns, titles, strict=False):
             here = (pl.col("group") == group) & (pl.col("segment") == s)
-            panel_gaps = Gaps(gaps.small.filter(here), gaps.absent.filter(here), gaps.never_run)
+            panel_gaps = Gaps(gaps.small.filter(here, pl.col("target") == t), gaps.absent.filter(here),
+                              gaps.never_run, gaps.sizes)
             panels.append(_forest_panel(title, in_group.filter(pl.col("target") == t, pl.col("segment") == s),
                                         panel_gaps, minimum))
         grid.append(ForestRow(group, panels))
