@@ -90,11 +90,11 @@ def test_partner_variant_when_no_np_2k_and_finer_keys(graded):
 
 def test_errors_and_writing(graded, tmp_path):
     with pytest.raises(InputError, match="graded table: column grade: required"):
-        analysis_tables(graded.drop("grade"), segmentation="fit", alpha_grid="linear:3")
+        analysis_tables(graded.drop("grade"), segmentation="fit", alpha_grid="linear:3", min_segment_samples=2)
     with pytest.raises(ValueError, match="segmentation"):
-        analysis_tables(graded, segmentation="KNp", alpha_grid="linear:3")
+        analysis_tables(graded, segmentation="KNp", alpha_grid="linear:3", min_segment_samples=2)
     with pytest.raises(ValueError, match="measures"):
-        analysis_tables(graded, segmentation="fit", alpha_grid="linear:3", measures=["G"])
+        analysis_tables(graded, segmentation="fit", alpha_grid="linear:3", min_segment_samples=2, measures=["G"])
     correlations, differences, _ = analysis_tables(
         graded, segmentation="fit", alpha_grid=np.array([0.0, 0.5, 1.0]), min_segment_samples=100, bootstrap_resamples=0
     )

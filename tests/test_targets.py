@@ -165,13 +165,13 @@ def test_default_targets_are_the_columns_with_values(graded):
     assert correlations["target"].unique().to_list() == ["answer_f1"]
     assert correlations["null_reason"].unique().to_list() == ["constant_target"]
     with pytest.raises(InputError, match="graded table: column grade: required"):
-        analysis_tables(all_null.drop("grade"), segmentation="fit", alpha_grid="linear:3")
+        analysis_tables(all_null.drop("grade"), segmentation="fit", alpha_grid="linear:3", min_segment_samples=2)
     with pytest.raises(InputError, match="column answer_f1: required by analysis.targets"):
-        analysis_tables(graded.drop("answer_f1"), segmentation="fit", alpha_grid="linear:3", targets=["answer_f1"])
+        analysis_tables(graded.drop("answer_f1"), segmentation="fit", alpha_grid="linear:3", min_segment_samples=2, targets=["answer_f1"])
     with pytest.raises(ValueError, match="targets"):
-        analysis_tables(graded, segmentation="fit", alpha_grid="linear:3", targets=["bleu"])
+        analysis_tables(graded, segmentation="fit", alpha_grid="linear:3", min_segment_samples=2, targets=["bleu"])
     with pytest.raises(InputError, match="column answer_f1: a target must be numeric or boolean"):
-        analysis_tables(graded.with_columns(answer_f1=pl.lit("high")), segmentation="fit", alpha_grid="linear:3")
+        analysis_tables(graded.with_columns(answer_f1=pl.lit("high")), segmentation="fit", alpha_grid="linear:3", min_segment_samples=2)
 
 
 def test_segments_without_target_values_do_not_break_either_kernel(graded):
