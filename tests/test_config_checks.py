@@ -214,6 +214,7 @@ def test_schema_violation_becomes_one_line_naming_the_key():
     converted = schema_input_error(caught.value, CONFIG_FILE)
     assert converted is not None
     assert str(converted).startswith(f"{CONFIG_FILE}: config key llm.shards: ")
+    assert "\n" not in str(converted) and "\n" in str(caught.value), "the schema's several lines become one"
     assert schema_input_error(ValueError("other"), CONFIG_FILE) is None
 
 
