@@ -18,8 +18,9 @@ import polars as pl
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from retrieval_response.analysis.correlation_tables import TARGETS, analysis_tables, segment_table
+from retrieval_response.analysis.correlation_tables import analysis_tables, segment_table
 from retrieval_response.analysis.segments import segment_labels
+from retrieval_response.analysis.targets import NAMES
 from retrieval_response.figures import tables as figure_tables
 from retrieval_response.figures.analysis_figures import figure_set, render_figures
 from retrieval_response.figures.grades import GRADES, grade_distribution_matrix, grade_segments
@@ -84,7 +85,7 @@ def segments_of(graded: pl.DataFrame, minimum: int = MINIMUM, **options) -> dict
     for segmentation in ("fit", "ratio"):
         grade = segment_table(graded, segmentation=segmentation, min_segment_samples=minimum, targets=["grade"],
                               **options)
-        tables[segmentation] = pl.concat([grade.with_columns(target=pl.lit(t)) for t in TARGETS])
+        tables[segmentation] = pl.concat([grade.with_columns(target=pl.lit(t)) for t in NAMES])
     return tables
 
 
@@ -136,7 +137,7 @@ def _png_size(path) -> tuple[int, int]:
 def test_one_png_per_kind_and_target(rendered):
     folder, manifest = rendered
     expected = {"grades_ratio.png", "forest_fit.png", MANIFEST_JSON, MANIFEST_HTML}
-    for target in TARGETS:
+    for target in NAMES:
         expected |= {f"heatmap_fit_{target}.png", f"heatmap_ratio_{target}.png", f"forest_ratio_{target}.png",
                      f"diff_ratio_{target}.png"}
     assert {p.name for p in folder.iterdir()} == expected
@@ -236,7 +237,7 @@ def test_null_values_are_not_drawn_and_panels_say_why(drawn):
     forest = figures_by_name["forest_fit.png"]
     notes = [" ".join(t.get_text().split()) for axes in forest.axes for t in axes.texts]
     assert sum(NO_ANSWER in note for note in notes) == 2 * len(JUDGE_FREE)  # Hp x {narrow, wide}, judge-free targets
-    assert sum(f"n < {MINIMUM}" in note for note in notes) == len(TARGETS)  # M narrow, every target
+    assert sum(f"n < {MINIMUM}" in note for note in notes) == len(NAMES)  # M narrow, every target
     assert any(e["scope"] == "heatmap_ratio_answer_f1.png" and e.get("subset") == "Hp"
                and e["reason"].endswith("panel not drawn") for e in manifest.left_out)
     ratio_panels = [axes.get_title(loc="left") for axes in figures_by_name["heatmap_ratio_answer_f1.png"].axes]

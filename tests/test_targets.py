@@ -8,10 +8,11 @@ import pytest
 
 from analysis_reference import anchor_reference, exact_sample_curves, random_graded, reference_first_max, scipy_curves
 from retrieval_response.analysis.bootstrap import percentile_interval, resample_weights
-from retrieval_response.analysis.correlation_tables import TARGETS, analysis_tables, default_targets
+from retrieval_response.analysis.correlation_tables import analysis_tables, default_targets
 from retrieval_response.analysis.crossfit import crossfit, query_halves
 from retrieval_response.analysis.measures import MEASURES, add_features, alpha_grid
 from retrieval_response.analysis.segments import assign_segments
+from retrieval_response.analysis.targets import NAMES
 from retrieval_response.infra.errors import InputError
 
 pytestmark = pytest.mark.unit
@@ -66,7 +67,7 @@ def test_continuous_targets_equal_scipy_reference(graded):
     measures = ["F", "T", "F_e_partner", "nDCG"]
     correlations, _, _ = analysis_tables(graded, segmentation="fit", alpha_grid=GRID, min_segment_samples=30,
                                    bootstrap_resamples=0, measures=measures)
-    assert correlations["target"].unique(maintain_order=True).to_list() == list(TARGETS)
+    assert correlations["target"].unique(maintain_order=True).to_list() == list(NAMES)
     rows = reference_rows(graded, "fit")
     checked = 0
     for (E, subset, segment), segment_rows in rows.group_by(KEYS):
@@ -151,7 +152,7 @@ def test_bootstrap_of_continuous_and_count_targets_equals_scipy_on_resamples(gra
 
 
 def test_default_targets_are_the_columns_with_values(graded):
-    assert default_targets(graded) == list(TARGETS)
+    assert default_targets(graded) == list(NAMES)
     assert default_targets(graded.drop("answer_f1")) == ["grade", "grade_expected", "grade_gold", "grade_gold_expected",
                                                          "answer_recall", "answer_contains"]
     all_null = graded.with_columns(answer_f1=pl.lit(None, pl.Float64), grade_expected=pl.lit(float("nan")),
@@ -167,11 +168,13 @@ def test_default_targets_are_the_columns_with_values(graded):
     with pytest.raises(InputError, match="graded table: column grade: required"):
         analysis_tables(all_null.drop("grade"), segmentation="fit", alpha_grid="linear:3", min_segment_samples=2)
     with pytest.raises(InputError, match="column answer_f1: required by analysis.targets"):
-        analysis_tables(graded.drop("answer_f1"), segmentation="fit", alpha_grid="linear:3", min_segment_samples=2, targets=["answer_f1"])
+        analysis_tables(graded.drop("answer_f1"), segmentation="fit", alpha_grid="linear:3", min_segment_samples=2,
+                        targets=["answer_f1"])
     with pytest.raises(ValueError, match="targets"):
         analysis_tables(graded, segmentation="fit", alpha_grid="linear:3", min_segment_samples=2, targets=["bleu"])
     with pytest.raises(InputError, match="column answer_f1: a target must be numeric or boolean"):
-        analysis_tables(graded.with_columns(answer_f1=pl.lit("high")), segmentation="fit", alpha_grid="linear:3", min_segment_samples=2)
+        analysis_tables(graded.with_columns(answer_f1=pl.lit("high")), segmentation="fit", alpha_grid="linear:3",
+                        min_segment_samples=2)
 
 
 def test_segments_without_target_values_do_not_break_either_kernel(graded):

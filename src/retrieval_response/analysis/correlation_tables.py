@@ -4,7 +4,7 @@ Input: a graded table with at least ``id, E, Nc, Np, K, inK`` and one target col
 ``subset`` (else ``id.split('-')[0]``), ``np_2K`` (positives in the top 2K) or a ``ranked``
 table to count it.
 
-Targets (:data:`TARGETS`, the registry :mod:`.targets`): ``grade`` (the paper's 1-5 LLM grade),
+Targets (the registry :mod:`.targets`): ``grade`` (the paper's 1-5 LLM grade),
 ``grade_expected`` (the probability-weighted grade from the grader's log-probabilities), their
 gold-reference counterparts ``grade_gold`` and ``grade_gold_expected`` (graded against the gold
 answers), and three judge-free scores of the top-K answer against the gold answers: ``answer_f1``
@@ -100,8 +100,6 @@ from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.errors import InputError
 
 REQUIRED_COLUMNS = ("id", "E", "Nc", "Np", "K", "inK")
-TARGETS = target_registry.NAMES
-"""Targets the measures are correlated with, in table order (the registry :mod:`.targets`)."""
 COUNT_PATH_MAX_VALUES = 16
 """Targets with at most this many distinct values use count tables; others the per-sample kernel."""
 NULL_REASONS = ("too_few_samples", "constant_target", "constant_measure")
@@ -139,18 +137,18 @@ def default_measures(graded: pl.DataFrame, ranked: pl.DataFrame | None = None) -
 
 
 def default_targets(graded: pl.DataFrame) -> list[str]:
-    """Every target of :data:`TARGETS` that is a column of ``graded`` with at least one value (NaN is no value)."""
+    """Every target of :data:`.targets.NAMES` that is a column of ``graded`` with at least one value (NaN is no value)."""
     return [
-        name for name in TARGETS
+        name for name in target_registry.NAMES
         if name in graded.columns and graded[name].cast(pl.Float64).fill_nan(None).drop_nulls().len() > 0
     ]
 
 
 def resolve_targets(graded: pl.DataFrame, targets) -> list[str]:
-    """The targets to correlate: ``targets`` checked against :data:`TARGETS` and the table's
+    """The targets to correlate: ``targets`` checked against :data:`.targets.NAMES` and the table's
     columns, or every target with a value when None (:class:`InputError` when there is none, or
     when a target column is neither numeric nor boolean)."""
-    for name in TARGETS:
+    for name in target_registry.NAMES:
         dtype = graded.schema.get(name)
         if dtype is not None and not (dtype.is_numeric() or dtype in (pl.Null, pl.Boolean)):
             raise InputError("graded table", f"column {name}", f"a target must be numeric or boolean, not {dtype}")
@@ -159,9 +157,9 @@ def resolve_targets(graded: pl.DataFrame, targets) -> list[str]:
         if not found:
             raise InputError("graded table", "column grade", "required by the analysis (no target column has a value)")
         return found
-    unknown = [t for t in targets if t not in TARGETS]
+    unknown = [t for t in targets if t not in target_registry.NAMES]
     if unknown:
-        raise ValueError(f"targets {unknown}: expected names from {list(TARGETS)}")
+        raise ValueError(f"targets {unknown}: expected names from {list(target_registry.NAMES)}")
     for name in targets:
         if name not in graded.columns:
             raise InputError("graded table", f"column {name}", "required by analysis.targets")

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from retrieval_response.analysis.correlation_tables import TARGETS
 from retrieval_response.analysis.measures import MEASURES
 from retrieval_response.analysis.segments import FINER_KEYS, segment_keys, too_few
+from retrieval_response.analysis.targets import NAMES
 from retrieval_response.figures.labels import NOT_RUN, UNDEFINED
 from retrieval_response.figures.manifest import Manifest
 
@@ -45,21 +45,21 @@ def with_group(table: pl.DataFrame, finer: list[str]) -> pl.DataFrame:
 def prepare_table(table: pl.DataFrame, columns, name: str) -> pl.DataFrame:
     """``table`` with ``target`` (``grade`` where the table has none) and ``group`` columns.
 
-    Rejects missing ``columns`` and targets outside :data:`TARGETS` (ValueError naming ``name``).
+    Rejects missing ``columns`` and targets outside :data:`NAMES` (ValueError naming ``name``).
     """
     require(table, columns, name)
     if "target" not in table.columns:
         table = table.with_columns(target=pl.lit("grade"))
-    unknown = sorted(set(table["target"].unique().to_list()) - set(TARGETS), key=str)
+    unknown = sorted(set(table["target"].unique().to_list()) - set(NAMES), key=str)
     if unknown:
-        raise ValueError(f"{name}: target {unknown[0]!r} outside {', '.join(TARGETS)}")
+        raise ValueError(f"{name}: target {unknown[0]!r} outside {', '.join(NAMES)}")
     return with_group(table, finer_keys_of(table))
 
 
 def targets_of(table: pl.DataFrame) -> list[str]:
-    """The targets of ``table``, in :data:`TARGETS` order."""
+    """The targets of ``table``, in :data:`NAMES` order."""
     present = set(table["target"].to_list())
-    return [t for t in TARGETS if t in present]
+    return [t for t in NAMES if t in present]
 
 
 def is_undefined(column: str) -> pl.Expr:
