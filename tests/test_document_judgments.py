@@ -14,8 +14,9 @@ import pytest
 import pytrec_eval
 
 from conftest import REPO
-from retrieval_response.analysis.correlation_tables import analysis_tables, default_measures
+from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.measures import MEASURES, add_features, alpha_grid
+from retrieval_response.analysis.samples import default_measures
 from retrieval_response.analysis.umbrela_agreement import kappa, umbrela_agreement
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient

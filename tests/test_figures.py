@@ -18,7 +18,8 @@ import polars as pl
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from retrieval_response.analysis.correlation_tables import analysis_tables, segment_table
+from retrieval_response.analysis.correlation_tables import analysis_tables
+from retrieval_response.analysis.samples import segment_table
 from retrieval_response.analysis.segments import segment_labels
 from retrieval_response.analysis.targets import NAMES
 from retrieval_response.figures import tables as figure_tables

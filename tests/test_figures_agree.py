@@ -12,7 +12,8 @@ import polars as pl
 import pytest
 
 from conftest import REPO
-from retrieval_response.analysis.correlation_tables import analysis_tables, segment_table
+from retrieval_response.analysis.correlation_tables import analysis_tables
+from retrieval_response.analysis.samples import segment_table
 from retrieval_response.figures.analysis_figures import figure_set
 from retrieval_response.figures.labels import NOT_RUN, UNDEFINED, codes_legend, embedder_names, empty_terms
 from retrieval_response.figures.manifest import write_manifest

@@ -3,7 +3,7 @@ target and measure the analysis correlates, with its n, and why not the others).
 
 import _workflow_package  # noqa: F401
 
-from retrieval_response.analysis.correlation_tables import segment_table
+from retrieval_response.analysis.samples import segment_table
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log
 from retrieval_response.tables.workflow_tables import read_analysis_table

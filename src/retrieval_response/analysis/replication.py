@@ -44,8 +44,8 @@ import polars as pl
 
 from retrieval_response.analysis import measures as measures_module
 from retrieval_response.analysis.bootstrap import max_t, percentile_interval
-from retrieval_response.analysis.correlation_tables import default_measures
 from retrieval_response.analysis.crossfit_bootstrap import query_resampling, resampled_correlations
+from retrieval_response.analysis.samples import default_measures
 from retrieval_response.analysis.segments import FINER_KEYS
 
 HIGH_RATIO = 2.0

@@ -89,7 +89,7 @@ def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], diff
     """Every figure that has something to draw, by file name (the verdict figures first), and the manifest.
 
     ``correlations`` / ``differences`` / ``segments`` map a segmentation ("fit", "ratio") to its
-    table; ``segments`` (``analysis.correlation_tables.segment_table``) decides which segments are
+    table; ``segments`` (``analysis.samples.segment_table``) decides which segments are
     left out and why, and ``segments["ratio"]`` which the grade figure draws. The
     heatmaps of fit segments show every type in ``corr_types``; the other figures the first
     type of ``corr_types`` that the table has (the paper's figures are Spearman). ``embedders``:

@@ -35,7 +35,7 @@ class GradeDistribution:
 
 def grade_segments(segments: pl.DataFrame, minimum: int) -> pl.DataFrame:
     """``E, subset, segment, n, kept, reason`` of a ratio segments table
-    (``analysis.correlation_tables.segment_table``): n = the samples with a grade, as the analysis
+    (``analysis.samples.segment_table``): n = the samples with a grade, as the analysis
     counts them (the largest n of a measure with the target ``grade``; P and R have every sample),
     summed over the finer keys; kept and reason by the analysis's rule
     (:func:`~retrieval_response.analysis.segments.kept_and_reason`)."""

@@ -122,7 +122,7 @@ class Gaps:
 
 
 def gaps_of(segments: pl.DataFrame) -> Gaps:
-    """The :class:`Gaps` of a segments table (``analysis.correlation_tables.segment_table``)."""
+    """The :class:`Gaps` of a segments table (``analysis.samples.segment_table``)."""
     finer = finer_keys_of(segments)
     keys = segment_keys(finer)
     sizes = with_group(segments, finer)
