@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 from pathlib import Path
 
@@ -56,11 +57,15 @@ def _planned(workdir: Path, *args: str) -> set[str]:
     return planned_files(workdir, *args, *LLM_RULES, *TARGETS)
 
 
+FAILURE_LINE = re.compile(r"(?:ERROR|WARNING) [a-z_]+ [^\r\n]*LLM requests failed[^\r\n]*")
+"""A job's failure line, ``<LEVEL> <stage> <job>: ...``; a log line Snakemake prints of a failed
+job (``<time> WARNING retrieval_response: <stage> ...``) does not match."""
+
+
 def _said(proc) -> list[str]:
-    """The failure lines the jobs printed (Snakemake prints the failed jobs' logs too, but their
-    lines start with a time stamp)."""
-    return sorted(line for line in proc.stderr.splitlines()
-                  if line.startswith(("ERROR ", "WARNING ")) and "LLM requests failed" in line)
+    """The failure lines the jobs printed, wherever they start: two jobs at once write to one
+    stream, and a line may follow another job's progress bar (written without a line end)."""
+    return sorted(FAILURE_LINE.findall(proc.stderr))
 
 
 INJECTED_500 = "the provider said: retries_exhausted:server_error: InternalServerError: OpenAIException - injected 500"
