@@ -165,7 +165,7 @@ def test_missing_input_file_names_the_key(tmp_path, where, key):
     assert error.record == f"config key {key}" and "not found" in error.rule
 
 
-@pytest.mark.parametrize("key", ["graded", "ranked", "human"])
+@pytest.mark.parametrize("key", ["graded", "ranked", "texts"])
 def test_missing_published_file_names_the_key(tmp_path, key):
     present = tmp_path / "present.json"
     present.write_text("[]")
@@ -214,6 +214,7 @@ def test_schema_violation_becomes_one_line_naming_the_key():
     converted = schema_input_error(caught.value, CONFIG_FILE)
     assert converted is not None
     assert str(converted).startswith(f"{CONFIG_FILE}: config key llm.shards: ")
+    assert "\n" not in str(converted) and "\n" in str(caught.value), "the schema's several lines become one"
     assert schema_input_error(ValueError("other"), CONFIG_FILE) is None
 
 
@@ -251,9 +252,10 @@ def test_run_and_bm25_mistakes_are_refused_at_start_up(tmp_path):
     config["datasets"]["judged"]["layout"] = "trec"
     config["datasets"]["faq"]["run"] = config["datasets"]["judged"]["run"]
     assert "layout 'generic' has none" in str(refused(config))
-    config = run_config(tmp_path / "b")
-    config["embedders"]["BM25"]["model"] = "x"
-    assert str(refused(config)).startswith(f"{CONFIG_FILE}: config key embedders.BM25.model: does not apply")
+    for key, value in (("model", "x"), ("query_prompt", ""), ("passage_prompt", "passage: "), ("batch_size", 32)):
+        config = run_config(tmp_path / f"b_{key}")
+        config["embedders"]["BM25"][key] = value
+        assert str(refused(config)).startswith(f"{CONFIG_FILE}: config key embedders.BM25.{key}: does not apply")
     for line, rule in (("q1 Q0 d1 1 0.5 ML6", "also an embedder"), ("q1 Q0 d1 1 0.5 ../x", "cannot be used"),
                        ("q1 d1 1 0.5 T", "expected 6 fields")):
         config = run_config(tmp_path / f"c{len(rule)}", run_line=line)

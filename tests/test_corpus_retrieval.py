@@ -20,10 +20,10 @@ from retrieval_response.ranking.corpus_retrieval import (
     retrieve_from_corpus,
 )
 from retrieval_response.ranking.corpus_search import corpus_measures
-from retrieval_response.ranking.cosine_ranking import check_ranked_invariants, write_ranked
+from retrieval_response.ranking.cosine_ranking import write_ranked
 from retrieval_response.ranking.lexical import DEFAULTS, BM25Index, bm25_rank_samples, bm25_settings
 from retrieval_response.ranking.run_file import write_run
-from retrieval_response.tables.workflow_tables import read_ranked_table
+from retrieval_response.tables.workflow_tables import read_ranked_table, validate_ranked
 from retrieval_response.workflow_config.checks import check_retrieval
 
 pytestmark = pytest.mark.unit
@@ -58,7 +58,7 @@ def test_a_hand_worked_retrieval_becomes_candidates_and_ranked_samples():
     assert candidates["n"].to_list() == [["e", "d", "f"], ["a", "b", "f"]]
     assert candidates["n_judged"].to_list() == [[False, True, False], [False, False, False]]
     assert report.as_dict() == {"queries": 2, "ranked": 2, "skipped": {ALL_RETRIEVED_RELEVANT: 0}}
-    check_ranked_invariants(ranked, "ranked.parquet")
+    validate_ranked(ranked, "ranked.parquet")
 
 
 def test_a_query_that_retrieves_only_its_positives_is_skipped_and_counted():
@@ -86,7 +86,7 @@ def test_ranked_samples_equal_the_independent_corpus_measures(seed):
     retrieved = pl.DataFrame({"id": list(retrievals), "docids": list(retrievals.values())})
     Ks = [1, 2, 3, 5, 6]
     candidates, ranked, report = corpus_candidates(texts, retrieved, corpus, embedder_code="X", Ks=Ks)
-    check_ranked_invariants(ranked, "ranked.parquet")
+    validate_ranked(ranked, "ranked.parquet")
     qrels = pl.DataFrame([(q, d, 1 if i < len(p) else 0) for q, (p, n) in rows.items() for i, d in enumerate(p + n)],
                          schema=["qid", "docid", "grade"], orient="row")
     expected = corpus_measures(retrieved.rename({"id": "qid"}), qrels, Ks)
@@ -204,7 +204,7 @@ def test_graded_ndcg_of_the_analysis_equals_the_corpus_measures_with_graded_qrel
                                pl.DataFrame(qrels, schema=["qid", "docid", "grade"], orient="row"), [5])
     five = np.full(len(grades), 5)
     got = graded_ndcg_at_k(pl.Series(grades), pl.Series(ideal), five)
-    assert np.allclose(got, expected["nDCG"].to_numpy())
+    assert np.allclose(got, expected["nDCG@K"].to_numpy())
     binary = pl.Series([[min(g, 1) for g in row] for row in grades])
     assert np.allclose(graded_ndcg_at_k(binary, pl.Series([[1] * len(i) for i in ideal]), five),
                        ndcg_at_k(binary, np.array([len(i) for i in ideal]), five))
@@ -237,7 +237,7 @@ def run_against_trec_eval(tmp_path: Path, lengths: list[int], seed: int):
     Ks = [1, 2, 3, 5]
     candidates, ranked, report = retrieve_from_corpus(texts_of(rows), corpus, {"kind": "run", "spec": None},
                                                       embedder_code="R", Ks=Ks, run_path=str(run))
-    check_ranked_invariants(ranked, "ranked.parquet")
+    validate_ranked(ranked, "ranked.parquet")
     ours = add_features(topk_selections(ranked, candidates), ranked)
     qrels = {q: {d: int(i < len(p)) for i, d in enumerate(p + n)} for q, (p, n) in rows.items()}
     expected = {}

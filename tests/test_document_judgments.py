@@ -15,8 +15,9 @@ import pytest
 import pytrec_eval
 
 from conftest import REPO
-from retrieval_response.analysis.correlation_tables import default_measures, run_analysis
+from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.measures import MEASURES, add_features, alpha_grid
+from retrieval_response.analysis.samples import default_measures
 from retrieval_response.analysis.umbrela_agreement import kappa, umbrela_agreement
 from retrieval_response.infra.errors import JobFailure
 from retrieval_response.llm.cache import ResponseCache
@@ -377,7 +378,7 @@ def test_judgment_lists_reach_the_analysis_and_are_correlated():
     graded = graded.with_columns(grade=(pl.col("inK").list.sum() + 1).cast(pl.Int8))
     names = default_measures(graded)
     assert {"eRAG_P", "eRAG_success", "UDCG", "T_umbrela", "P_umbrela", "nDCG_umbrela", "RR@K", "AP@K"} <= set(names)
-    correlations, differences = run_analysis(graded, segmentation="fit", alpha_grid=alpha_grid("linear:5"),
+    correlations, differences, _ = analysis_tables(graded, segmentation="fit", alpha_grid=alpha_grid("linear:5"),
                                              min_segment_samples=2, bootstrap_resamples=10)
     assert {"eRAG_P", "UDCG", "T_umbrela"} <= set(correlations["measure"])
     assert {"eRAG_P-T", "UDCG-T", "T_umbrela-T"} <= set(differences["difference"])

@@ -7,13 +7,8 @@ import polars as pl
 import pytest
 
 from retrieval_response.infra.errors import InputError
-from retrieval_response.ranking.cosine_ranking import (
-    check_ranked_invariants,
-    cosine_rank,
-    design_ks,
-    rank_samples,
-    write_ranked,
-)
+from retrieval_response.ranking.cosine_ranking import cosine_rank, design_ks, rank_samples, write_ranked
+from retrieval_response.tables.workflow_tables import validate_ranked
 
 pytestmark = pytest.mark.unit
 
@@ -124,13 +119,13 @@ def _break(expr_by_column):
 
 
 @pytest.mark.parametrize("broken, rule", [
-    ({"P": pl.col("P").list.head(2)}, "len(P) == len(R) == len(K)"),
-    ({"rank": pl.col("rank").list.head(4)}, "len(rank) == Nc"),
-    ({"rank": pl.lit([0, 0, 1, 2, 3], dtype=pl.List(pl.Int32))}, "permutation"),
-    ({"Np": pl.lit(0, dtype=pl.Int32)}, "1 <= Np < Nc"),
-    ({"K": pl.col("K").list.reverse()}, "K strictly ascending"),
-    ({"R": pl.col("R").list.eval(pl.element() * 0.5)}, "R does not match rank"),
-    ({"id": pl.lit("T-1")}, "unique"),
+    ({"P": pl.col("P").list.head(2)}, "P and R must be as long as K"),
+    ({"rank": pl.col("rank").list.head(4)}, "len(rank) is wrong"),
+    ({"rank": pl.lit([0, 0, 1, 2, 3], dtype=pl.List(pl.Int32))}, "rank must not repeat a candidate"),
+    ({"Np": pl.lit(0, dtype=pl.Int32)}, "need 1 <= Np < Nc"),
+    ({"K": pl.col("K").list.reverse()}, "K must be increasing values in 1..Nc"),
+    ({"R": pl.col("R").list.eval(pl.element() * 0.5)}, "P and R must equal n_p/K and n_p/Np"),
+    ({"id": pl.lit("T-1")}, "duplicate (id, E, Nc, Np)"),
 ])
 def test_invariant_violations_name_the_id_and_rule(broken, rule, tmp_path):
     path = tmp_path / "out.parquet"
@@ -142,5 +137,5 @@ def test_invariant_violations_name_the_id_and_rule(broken, rule, tmp_path):
 
 def test_precision_that_disagrees_with_rank_is_caught():
     swapped = good_ranked().with_columns(rank=pl.col("rank").list.reverse())
-    with pytest.raises(InputError, match="does not match rank"):
-        check_ranked_invariants(swapped, "x.parquet")
+    with pytest.raises(InputError, match="P and R must equal n_p/K"):
+        validate_ranked(swapped, "x.parquet")

@@ -69,7 +69,7 @@ PUBLISHED = config.get("published")
 LLM = config["llm"]
 ANALYSIS = config["analysis"]
 SHARDS = shard_names(LLM["shards"])
-HUMAN_GRADES = plan.human_grades_file(config)
+HUMAN_GRADES = config["analysis"]["human"]
 TRACES = plan.traces_mode(config)
 
 

@@ -39,9 +39,9 @@ import polars as pl
 
 from retrieval_response.analysis import measures as measures_module
 from retrieval_response.analysis.bootstrap import max_t, percentile_interval
-from retrieval_response.analysis.correlation_tables import default_measures, resolve_targets
 from retrieval_response.analysis.crossfit_bootstrap import order_ranks, query_resampling, resampled_correlations
 from retrieval_response.analysis.measures import MEASURES, NOT_COMPUTABLE
+from retrieval_response.analysis.samples import default_measures, resolve_targets
 
 SEGMENTATIONS = ("fit", "all")
 """The segmentations a verdict is given for: narrow and wide, and all samples together."""

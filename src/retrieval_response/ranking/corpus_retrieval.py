@@ -30,6 +30,7 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
+from retrieval_response.analysis.ranked_lists import flatten, hits_at_k, precision, recall
 from retrieval_response.embedding.dataset import vector_lookup
 from retrieval_response.infra.errors import InputError
 from retrieval_response.ranking.corpus_search import exact_top_k, top_k_of_scores
@@ -147,27 +148,24 @@ def _ranked_table(frame: pl.DataFrame, embedder_code: str, Ks: list[int]) -> pl.
     judged = the judged documents' share, n_p the positives (index < Np)."""
     sized = frame.with_columns(Np=pl.col("p").list.len().cast(pl.Int32)).with_columns(
         Nc=pl.col("Np") + pl.col("n").list.len().cast(pl.Int32))
-    numbered = sized.select("Np", "rank", "judged").with_row_index("row")
-    prefixes = (
-        numbered.explode("rank", "judged")
-        .with_columns(depth=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("row"),
-                      n_p=(pl.col("rank") < pl.col("Np")).cast(pl.Float64).cum_sum().over("row"),
-                      n_judged=pl.col("judged").cast(pl.Float64).cum_sum().over("row"))
-        .select("row", "depth", "n_p", "n_judged")
-    )
-    at_k = (
-        numbered.select("row", "Np", retrieved=pl.col("rank").list.len().cast(pl.Int32))
-        .join(pl.DataFrame({"K": Ks}, schema={"K": pl.Int32}), how="cross")
-        .with_columns(depth=pl.min_horizontal("K", "retrieved"))
-        .join(prefixes, on=["row", "depth"], how="left", maintain_order="left")
-        .sort("row", "K")
-        .group_by("row", maintain_order=True)
-        .agg("K", P=pl.col("n_p") / pl.col("K"), R=pl.col("n_p") / pl.col("Np"),
-             judged=pl.col("n_judged") / pl.col("depth"))
-    )
+    Np = sized["Np"].to_numpy().astype(np.int64)
+    depth = Ks[-1]
+    index, owner, position = flatten(sized["rank"])
+    is_judged = flatten(sized["judged"])[0]
+    top = position <= depth
+    relevant, judged = np.zeros((sized.height, depth)), np.zeros((sized.height, depth))
+    relevant[owner[top], position[top] - 1] = index[top] < Np[owner[top]]
+    judged[owner[top], position[top] - 1] = is_judged[top]
+    k = np.asarray(Ks, np.int64)
+    n_p = hits_at_k(relevant, Ks)
+    shown = np.minimum(k, sized["rank"].list.len().to_numpy().astype(np.int64)[:, None])
     return (
-        sized.drop("judged").with_row_index("row").join(at_k, on="row", how="left", maintain_order="left")
-        .with_columns(E=pl.lit(embedder_code, dtype=pl.String))
+        sized.drop("judged").with_columns(
+            K=pl.Series([Ks] * sized.height, dtype=pl.List(pl.Int32)),
+            P=pl.Series(precision(n_p, k).tolist(), dtype=pl.List(pl.Float64)),
+            R=pl.Series(recall(n_p, Np[:, None]).tolist(), dtype=pl.List(pl.Float64)),
+            judged=pl.Series((hits_at_k(judged, Ks) / shown).tolist(), dtype=pl.List(pl.Float64)),
+            E=pl.lit(embedder_code, dtype=pl.String))
         .select(list(CORPUS_RANKED_SCHEMA))
         .cast(CORPUS_RANKED_SCHEMA)
     )

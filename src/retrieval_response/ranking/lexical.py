@@ -29,17 +29,17 @@ from retrieval_response.ranking.cosine_ranking import (
 
 DEFAULTS = {"k1": 1.5, "b": 0.75, "method": "lucene"}
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
-IGNORED_KEYS = {"backend", "query_prompt", "passage_prompt", "batch_size"}
-"""Registry keys the schema fills into every entry, meaningless for BM25 (prompts are not added)."""
 
 
 def bm25_settings(code: str, spec: Mapping, source: str = "config") -> dict:
     """``{"k1", "b", "method"}`` of the bm25 registry entry ``spec`` (defaults filled in).
 
     InputError ``(source, "config key embedders.<code>.<key>", rule)`` for a key of a dense
-    backend (``model``, ``device``, ``cache_dir``), k1 <= 0, b outside [0, 1] or an unknown method.
+    backend (``model``, ``query_prompt``, ``passage_prompt``, ``batch_size``, ``device``,
+    ``cache_dir``: BM25 adds no prompt and encodes nothing), k1 <= 0, b outside [0, 1] or an
+    unknown method.
     """
-    unknown = sorted(set(spec) - IGNORED_KEYS - set(DEFAULTS))
+    unknown = sorted(set(spec) - {"backend"} - set(DEFAULTS))
     if unknown:
         raise InputError(source, f"config key embedders.{code}.{unknown[0]}",
                          f"does not apply to the bm25 backend (its keys: {', '.join(DEFAULTS)})")

@@ -4,7 +4,7 @@
         [--queries N]
 
 Calls, as the workflow makes them: one ideal answer per (query, Np) of a dataset (shared by the
-embedders and by the designs with that Np), and per (query, embedder, design, K) one top-K answer
+rankers and by the designs with that Np), and per (query, ranker, design, K) one top-K answer
 and one grade. With document judgments on (``document_judgments.kinds``), one judgment call per
 kind and distinct (query, text) pair that can appear in a top-K of the dataset (any embedder,
 design and K). The ranking is not known before the run, so every candidate text of a design
@@ -250,11 +250,13 @@ def judgeable_texts(p: list[str], n: list[str], serving: list[tuple[int, int, li
 
 
 def texts_workload(
-    texts: pl.DataFrame, designs: list[tuple[int, int, list[int]]], n_embedders: int, counter: Counter,
+    texts: pl.DataFrame, designs: list[tuple[int, int, list[int]]], n_rankers: int, counter: Counter,
     answer_tokens: int, kinds: list[str] | tuple[str, ...] = (),
 ) -> Workload:
-    """The LLM calls of the query-texts samples ``texts`` (columns q, p, n) under ``designs``, with
-    one call per judgment kind of ``kinds`` and judgeable text of a query (:func:`judgeable_texts`)."""
+    """The LLM calls of the query-texts samples ``texts`` (columns q, p, n) under ``designs``, each
+    top-K answer and grade once per ranker of the ``n_rankers`` (``plan.dataset_rankers``, the
+    workflow's units), with one call per judgment kind of ``kinds`` and judgeable text of a query
+    (:func:`judgeable_texts`)."""
     work = Workload()
     ideal, topk, grade = work.stages["ideal"], work.stages["topk"], work.stages["grade"]
     for q, p, n in texts.select("q", "p", "n").iter_rows():
@@ -267,10 +269,10 @@ def texts_workload(
             ideal.add(1, answer_base + sum(positives[:np_]), answer_tokens)
         for nc, np_, ks in serving:
             mean_reference = (sum(positives[:np_]) + sum(counter.reference(t) for t in n[: nc - np_])) / nc
-            calls = len(ks) * n_embedders
-            topk.add(calls, n_embedders * sum(answer_base + k * mean_reference for k in ks), calls * answer_tokens)
+            calls = len(ks) * n_rankers
+            topk.add(calls, n_rankers * sum(answer_base + k * mean_reference for k in ks), calls * answer_tokens)
             grade.add(calls, calls * (grade_base + 2 * answer_tokens), calls * GRADE_COMPLETION_TOKENS)
-        if kinds and n_embedders:
+        if kinds and n_rankers:
             judgeable, exact = judgeable_texts(p, n, serving)
             work.judgments_exact = work.judgments_exact and exact
             for kind in kinds:
@@ -443,7 +445,6 @@ def estimate(config: dict, base: Path, answer_tokens: int | None = None,
     answer_tokens = max_answer_tokens if answer_tokens is None else answer_tokens
     kinds = judgment_kinds(config)
     counter = Counter(model, *load_prompts(config, base))
-    embedders = config.get("embedders") or {}
     datasets = config.get("datasets") or {}
     sources = {name: shipped_or_local(d["path"], base) for name, d in datasets.items() if "path" in d}
     sources = {name: beir_qrels(path, datasets[name].get("split"))
@@ -472,8 +473,8 @@ def estimate(config: dict, base: Path, answer_tokens: int | None = None,
             texts, _ = prepare(dataset["layout"], sources[name], level=dataset.get("level"),
                                subset=dataset.get("subset"), n_queries=dataset.get("queries"),
                                seed=dataset.get("seed", 0), designs=[(nc, np_) for nc, np_, _ in designs])
-            n_embedders = len(dataset.get("embedders") or embedders)
-            dataset_work = texts_workload(texts, designs, n_embedders, counter, answer_tokens, kinds)
+            dataset_work = texts_workload(texts, designs, len(dataset_rankers(config, name)), counter,
+                                          answer_tokens, kinds)
             work.merge(scaled_workload(dataset_work, queries / texts.height) if queries else dataset_work)
         basis = ("counted on the config's data" if not queries else
                  f"counted on the config's data, each dataset scaled from its sampled queries to {queries} queries")

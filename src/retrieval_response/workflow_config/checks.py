@@ -131,7 +131,7 @@ def input_files(config: Mapping) -> list[tuple[str, str]]:
     files += [(f"datasets.{name}.run", dataset["run"]) for name, dataset in config["datasets"].items()
               if dataset.get("run")]
     published = config.get("published") or {}
-    files += [(f"published.{key}", published[key]) for key in ("graded", "ranked", "texts", "human") if published.get(key)]
+    files += [(f"published.{key}", published[key]) for key in ("graded", "ranked", "texts") if published.get(key)]
     if config["analysis"].get("human"):
         files.append(("analysis.human", config["analysis"]["human"]))
     return files

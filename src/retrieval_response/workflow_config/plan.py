@@ -224,11 +224,6 @@ def grades_gold(config: Mapping) -> bool:
     return runs_llm(config) and config["llm"]["grade_reference"] == "both"
 
 
-def human_grades_file(config: Mapping) -> str | None:
-    """The human grades for the agreement table: ``published.human``, else ``analysis.human``, else None."""
-    return (config.get("published") or {}).get("human") or config["analysis"]["human"]
-
-
 def judges_against_gold(config: Mapping) -> bool:
     """True when the LLM judge is checked against gold answers: in published mode when
     ``published.texts`` is given, else when some dataset's layout can carry gold answers."""
