@@ -126,7 +126,7 @@ def input_files(config: Mapping) -> list[tuple[str, str]]:
     """(config key, path) of every input file the config names: datasets, published files, human grades."""
     files = [(f"datasets.{name}.path", dataset["path"]) for name, dataset in config["datasets"].items() if "path" in dataset]
     files += [(f"datasets.{name}.{key}", path) for name, dataset in config["datasets"].items()
-              for key in ("paths", "qrels") for path in ([dataset[key]] if key == "qrels" else dataset.get(key) or [])
+              for key in ("paths", "qrels") for path in ([dataset.get(key)] if key == "qrels" else dataset.get(key) or [])
               if path]
     files += [(f"datasets.{name}.run", dataset["run"]) for name, dataset in config["datasets"].items()
               if dataset.get("run")]
