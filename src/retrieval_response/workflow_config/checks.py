@@ -12,6 +12,8 @@ API-key environment variable of each configured model (by name; its value is nev
 The JSON schema (workflow/schemas/config.schema.yaml) has filled the defaults beforehand;
 ``schema_input_error`` turns a schema violation into the same one-line error, and
 ``check_wildcard_values`` refuses names that Snakemake would refuse as wildcard values.
+``check_trace_records`` reads the traces files record by record (the workflow's main process runs
+it after ``check_config``) and raises every bad record at once, one line each.
 """
 
 from __future__ import annotations
