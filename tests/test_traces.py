@@ -195,6 +195,12 @@ def test_a_newcomers_traces_file_is_refused_at_start_up_with_one_line_per_mistak
         f"{path}: line 4: system 'team/bm25-v2' cannot be used in a file name: use 1 to 100 ASCII letters, digits "
         "and . _ + -, starting with a letter or digit",
     ], "a bad record's query text still counts: the clash shows in the same pass"
+    unnamed = _write(tmp_path / "prod logs.jsonl", [_trace("q1", ["a"]), _trace("q2", ["a"]) | {"system": None}])
+    with pytest.raises(InputErrors) as caught:
+        read_traces([unnamed])
+    assert str(caught.value).splitlines() == [
+        f"{unnamed}: line {n}: no system, and the file's name cannot be one: add a system field or rename the "
+        "file (1 to 100 ASCII letters, digits and . _ + -, starting with a letter or digit)" for n in (1, 2)]
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 d1\n")
     _write(path, [{"query_id": "q1", "query": "Who?", "docs": [dune], "answer": "Herbert."}])

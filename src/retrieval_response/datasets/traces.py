@@ -12,7 +12,7 @@ ids distinct within the trace), ``answer`` (a non-blank string: what the system 
 documents). Optional: ``feedback`` (a finite number, or a string label that
 ``datasets.<name>.feedback_labels`` maps to one; null or absent = no feedback), ``gold`` (a string
 or an array of strings: gold answers), ``system`` (a safe name: the system or version, which plays
-the ranker's role; default the file's name without its suffix). Other fields are ignored.
+the ranker's role; null or absent = the file's name without its suffix). Other fields are ignored.
 
 Every bad record is reported, one line each (``<file>: line N: <rule>``), and nothing is returned;
 besides the rules above: a second trace of one (system, query id), a query id with two query texts,
@@ -145,11 +145,13 @@ def parse_trace(data: dict, labels: Mapping[str, float], default_system: str | N
     gold, rule = _gold(data.get("gold"))
     if rule:
         return None, rule
-    system = data.get("system", default_system)
+    safe = "1 to 100 ASCII letters, digits and . _ + -, starting with a letter or digit"
+    system = data.get("system")
+    if system is None and default_system is None:
+        return None, f"no system, and the file's name cannot be one: add a system field or rename the file ({safe})"
+    system = default_system if system is None else system
     if not is_safe_name(system):
-        shown = repr(system) if system is not None else "absent and the file name is not a safe name"
-        return None, (f"system {shown} cannot be used in a file name: use 1 to 100 ASCII letters, digits and "
-                      ". _ + -, starting with a letter or digit")
+        return None, f"system {system!r} cannot be used in a file name: use {safe}"
     return {"query_id": data["query_id"], "query": data["query"].strip(), "docs": docs, "answer": data["answer"],
             "feedback": feedback, "gold": gold, "system": system}, None
 
