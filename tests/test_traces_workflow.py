@@ -1,12 +1,11 @@
 """Traces through Snakemake against the loopback server: prepare_traces, judge_documents (one call per
 distinct (query, document) and kind, none on a rerun), grade_traces, collect_traces and the verdict,
-which reports the measures needing Np as not computable; a bad traces file stops the run with one
-line per bad record and writes nothing."""
+which reports the measures needing Np as not computable; a bad traces file stops the run at start-up
+with one line per bad record and writes nothing."""
 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import polars as pl
@@ -45,13 +44,16 @@ def workdir(loopback_llm, tmp_path_factory) -> Path:
     return llm_workdir(root, config)
 
 
+LLM_OUTPUTS = ("results/judgments/prod.summary.json", "results/traces/prod/grades.summary.json")
+
+
 def test_traces_are_judged_once_per_pair_and_kind_and_the_verdict_says_what_needs_np(workdir, loopback):
     before = loopback.stats()["requests"]
-    run_snakemake(workdir, "--cores", "2")
+    run_snakemake(workdir, "--cores", "2", "results/analysis/verdict.parquet", "results/analysis/traces.json")
     pairs = 10 * 4  # distinct (query, document): the two systems share d1 and d2 of each query
-    summary = json.loads((workdir / "results/judgments/prod.summary.json").read_text())
+    summary = json.loads((workdir / LLM_OUTPUTS[0]).read_text())
     assert (summary["pairs"], summary["calls"]) == (pairs, pairs * len(KINDS))
-    grades = json.loads((workdir / "results/traces/prod/grades.summary.json").read_text())
+    grades = json.loads((workdir / LLM_OUTPUTS[1]).read_text())
     assert grades["calls"] >= 20, "20 traces graded against their texts"
     assert loopback.stats()["requests"] - before == summary["calls"] + grades["calls"]
 
@@ -67,24 +69,28 @@ def test_traces_are_judged_once_per_pair_and_kind_and_the_verdict_says_what_need
     assert set(report["not_computable"]) == set(NEEDS_NP) and "RR@K" in report["computable"]
     assert report["datasets"]["prod"]["left_out"] == {"unlabelled": 0}
 
+    # the LLM jobs alone, forced (the analysis after them makes no call)
     before = loopback.stats()["requests"]
-    run_snakemake(workdir, "--cores", "2", "--forcerun", "judge_documents", "grade_traces")
+    run_snakemake(workdir, "--cores", "2", *LLM_OUTPUTS, "--forcerun", "judge_documents", "grade_traces")
     assert loopback.stats()["requests"] == before, "a rerun is answered from the cache"
-    rerun = json.loads((workdir / "results/judgments/prod.summary.json").read_text())
+    rerun = json.loads((workdir / LLM_OUTPUTS[0]).read_text())
     assert (rerun["calls"], rerun["cache_hits"]) == (0, pairs * len(KINDS))
 
 
-def test_a_bad_traces_file_stops_the_run_with_one_line_per_record(workdir):
+def test_a_bad_traces_file_stops_the_run_at_start_up_with_one_line_per_record(workdir):
     run = workdir / "bad_run"
-    shutil.copytree(workdir / "prompts", run / "prompts")
+    run.mkdir()
     records = _traces(2)
     records[1]["docs"] = []
     records[2]["feedback"] = "meh"
     (run / "traces.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    (run / "config.yaml").write_text((workdir / "config.yaml").read_text())
-    proc = run_snakemake(run, "--cores", "1", "results/traces/prod/traces.parquet", check=False)
-    assert proc.returncode != 0
-    output = proc.stdout + proc.stderr
-    assert "traces.jsonl: line 2: docs is empty" in output
-    assert "traces.jsonl: line 3: feedback label 'meh' is not mapped to a number" in output
-    assert not (run / "results/traces/prod").exists()
+    (run / "config.yaml").write_text((workdir / "config.yaml").read_text().replace("prompts/", f"{workdir}/prompts/"))
+    proc = run_snakemake(run, "--cores", "1", check=False)
+    assert proc.returncode == 1
+    lines = [line for line in proc.stderr.splitlines() if "traces.jsonl: " in line]
+    assert lines == [
+        "traces.jsonl: line 2: docs is empty: a trace needs the documents the answer was written from",
+        "traces.jsonl: line 3: feedback label 'meh' is not mapped to a number: add it to the dataset's "
+        "feedback_labels (mapped now: down, up)"], proc.stderr
+    written = {p.name for p in run.iterdir()} - {"config.yaml", "traces.jsonl", ".snakemake"}
+    assert not written, "nothing is written"

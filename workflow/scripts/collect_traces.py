@@ -4,8 +4,6 @@ and the traces report (samples left out, measures not computable, UMBRELA agains
 import _workflow_package  # noqa: F401
 import polars as pl
 
-from retrieval_response.analysis.umbrela_agreement import umbrela_agreement
-from retrieval_response.datasets.traces import qrels_judged_texts
 from retrieval_response.infra.atomic import write_json, write_parquet
 from retrieval_response.infra.logs import job_log
 from retrieval_response.tables.collect import check_unique_samples, collect_traces, traces_report
@@ -19,11 +17,8 @@ for name, texts_path, traces_path, grades_path, judgments_path, relevance in zip
     texts = pl.read_parquet(texts_path)
     judged = pl.read_parquet(judgments_path) if judgments_path else None
     table, report = collect_traces(pl.read_parquet(traces_path), texts, pl.read_parquet(grades_path), judged,
-                                   relevance=relevance, erag_metric=snakemake.params.erag_metric)
-    if judged is not None and judged["umbrela_status"].is_not_null().any() and texts["Np_qrels"].is_not_null().any():
-        agreement = umbrela_agreement([(judged, qrels_judged_texts(texts))], snakemake.params.resamples,
-                                      snakemake.params.seed)
-        report["umbrela_vs_qrels"] = agreement.to_dicts()
+                                   relevance=relevance, erag_metric=snakemake.params.erag_metric,
+                                   resamples=snakemake.params.resamples, seed=snakemake.params.seed)
     tables.append(table)
     reports[name] = report
 graded = pl.concat(tables, how="diagonal_relaxed")

@@ -12,7 +12,7 @@ ids distinct within the trace), ``answer`` (a non-blank string: what the system 
 documents). Optional: ``feedback`` (a finite number, or a string label that
 ``datasets.<name>.feedback_labels`` maps to one; null or absent = no feedback), ``gold`` (a string
 or an array of strings: gold answers), ``system`` (a safe name: the system or version, which plays
-the ranker's role; default the file's name without its suffix). Other fields are ignored.
+the ranker's role; null or absent = the file's name without its suffix). Other fields are ignored.
 
 Every bad record is reported, one line each (``<file>: line N: <rule>``), and nothing is returned;
 besides the rules above: a second trace of one (system, query id), a query id with two query texts,
@@ -79,8 +79,9 @@ def _feedback(value: object, labels: Mapping[str, float]) -> tuple[float | None,
     if isinstance(value, str):
         if value in labels:
             return float(labels[value]), None
-        known = ", ".join(sorted(labels)) or "none: set datasets.<name>.feedback_labels"
-        return None, f"feedback label {value!r} is not mapped to a number (mapped labels: {known})"
+        known = ", ".join(sorted(labels)) or "none"
+        return None, (f"feedback label {value!r} is not mapped to a number: add it to the dataset's feedback_labels "
+                      f"(mapped now: {known})")
     return None, f"feedback must be a number or a string label, found {json_type(value)}"
 
 
@@ -103,7 +104,10 @@ def _docs(value: object) -> tuple[list[tuple[str, str]], str | None]:
     for position, doc in enumerate(value, start=1):
         if not isinstance(doc, dict):
             return [], f"docs[{position}] must be an object with id and text, found {json_type(doc)}"
-        doc_id, text = doc.get("id"), doc.get("text")
+        absent = [key for key in ("id", "text") if key not in doc]
+        if absent:
+            return [], f"docs[{position}] has no {' and no '.join(absent)}: each document is {{\"id\", \"text\"}}"
+        doc_id, text = doc["id"], doc["text"]
         if not isinstance(doc_id, str) or not doc_id:
             return [], f"docs[{position}].id must be a non-empty string, found {json_type(doc_id)}"
         if not _nonblank(text):
@@ -113,6 +117,11 @@ def _docs(value: object) -> tuple[list[tuple[str, str]], str | None]:
         seen.add(doc_id)
         docs.append((doc_id, text))
     return docs, None
+
+
+def _shown(text: str, width: int = 60) -> str:
+    """``text`` quoted for an error line, cut to ``width`` characters."""
+    return repr(text if len(text) <= width else text[: width - 3] + "...")
 
 
 def parse_trace(data: dict, labels: Mapping[str, float], default_system: str | None) -> tuple[dict | None, str | None]:
@@ -136,11 +145,13 @@ def parse_trace(data: dict, labels: Mapping[str, float], default_system: str | N
     gold, rule = _gold(data.get("gold"))
     if rule:
         return None, rule
-    system = data.get("system", default_system)
+    safe = "1 to 100 ASCII letters, digits and . _ + -, starting with a letter or digit"
+    system = data.get("system")
+    if system is None and default_system is None:
+        return None, f"no system, and the file's name cannot be one: add a system field or rename the file ({safe})"
+    system = default_system if system is None else system
     if not is_safe_name(system):
-        shown = repr(system) if system is not None else "absent and the file name is not a safe name"
-        return None, (f"system {shown} cannot be used in a file name: use 1 to 100 ASCII letters, digits and "
-                      ". _ + -, starting with a letter or digit")
+        return None, f"system {system!r} cannot be used in a file name: use {safe}"
     return {"query_id": data["query_id"], "query": data["query"].strip(), "docs": docs, "answer": data["answer"],
             "feedback": feedback, "gold": gold, "system": system}, None
 
@@ -164,25 +175,28 @@ def read_trace_records(paths: Sequence[str | Path], labels: Mapping[str, float] 
     for path in paths:
         default = file_system(path)
         for record in read_json_records(path):
-            trace, rule = parse_trace(record.data, labels, default)
-            if trace is None:
-                errors.append(InputError(path, record.label, rule))
-                continue
             where = f"{path} {record.label}"
-            key = (trace["system"], trace["query_id"])
-            if key in first_of:
-                errors.append(InputError(path, record.label, f"a second trace of query {key[1]!r} by system "
-                                         f"{key[0]!r} (the first is at {first_of[key]})"))
-                continue
-            known = query_text.setdefault(trace["query_id"], (trace["query"], where))
-            if known[0] != trace["query"]:
-                errors.append(InputError(path, record.label, f"query {trace['query_id']!r} has another text at "
-                                         f"{known[1]}"))
-                continue
-            clash = next(((d, doc_text[d][1]) for d, t in trace["docs"]
-                          if doc_text.setdefault(d, (t, where))[0] != t), None)
-            if clash:
-                errors.append(InputError(path, record.label, f"document {clash[0]!r} has another text at {clash[1]}"))
+            trace, rule = parse_trace(record.data, labels, default)
+            # a bad record's query text still counts, so that every clash shows in one pass
+            query_id, query = record.data.get("query_id"), record.data.get("query")
+            if isinstance(query_id, str) and query_id and _nonblank(query):
+                known = query_text.setdefault(query_id, (query.strip(), where))
+                if rule is None and known[0] != query.strip():
+                    rule = (f"query {query_id!r} has two texts, {_shown(query.strip())} here and "
+                            f"{_shown(known[0])} at {known[1]}: give one text per query_id")
+            if rule is None:
+                key = (trace["system"], trace["query_id"])
+                if key in first_of:
+                    rule = (f"a second trace of query {key[1]!r} by system {key[0]!r} (the first is at "
+                            f"{first_of[key]}): one trace per system and query_id")
+            if rule is None:
+                clash = next(((d, doc_text[d][1]) for d, t in trace["docs"]
+                              if doc_text.setdefault(d, (t, where))[0] != t), None)
+                if clash:
+                    rule = (f"document {clash[0]!r} has another text at {clash[1]}: give one text per document id "
+                            "in the dataset")
+            if rule is not None:
+                errors.append(InputError(path, record.label, rule))
                 continue
             first_of[key] = where
             traces.append((str(path), record.label, trace))
@@ -255,4 +269,4 @@ def qrels_judged_texts(texts: pl.DataFrame) -> pl.DataFrame:
     relevant), so that UMBRELA's agreement with the qrels (``analysis.umbrela_agreement``) counts
     judged pairs only; queries the qrels do not judge are left out."""
     return (texts.filter(pl.col("Np_qrels").is_not_null())
-            .select("id", "p", n=pl.col("n").list.gather(pl.col("n_judged").list.arg_true())))
+            .select("id", "p", n=pl.col("n").list.gather(pl.col("n_judged").list.eval(pl.element().arg_true()))))

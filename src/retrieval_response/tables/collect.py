@@ -25,7 +25,9 @@ from retrieval_response.analysis.measures import (
     UMBRELA_RELEVANT,
     positives_in_top_2k,
 )
+from retrieval_response.analysis.umbrela_agreement import umbrela_agreement
 from retrieval_response.datasets import published_texts
+from retrieval_response.datasets.traces import qrels_judged_texts
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.published import read_published
 from retrieval_response.tables.workflow_tables import gold_answers, read_graded_table, read_ranked_table
@@ -272,7 +274,8 @@ TRACE_RELEVANCE = ("umbrela", "qrels")
 
 def collect_traces(traces: pl.DataFrame, texts: pl.DataFrame, grades: pl.DataFrame,
                    judgments: pl.DataFrame | None, *, relevance: str = "umbrela",
-                   erag_metric: str = "answer_contains") -> tuple[pl.DataFrame, dict]:
+                   erag_metric: str = "answer_contains", resamples: int = 1000,
+                   seed: int = 0) -> tuple[pl.DataFrame, dict]:
     """(analysis table, report) of a traces dataset: one sample per trace (``datasets.traces``),
     at K = its number of documents, ``E`` = its system.
 
@@ -286,8 +289,9 @@ def collect_traces(traces: pl.DataFrame, texts: pl.DataFrame, grades: pl.DataFra
     trace's ``answer`` as ``answer_topK`` with its scores against the gold answers
     (:func:`with_answer_scores`), ``feedback`` and the grades of ``grades``
     (``llm.pipeline.grade_traces``). The report counts traces kept and left out by reason, and,
-    with qrels and UMBRELA labels both, their agreement on the qrels-judged pairs
-    (``analysis.umbrela_agreement``)."""
+    with qrels and UMBRELA labels both (either ``relevance``), their agreement on the qrels-judged
+    pairs as ``umbrela_vs_qrels`` (``analysis.umbrela_agreement``: rows of subset ``Tr`` and
+    ``all``, a bootstrap interval over queries from ``resamples`` and ``seed``)."""
     if relevance not in TRACE_RELEVANCE:
         raise ValueError(f"relevance {relevance!r}: expected one of {TRACE_RELEVANCE}")
     samples = traces.select("id", "subset", "E", "Nc", "Np", pl.col("K").list.first().alias("K"), "rank",
@@ -321,6 +325,10 @@ def collect_traces(traces: pl.DataFrame, texts: pl.DataFrame, grades: pl.DataFra
     table = with_answer_scores(graded).with_columns(pl.col("K").cast(pl.Int32), pl.col("Np").cast(pl.Int32))
     report = {"relevance": relevance, "traces": traces.height, "samples": table.height,
               "left_out": reasons, "systems": sorted(set(table["E"]))}
+    if (judgments is not None and "umbrela_status" in judgments.columns
+            and judgments["umbrela_status"].is_not_null().any() and texts["Np_qrels"].is_not_null().any()):
+        agreement = umbrela_agreement([(judgments, qrels_judged_texts(texts))], resamples, seed)
+        report["umbrela_vs_qrels"] = agreement.to_dicts()
     return table, report
 
 

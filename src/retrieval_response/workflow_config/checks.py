@@ -12,6 +12,8 @@ API-key environment variable of each configured model (by name; its value is nev
 The JSON schema (workflow/schemas/config.schema.yaml) has filled the defaults beforehand;
 ``schema_input_error`` turns a schema violation into the same one-line error, and
 ``check_wildcard_values`` refuses names that Snakemake would refuse as wildcard values.
+``check_trace_records`` reads the traces files record by record (the workflow's main process runs
+it after ``check_config``) and raises every bad record at once, one line each.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from retrieval_response.analysis.measures import alpha_grid
 from retrieval_response.datasets import ir_datasets_layout
 from retrieval_response.datasets.judged_corpus import beir_qrels, corpus_file, has_records
 from retrieval_response.datasets.layouts import CORPUS_LAYOUTS, TRACES_LAYOUT, check_options, row_subset
+from retrieval_response.datasets.traces import read_qrels, read_trace_records
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.paths import UnsafeNameError, safe_name
 from retrieval_response.infra.secrets import looks_like_secret
@@ -48,6 +51,8 @@ from retrieval_response.workflow_config.plan import (
     grades_gold,
     judgment_kinds,
     runs_llm,
+    trace_datasets,
+    trace_files,
     trace_grade_prompts,
     traces_mode,
 )
@@ -232,6 +237,18 @@ def check_corpus_sizes(config: Mapping, config_file: str) -> None:
                          "a query retrieves at least max(K) documents")
 
 
+def check_trace_records(config: Mapping) -> None:
+    """Every record of every traces dataset's files follows the traces format, and its qrels file
+    parses (``datasets.traces.read_trace_records``, ``read_qrels``): the bad records of a dataset
+    raised at once, one line ``<file>: line N: <rule>`` each. It reads the files, so the workflow
+    runs it in its main process only, after :func:`check_config` (which checks they exist)."""
+    for name in trace_datasets(config):
+        dataset = config["datasets"][name]
+        read_trace_records(trace_files(config, name), dataset.get("feedback_labels"))
+        if dataset.get("qrels"):
+            read_qrels(dataset["qrels"])
+
+
 def check_numbered_subsets(config: Mapping, config_file: str) -> None:
     """No two datasets whose layouts number their rows ``<subset>-<n>`` (``beir``, ``trec``,
     ``ir_datasets``) share a subset: their query ids would collide. InputError naming the second
@@ -370,11 +387,11 @@ def schema_input_error(error: BaseException, config_file: str) -> InputError | N
 def check_config(config: Mapping, config_file: str, environ: Mapping[str, str] = os.environ) -> None:
     """All start-up checks of a schema-valid config; the first failure raises InputError (one line)."""
     check_names(config, config_file)
+    check_traces(config, config_file)
     check_designs(config, config_file)
     check_lexical(config, config_file)
     check_dataset_options(config, config_file)
     check_retrieval(config, config_file)
-    check_traces(config, config_file)
     check_numbered_subsets(config, config_file)
     check_input_files(config, config_file)
     check_corpus_sizes(config, config_file)
