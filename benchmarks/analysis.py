@@ -33,7 +33,7 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from retrieval_response.analysis.correlation_tables import run_analysis  # noqa: E402
+from retrieval_response.analysis.correlation_tables import analysis_tables  # noqa: E402
 from retrieval_response.analysis.correlations import CORR_TYPES, sample_correlation  # noqa: E402
 from retrieval_response.analysis.crossfit import query_halves  # noqa: E402
 from retrieval_response.analysis.measures import MEASURES, add_features, alpha_grid  # noqa: E402
@@ -154,7 +154,7 @@ def main() -> None:
     start = time.perf_counter()
     for segmentation in ("fit", "ratio"):
         t0 = time.perf_counter()
-        correlations, _ = run_analysis(
+        correlations, _, _ = analysis_tables(
             graded, segmentation=segmentation, alpha_grid="l350^0.95", corr_types=CORR_TYPES,
             min_segment_samples=300, bootstrap_resamples=0, measures=measures, targets=[args.target],
         )
@@ -165,7 +165,7 @@ def main() -> None:
 
     start = time.perf_counter()
     for segmentation in ("fit", "ratio"):
-        run_analysis(
+        analysis_tables(
             graded, segmentation=segmentation, alpha_grid="l350^0.95", corr_types=CORR_TYPES,
             min_segment_samples=300, bootstrap_resamples=1000, measures=measures, targets=[args.target],
         )

@@ -26,17 +26,25 @@ GROUPED_RULES = ("rank",)
 """Rules whose jobs run inside another rule's Slurm job (profiles/slurm: ``groups``)."""
 
 
-def local_rules() -> list[str]:
-    """The rules marked ``localrule: True`` in the Snakefile and ``workflow/rules/*.smk``."""
-    names = []
+def workflow_rules() -> dict[str, bool]:
+    """{rule or checkpoint name: whether it is marked ``localrule: True``} of the Snakefile and
+    ``workflow/rules/*.smk``."""
+    rules: dict[str, bool] = {}
     for path in [REPO / "Snakefile", *sorted((REPO / "workflow/rules").glob("*.smk"))]:
         rule = None
         for line in path.read_text(encoding="utf-8").splitlines():
-            match = re.match(r"\s*rule\s+(\w+)\s*:", line)
-            rule = match.group(1) if match else rule
+            match = re.match(r"\s*(?:rule|checkpoint)\s+(\w+)\s*:", line)
+            if match:
+                rule = match.group(1)
+                rules.setdefault(rule, False)
             if re.match(r"\s*localrule:\s*True", line) and rule:
-                names.append(rule)
-    return sorted(set(names))
+                rules[rule] = True
+    return rules
+
+
+def local_rules() -> list[str]:
+    """The rules marked ``localrule: True`` (:func:`workflow_rules`)."""
+    return sorted(name for name, local in workflow_rules().items() if local)
 
 
 def counts(jobs_by_rule: dict[str, int], local: list[str]) -> dict:

@@ -42,7 +42,7 @@ import polars as pl  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from retrieval_response.analysis.correlation_tables import default_measures  # noqa: E402
+from retrieval_response.analysis.samples import default_measures  # noqa: E402
 from retrieval_response.decide import verdict as verdict_module  # noqa: E402
 from retrieval_response.reports.benchmark_record import write_benchmark_json  # noqa: E402
 from retrieval_response.testing.synthetic import graded_by_driver  # noqa: E402

@@ -171,7 +171,8 @@ def llm_workdir(workdir: Path, config: dict, texts: dict[str, pl.DataFrame] | No
     """``workdir`` ready for the LLM rules alone (``--allowed-rules``): ``config.yaml``, the shipped
     prompts, an empty source file for each dataset that has none, and for each dataset of
     ``texts`` its texts table and a synthetic ranked table per embedder and design of the config
-    (seeded 0, 1, ... in the order of datasets, embedders and designs)."""
+    (seeded 0, 1, ... in the order of datasets, embedders and designs); with ``texts``, the check
+    before the LLM rules (``check_dataset_ids``) stands as done, written after its inputs."""
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     shutil.copytree(REPO / "resources/prompts", workdir / "prompts")
@@ -184,4 +185,6 @@ def llm_workdir(workdir: Path, config: dict, texts: dict[str, pl.DataFrame] | No
         for seed, (embedder, nc, np_) in enumerate(units, start=number * len(units)):
             write_parquet(synthetic_ranked(table, embedder, nc, np_, config["K"], seed=seed),
                           workdir / f"results/ranked/{name}/{embedder}/Nc{nc}_Np{np_}.parquet")
+    if texts:
+        (workdir / "results/texts/ids_checked.json").write_text("{}")
     return workdir

@@ -1,4 +1,4 @@
-"""run_analysis end to end: table layout, variants, finer keys, errors, writing."""
+"""analysis_tables end to end: table layout, variants, finer keys, errors, writing."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import polars as pl
 import pytest
 
 from conftest import benchmark
-from retrieval_response.analysis.correlation_tables import alpha_grid, run_analysis, write_analysis
+from retrieval_response.analysis.correlation_tables import analysis_tables, write_analysis
+from retrieval_response.analysis.measures import alpha_grid
 from retrieval_response.infra.errors import InputError
 
 pytestmark = pytest.mark.unit
@@ -31,7 +32,7 @@ def graded():
 
 
 def test_table_layout_and_alpha_columns(graded):
-    correlations, differences = run_analysis(
+    correlations, differences, _ = analysis_tables(
         graded, segmentation="ratio", alpha_grid="l350^0.95", corr_types=["spearman", "kendall_c"],
         min_segment_samples=25, bootstrap_resamples=50,
     )
@@ -57,7 +58,7 @@ def test_table_layout_and_alpha_columns(graded):
 
 
 def test_maximum_is_at_least_the_crossfit_and_every_grid_point(graded):
-    correlations, _ = run_analysis(
+    correlations, _, _ = analysis_tables(
         graded, segmentation="fit", alpha_grid="linear:21", min_segment_samples=100, bootstrap_resamples=0, measures=["T", "P"]
     )
     t = correlations.filter(pl.col("measure") == "T").drop_nulls("value_crossfit")
@@ -68,7 +69,7 @@ def test_maximum_is_at_least_the_crossfit_and_every_grid_point(graded):
 
 
 def test_partner_variant_when_no_np_2k_and_finer_keys(graded):
-    correlations, differences = run_analysis(
+    correlations, differences, _ = analysis_tables(
         graded.drop("np_2K").with_columns(id=pl.col("id").str.replace(r"^A-", "A-x-")),
         segmentation="fit", alpha_grid="linear:11", min_segment_samples=20, finer_keys=["level", "Np"],
         bootstrap_resamples=0,
@@ -89,12 +90,12 @@ def test_partner_variant_when_no_np_2k_and_finer_keys(graded):
 
 def test_errors_and_writing(graded, tmp_path):
     with pytest.raises(InputError, match="graded table: column grade: required"):
-        run_analysis(graded.drop("grade"), segmentation="fit", alpha_grid="linear:3")
+        analysis_tables(graded.drop("grade"), segmentation="fit", alpha_grid="linear:3", min_segment_samples=2)
     with pytest.raises(ValueError, match="segmentation"):
-        run_analysis(graded, segmentation="KNp", alpha_grid="linear:3")
+        analysis_tables(graded, segmentation="KNp", alpha_grid="linear:3", min_segment_samples=2)
     with pytest.raises(ValueError, match="measures"):
-        run_analysis(graded, segmentation="fit", alpha_grid="linear:3", measures=["G"])
-    correlations, differences = run_analysis(
+        analysis_tables(graded, segmentation="fit", alpha_grid="linear:3", min_segment_samples=2, measures=["G"])
+    correlations, differences, _ = analysis_tables(
         graded, segmentation="fit", alpha_grid=np.array([0.0, 0.5, 1.0]), min_segment_samples=100, bootstrap_resamples=0
     )
     assert correlations.drop_nulls("alpha_rule")["alpha_rule"].unique().to_list() == ["first max over a given grid (3 values)"]
@@ -104,7 +105,7 @@ def test_errors_and_writing(graded, tmp_path):
 
 
 def test_no_segment_large_enough_gives_empty_typed_tables(graded, tmp_path):
-    correlations, differences = run_analysis(
+    correlations, differences, _ = analysis_tables(
         graded, segmentation="ratio", alpha_grid="linear:5", min_segment_samples=10**9, bootstrap_resamples=5
     )
     assert correlations.height == differences.height == 0
@@ -127,7 +128,7 @@ def test_every_null_value_says_why(seed):
     constant = graded.with_columns(id=pl.col("id").str.replace("A-", "N-"), grade=pl.lit(2))
     table = pl.concat([graded, single.with_columns(pl.col("grade").cast(graded["grade"].dtype)), constant],
                       how="vertical_relaxed")
-    correlations, _ = run_analysis(table, segmentation="fit", alpha_grid="linear:5", min_segment_samples=1,
+    correlations, _, _ = analysis_tables(table, segmentation="fit", alpha_grid="linear:5", min_segment_samples=1,
                                    bootstrap_resamples=0, measures=["T", "P", "nDCG"])
     reasons = dict(correlations.group_by("subset").agg(pl.col("null_reason").unique()).iter_rows())
     assert reasons["M"] == ["too_few_samples"] and reasons["N"] == ["constant_target"]
@@ -149,7 +150,7 @@ def test_one_positive_per_query_is_analysed_like_any_design():
                          "grade": int(np.clip(2 + 2 * sum(inK) + rng.integers(-1, 2), 1, 5))})
     graded = pl.DataFrame(rows, schema_overrides={"Nc": pl.Int32, "Np": pl.Int32, "K": pl.Int32,
                                                   "inK": pl.List(pl.Int8), "grade": pl.Int8})
-    correlations, _ = run_analysis(graded, segmentation="fit", alpha_grid="linear:5", corr_types=["spearman"],
+    correlations, _, _ = analysis_tables(graded, segmentation="fit", alpha_grid="linear:5", corr_types=["spearman"],
                                    min_segment_samples=50, bootstrap_resamples=0)
     assert correlations["segment"].unique().to_list() == ["wide"]
     assert set(correlations["measure"]) >= {"F", "T", "nDCG@K", "P", "R"}

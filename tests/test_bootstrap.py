@@ -13,7 +13,7 @@ from retrieval_response.analysis.bootstrap import (
     resampled_tables,
     share_positive,
 )
-from retrieval_response.analysis.correlation_tables import run_analysis
+from retrieval_response.analysis.correlation_tables import analysis_tables
 
 pytestmark = pytest.mark.unit
 
@@ -55,10 +55,10 @@ def graded():
 
 
 def analyse(graded, seed):
-    return run_analysis(
+    return analysis_tables(
         graded, segmentation="fit", alpha_grid="l30^0.8", min_segment_samples=200, bootstrap_resamples=300, seed=seed,
         measures=["F", "F_e", "T", "T_u", "nDCG"],
-    )
+    )[:2]
 
 
 @pytest.fixture(scope="module")

@@ -165,7 +165,7 @@ def test_missing_input_file_names_the_key(tmp_path, where, key):
     assert error.record == f"config key {key}" and "not found" in error.rule
 
 
-@pytest.mark.parametrize("key", ["graded", "ranked", "human"])
+@pytest.mark.parametrize("key", ["graded", "ranked", "texts"])
 def test_missing_published_file_names_the_key(tmp_path, key):
     present = tmp_path / "present.json"
     present.write_text("[]")
@@ -214,6 +214,7 @@ def test_schema_violation_becomes_one_line_naming_the_key():
     converted = schema_input_error(caught.value, CONFIG_FILE)
     assert converted is not None
     assert str(converted).startswith(f"{CONFIG_FILE}: config key llm.shards: ")
+    assert "\n" not in str(converted) and "\n" in str(caught.value), "the schema's several lines become one"
     assert schema_input_error(ValueError("other"), CONFIG_FILE) is None
 
 
@@ -251,9 +252,10 @@ def test_run_and_bm25_mistakes_are_refused_at_start_up(tmp_path):
     config["datasets"]["judged"]["layout"] = "trec"
     config["datasets"]["faq"]["run"] = config["datasets"]["judged"]["run"]
     assert "layout 'generic' has none" in str(refused(config))
-    config = run_config(tmp_path / "b")
-    config["embedders"]["BM25"]["model"] = "x"
-    assert str(refused(config)).startswith(f"{CONFIG_FILE}: config key embedders.BM25.model: does not apply")
+    for key, value in (("model", "x"), ("query_prompt", ""), ("passage_prompt", "passage: "), ("batch_size", 32)):
+        config = run_config(tmp_path / f"b_{key}")
+        config["embedders"]["BM25"][key] = value
+        assert str(refused(config)).startswith(f"{CONFIG_FILE}: config key embedders.BM25.{key}: does not apply")
     for line, rule in (("q1 Q0 d1 1 0.5 ML6", "also an embedder"), ("q1 Q0 d1 1 0.5 ../x", "cannot be used"),
                        ("q1 d1 1 0.5 T", "expected 6 fields")):
         config = run_config(tmp_path / f"c{len(rule)}", run_line=line)
@@ -374,3 +376,51 @@ def test_a_split_that_does_not_apply_is_refused(tmp_path, layout):
     validate(config, SCHEMA)
     error = refused(config)
     assert error.record == "config key datasets.d.split" and "applies to a beir dataset whose path is its folder" in error.rule
+
+
+def corpus_dataset(root, layout: str, n_docs: int, *, blank_lines: bool = False, tsv: bool = False) -> str:
+    """A corpus-level dataset's files with ``n_docs`` documents (blank lines between them when
+    ``blank_lines``); returns its path (a BEIR folder or a TREC qrels file)."""
+    import json
+
+    root.mkdir(parents=True, exist_ok=True)
+    gap = "\n\n" if blank_lines else "\n"
+    if layout == "beir":
+        (root / "qrels").mkdir()
+        (root / "qrels/test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td0\t1\n")
+        (root / "corpus.jsonl").write_text(gap.join(json.dumps({"_id": f"d{i}", "text": f"doc {i}"})
+                                                    for i in range(n_docs)))
+        (root / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "a query"}) + "\n")
+        return str(root)
+    (root / "qrels.txt").write_text("q1 0 d0 1\n")
+    body = gap.join(f"d{i}\tdoc {i}" if tsv else json.dumps({"id": f"d{i}", "text": f"doc {i}"}) for i in range(n_docs))
+    (root / ("documents.tsv" if tsv else "documents.jsonl")).write_text(body)
+    (root / "queries.jsonl").write_text(json.dumps({"id": "q1", "text": "a query"}) + "\n")
+    return str(root / "qrels.txt")
+
+
+CORPUS_LAYOUTS = [("beir", False), ("trec", False), ("trec", True)]
+
+
+@pytest.mark.parametrize("own_k", [True, False])
+@pytest.mark.parametrize("blank_lines", [False, True])
+@pytest.mark.parametrize("layout, tsv", CORPUS_LAYOUTS)
+@pytest.mark.parametrize("n_docs", [1, 4])
+def test_a_corpus_smaller_than_k_is_refused_at_start_up(tmp_path, layout, tsv, n_docs, blank_lines, own_k):
+    config = valid_config()
+    path = corpus_dataset(tmp_path / "c", layout, n_docs, blank_lines=blank_lines, tsv=tsv)
+    config["datasets"] = {"c": {"layout": layout, "path": path, "retrieval": "corpus", **({"K": [1, 5]} if own_k else {})}}
+    if not own_k:
+        config["K"] = [5, 2]
+    error = refused(config)
+    assert error.record == ("config key datasets.c.K" if own_k else "config key K")
+    assert error.rule.startswith(f"corpus '{tmp_path / 'c'}/")
+    assert f"holds {n_docs} documents, fewer than K = 5" in error.rule
+
+
+@pytest.mark.parametrize("layout, tsv", CORPUS_LAYOUTS)
+def test_a_corpus_of_k_documents_passes(tmp_path, layout, tsv):
+    config = valid_config()
+    config["datasets"] = {"c": {"layout": layout, "path": corpus_dataset(tmp_path / "c", layout, 5, tsv=tsv),
+                                "retrieval": "corpus", "K": [5]}}
+    check_config(config, CONFIG_FILE, ENV)

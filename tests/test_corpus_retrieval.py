@@ -20,10 +20,10 @@ from retrieval_response.ranking.corpus_retrieval import (
     retrieve_from_corpus,
 )
 from retrieval_response.ranking.corpus_search import corpus_measures
-from retrieval_response.ranking.cosine_ranking import check_ranked_invariants, write_ranked
-from retrieval_response.ranking.lexical import BM25Index, bm25_settings
+from retrieval_response.ranking.cosine_ranking import write_ranked
+from retrieval_response.ranking.lexical import DEFAULTS, BM25Index, bm25_rank_samples, bm25_settings
 from retrieval_response.ranking.run_file import write_run
-from retrieval_response.tables.workflow_tables import read_ranked_table
+from retrieval_response.tables.workflow_tables import read_ranked_table, validate_ranked
 from retrieval_response.workflow_config.checks import check_retrieval
 
 pytestmark = pytest.mark.unit
@@ -58,7 +58,7 @@ def test_a_hand_worked_retrieval_becomes_candidates_and_ranked_samples():
     assert candidates["n"].to_list() == [["e", "d", "f"], ["a", "b", "f"]]
     assert candidates["n_judged"].to_list() == [[False, True, False], [False, False, False]]
     assert report.as_dict() == {"queries": 2, "ranked": 2, "skipped": {ALL_RETRIEVED_RELEVANT: 0}}
-    check_ranked_invariants(ranked, "ranked.parquet")
+    validate_ranked(ranked, "ranked.parquet")
 
 
 def test_a_query_that_retrieves_only_its_positives_is_skipped_and_counted():
@@ -86,7 +86,7 @@ def test_ranked_samples_equal_the_independent_corpus_measures(seed):
     retrieved = pl.DataFrame({"id": list(retrievals), "docids": list(retrievals.values())})
     Ks = [1, 2, 3, 5, 6]
     candidates, ranked, report = corpus_candidates(texts, retrieved, corpus, embedder_code="X", Ks=Ks)
-    check_ranked_invariants(ranked, "ranked.parquet")
+    validate_ranked(ranked, "ranked.parquet")
     qrels = pl.DataFrame([(q, d, 1 if i < len(p) else 0) for q, (p, n) in rows.items() for i, d in enumerate(p + n)],
                          schema=["qid", "docid", "grade"], orient="row")
     expected = corpus_measures(retrieved.rename({"id": "qid"}), qrels, Ks)
@@ -204,7 +204,7 @@ def test_graded_ndcg_of_the_analysis_equals_the_corpus_measures_with_graded_qrel
                                pl.DataFrame(qrels, schema=["qid", "docid", "grade"], orient="row"), [5])
     five = np.full(len(grades), 5)
     got = graded_ndcg_at_k(pl.Series(grades), pl.Series(ideal), five)
-    assert np.allclose(got, expected["nDCG"].to_numpy())
+    assert np.allclose(got, expected["nDCG@K"].to_numpy())
     binary = pl.Series([[min(g, 1) for g in row] for row in grades])
     assert np.allclose(graded_ndcg_at_k(binary, pl.Series([[1] * len(i) for i in ideal]), five),
                        ndcg_at_k(binary, np.array([len(i) for i in ideal]), five))
@@ -237,7 +237,7 @@ def run_against_trec_eval(tmp_path: Path, lengths: list[int], seed: int):
     Ks = [1, 2, 3, 5]
     candidates, ranked, report = retrieve_from_corpus(texts_of(rows), corpus, {"kind": "run", "spec": None},
                                                       embedder_code="R", Ks=Ks, run_path=str(run))
-    check_ranked_invariants(ranked, "ranked.parquet")
+    validate_ranked(ranked, "ranked.parquet")
     ours = add_features(topk_selections(ranked, candidates), ranked)
     qrels = {q: {d: int(i < len(p)) for i, d in enumerate(p + n)} for q, (p, n) in rows.items()}
     expected = {}
@@ -292,3 +292,42 @@ def test_a_short_retrieval_keeps_every_k_and_counts_no_unretrieved_positive(tmp_
     assert set(report.notes["mean_at_K"]) == {str(k) for k in range(1, 11)}
     write_ranked(ranked, tmp_path / "ranked.parquet")
     assert read_ranked_table(tmp_path / "ranked.parquet")["K"].to_list() == [list(range(1, 11))]
+
+
+UNINDEXABLE = ["the a an", "of, the. is!", "I a  x", "", "   ", "\u00bf? \u2014 ...", "it is as it was"]
+"""Texts bm25s's tokeniser keeps no word of: English stop words, punctuation, one-letter words."""
+
+
+@pytest.mark.parametrize("size", [1, 3, 12])
+def test_a_corpus_without_an_indexed_word_is_one_error_naming_it(size):
+    corpus = [UNINDEXABLE[i % len(UNINDEXABLE)] for i in range(size)]
+    with pytest.raises(InputError) as error:
+        bm25_retrieval(["what is the capital"], corpus, DEFAULTS, 1, "data/qrels.tsv")
+    assert (error.value.path, error.value.record) == ("data/qrels.tsv", "file")
+    assert "no text of the collection has a word BM25 indexes" in error.value.rule
+
+
+def test_pools_without_an_indexed_word_are_one_error_naming_the_source():
+    texts = pl.DataFrame({"id": ["S-0"], "subset": ["S"], "q": ["capital city"], "p": [UNINDEXABLE[:2]],
+                          "n": [UNINDEXABLE[2:5]]})
+    with pytest.raises(InputError) as error:
+        bm25_rank_samples(texts, {}, embedder_code="BM25", Nc=5, Np=2, Ks=[1], source="data/s.jsonl")
+    assert (error.value.path, error.value.record) == ("data/s.jsonl", "file")
+
+
+def test_some_unindexed_documents_beside_indexed_ones_just_score_zero():
+    order = bm25_retrieval(["capital of france"], ["the a an", "paris is the capital of france", "of the"],
+                           DEFAULTS, 3)
+    assert order[0][0] == 1
+
+
+@pytest.mark.parametrize("n_docs", [0, 1, 4])
+def test_retrieving_from_a_corpus_smaller_than_k_is_one_error_naming_the_source(n_docs):
+    corpus = pl.DataFrame({"doc_id": [f"d{i}" for i in range(n_docs)], "text": [f"text {i}" for i in range(n_docs)]},
+                          schema={"doc_id": pl.String, "text": pl.String})
+    texts = pl.DataFrame({"id": ["I-0"], "q": ["a query"]})
+    with pytest.raises(InputError) as error:
+        retrieve_from_corpus(texts, corpus, {"kind": "lexical", "spec": {}, "source": "ir_datasets x/y"},
+                             embedder_code="BM25", Ks=[1, 5])
+    assert (error.value.path, error.value.record) == ("ir_datasets x/y", "file")
+    assert f"holds {n_docs} documents, fewer than K = 5" in error.value.rule

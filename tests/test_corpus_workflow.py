@@ -108,3 +108,13 @@ def test_judged_only_keeps_the_fully_judged_top_ks(workdir):
     assert kept.height == graded.filter(pl.col("judged") == 1).height < graded.height
     assert "results/analysis/graded.parquet" in planned
     assert not [path for path in planned if path.startswith(("results/answers", "results/graded", "results/ranked"))]
+
+
+@pytest.mark.parametrize("edited", ["beir/corpus.jsonl", "beir/queries.jsonl", "beir/qrels/test.tsv"])
+def test_editing_any_file_of_the_beir_folder_replans_its_readers(workdir, tmp_path, edited):
+    copy = tmp_path / "copy"
+    shutil.copytree(workdir, copy, symlinks=True)
+    path = copy / edited
+    path.write_text(path.read_text().replace("topic 1", "topic one"))
+    planned = planned_files(copy, *TARGETS)
+    assert {"results/texts/corpus.parquet", "results/corpus/corpus.parquet"} <= planned

@@ -8,7 +8,7 @@ import pytest
 
 from analysis_reference import anchor_reference, reference_first_max, scipy_curves
 from conftest import benchmark
-from retrieval_response.analysis.correlation_tables import run_analysis
+from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.correlations import (
     CORR_TYPES,
     MAX_TOLERANCE,
@@ -81,7 +81,7 @@ def graded() -> pl.DataFrame:
 def test_max_over_alpha_and_crossfit_equal_scipy_reference(graded):
     grid = alpha_grid("l60^0.9")
     measures = ["F", "F_e", "F_e_partner", "T", "T_u", "nDCG", "nDCG@K"]
-    correlations, _ = run_analysis(
+    correlations, _, _ = analysis_tables(
         graded, segmentation="fit", alpha_grid=grid, min_segment_samples=100, bootstrap_resamples=0, measures=measures
     )
     rows = assign_segments(add_features(graded), "fit").filter(pl.col("grade").is_not_null())
@@ -133,7 +133,7 @@ def test_max_over_alpha_and_crossfit_equal_scipy_reference(graded):
 
 
 def test_full_paper_grid_on_one_segment(graded):
-    correlations, _ = run_analysis(
+    correlations, _, _ = analysis_tables(
         graded, segmentation="fit", alpha_grid="l350^0.95", min_segment_samples=100, bootstrap_resamples=0, measures=["F", "T"]
     )
     grid = alpha_grid("l350^0.95")

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_response.datasets.judged_corpus import beir_qrels
-from retrieval_response.datasets.layouts import read_with_notes
+from retrieval_response.datasets.judged_corpus import beir_qrels, grade
+from retrieval_response.datasets.layouts import corpus_table, read_with_notes
 from retrieval_response.infra.errors import InputError
+from retrieval_response.workflow_config.plan import dataset_source_files
 
 pytestmark = pytest.mark.unit
 
@@ -178,3 +179,70 @@ def test_a_subset_names_the_rows_of_a_judged_layout(tmp_path, layout):
     assert texts["id"].to_list() == ["scifact-0", "scifact-2"] and set(texts["subset"]) == {"scifact"}
     default, _ = read_with_notes(layout, source)
     assert texts.drop("id", "subset").equals(default.drop("id", "subset"))
+
+
+NOT_ASCII_INTEGERS = ["1_0", "\u0663", "\uff12", "\u09e8", "2.0", "+1", "1e3", "0x1", "1,0", "\u00b2", "--1"]
+"""Grades Python's int() or float() would read, but trec_eval reads otherwise (or not at all)."""
+OUT_OF_BOUND = ["101", "-101", "2000", "1" + "0" * 30, "9" * 5000]
+
+
+def write_qrels(tmp_path: Path, layout: str, score: str) -> Path:
+    if layout == "beir":
+        return beir_folder(tmp_path, f"query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t{score}\n")
+    return trec_files(tmp_path, f"q1 0 d1 1\nq1 0 d2 {score}\n", tsv=False)
+
+
+@pytest.mark.parametrize("layout", ["beir", "trec"])
+@pytest.mark.parametrize("score", NOT_ASCII_INTEGERS + OUT_OF_BOUND, ids=lambda s: repr(s[:12]))
+def test_a_grade_that_is_no_bounded_ascii_integer_is_one_error_naming_the_line(tmp_path, layout, score):
+    qrels = write_qrels(tmp_path, layout, score)
+    with pytest.raises(InputError) as error:
+        read_with_notes(layout, qrels)
+    assert (error.value.path, error.value.record) == (str(qrels), "line 2" if layout == "trec" else "line 3")
+    rule = "outside [-100, 100]" if score in OUT_OF_BOUND else "must be an integer written in ASCII digits"
+    assert rule in error.value.rule and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("layout", ["beir", "trec"])
+@pytest.mark.parametrize("score, grade", [("100", 100), ("-100", -100), ("007", 7), ("-0", 0)])
+def test_bounded_ascii_integers_are_grades(tmp_path, layout, score, grade):
+    texts, _ = read_with_notes(layout, write_qrels(tmp_path, layout, score))
+    row = texts.row(0, named=True)
+    assert (row["p_grade"] if grade > 0 else [1]) == ([grade, 1] if grade > 1 else [1])
+
+
+@pytest.mark.parametrize("value", [True, 2.0, None, 101, -101, 10**30])
+def test_a_qrels_record_grade_of_another_type_or_out_of_bound_is_refused(value):
+    with pytest.raises(InputError) as error:
+        grade("qrels", "record 4", value)
+    assert error.value.record == "record 4"
+
+
+def read_paths(monkeypatch, read) -> set[str]:
+    """The files ``read()`` opens through Path.read_text (every reader of these layouts does)."""
+    opened: set[str] = set()
+    original = Path.read_text
+
+    def recording(self, *args, **kwargs):
+        opened.add(str(self))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", recording)
+    read()
+    monkeypatch.setattr(Path, "read_text", original)
+    return opened
+
+
+@pytest.mark.parametrize("layout, make", [
+    ("beir", lambda root: beir_folder(root)),
+    ("beir", lambda root: beir_qrels(beir_folder(root).parent.parent)),
+    ("trec", lambda root: trec_files(root, "q1 0 d2 1\nq1 0 d4 0\n", tsv=False)),
+    ("trec", lambda root: trec_files(root, "q1 0 d2 1\nq1 0 d4 0\n", tsv=True)),
+])
+def test_every_file_a_judged_dataset_is_read_from_is_a_rule_input(tmp_path, monkeypatch, layout, make):
+    qrels = make(tmp_path / "data")
+    config = {"datasets": {"x": {"layout": layout, "path": str(qrels)}}}
+    inputs = set(dataset_source_files(config, "x"))
+    read = read_paths(monkeypatch, lambda: read_with_notes(layout, qrels))
+    corpus = read_paths(monkeypatch, lambda: corpus_table(layout, qrels))
+    assert read | corpus == inputs and len(inputs) == 3

@@ -29,6 +29,7 @@ def test_layout_names():
         "beir",
         "trec",
         "ir_datasets",
+        "traces",
     )
 
 
@@ -93,5 +94,5 @@ def test_generic_subset_from_the_config_overrides_the_id_prefix():
 
 
 def test_subset_is_refused_for_layouts_that_name_their_subsets():
-    with pytest.raises(ValueError, match="'subset' applies to generic, beir, trec, ir_datasets only"):
+    with pytest.raises(ValueError, match="'subset' applies to generic, beir, trec, ir_datasets, traces only"):
         read_texts("published_texts", FIXTURES / "published_samples_texts.json", subset="X")

@@ -1,5 +1,6 @@
-"""Every documentation page with measured numbers is its template rendered on the committed files
-(docs/templates/, the findings templates), and the sources a template can name read as tables."""
+"""Every measured number of a documentation page is its placeholder rendered on the committed files: the
+numbers between markers in the pages of docs/, the findings pages rendered from their templates; and the
+sources a placeholder can name read as tables."""
 
 from __future__ import annotations
 
@@ -8,11 +9,22 @@ import re
 
 import polars as pl
 import pytest
+import yaml
 
 from conftest import REPO
 from retrieval_response.reports import doc_pages
 from retrieval_response.reports.benchmark_record import benchmark_record
-from retrieval_response.reports.doc_pages import config_defaults, file_table, flatten, pages, render_page, tables_for
+from retrieval_response.reports.doc_pages import (
+    MARKER,
+    config_defaults,
+    file_table,
+    fill,
+    flatten,
+    marked_pages,
+    pages,
+    render_page,
+    tables_for,
+)
 from retrieval_response.reports.findings import FindingsError, render
 
 pytestmark = pytest.mark.unit
@@ -25,13 +37,45 @@ def test_committed_pages_are_their_templates_rendered_on_the_committed_files(tem
     assert render_page(template, REPO) == (REPO / page).read_text(encoding="utf-8")
 
 
-MEASURED_PAGES = {"README.md", "FINDINGS.md", "BENCHMARKS.md", "CLUSTER.md", "INSTALL.md", "LLM.md", "METHODS.md",
-                  "LLM_SERVERS.md", "OUTPUTS.md", "PAPER_SCALE.md", "ANALYSIS.md"}
-"""The pages that quote measured numbers: each must have a template."""
+@pytest.mark.parametrize("page", marked_pages(REPO), ids=str)
+def test_every_marked_number_is_its_placeholder_rendered_on_the_committed_files(page):
+    text = (REPO / page).read_text(encoding="utf-8")
+    assert fill(text, REPO) == text
+    assert "{{" not in MARKER.sub("", text), "a placeholder outside a marker is never filled"
 
 
-def test_every_page_that_quotes_measured_numbers_has_a_template():
-    assert MEASURED_PAGES <= {page.name for page in pages(REPO).values()}
+def test_filling_replaces_the_marked_numbers_only(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs/findings").mkdir()
+    (tmp_path / "run.json").write_text(json.dumps({"seconds": 12.5, "jobs": 7}))
+    page = ("| jobs | seconds |\n|---|---|\n"
+            "| <!--{{run.json: \\| jobs:d}}-->3<!--/--> | <!--{{run.json: \\| seconds:.1f}}-->stale<!--/--> |\n"
+            "12.5 typed by hand stays; <!--`jobs={{run.json: \\| jobs:d}}`-->`jobs=3`<!--/--> in a code span.\n")
+    assert fill(page, tmp_path) == (page.replace("-->3<", "-->7<").replace("-->stale<", "-->12.5<")
+                                    .replace("-->`jobs=3`<", "-->`jobs=7`<"))
+    (tmp_path / "docs/PAGE.md").write_text(page)
+    assert marked_pages(tmp_path) == [doc_pages.DOCS / "PAGE.md"]
+    assert doc_pages.main(["--root", str(tmp_path), "--check"]) == 1
+    assert doc_pages.main(["--root", str(tmp_path)]) == 0
+    assert doc_pages.main(["--root", str(tmp_path), "--check"]) == 0
+
+
+MEASURED_PAGES = {"BENCHMARKS.md", "CLUSTER.md", "INSTALL.md", "LLM.md", "METHODS.md", "LLM_SERVERS.md", "OUTPUTS.md",
+                  "PAPER_SCALE.md", "ANALYSIS.md", "CORPUS.md"}
+"""The pages of docs/ that quote measured numbers: each holds them between markers."""
+
+
+def test_every_page_that_quotes_measured_numbers_marks_them():
+    assert MEASURED_PAGES <= {page.name for page in marked_pages(REPO)}
+    assert {"README.md", "FINDINGS.md"} <= {page.name for page in pages(REPO).values()}
+
+
+def test_the_slurm_command_repeats_the_profiles_memory_and_runtime():
+    """docs/CLUSTER.md's command line (a code block, where a marker would show) repeats the
+    default resources of profiles/slurm/config.yaml."""
+    resources = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text(encoding="utf-8"))["default-resources"]
+    command = re.search(r"--default-resources mem_mb=(\d+) runtime=(\d+)", (REPO / "docs/CLUSTER.md").read_text())
+    assert (int(command.group(1)), int(command.group(2))) == (resources["mem_mb"], resources["runtime"])
 
 
 def test_json_and_yaml_files_read_as_tables_of_their_dotted_scalar_leaves(tmp_path):
@@ -60,23 +104,6 @@ def test_a_benchmark_record_names_its_command_date_and_cpu(tmp_path):
     assert record["source"] == "measured by python benchmarks/x.py --json out.json"
     assert record["cpu"]["features"] == ["avx", "avx2"] and record["results"] == {"ratio": 1.5}
     assert pl.from_dicts([flatten(record)])["results.ratio"][0] == 1.5
-
-
-def test_the_ranked_list_example_prints_what_ranked_metrics_returns():
-    """docs/RANKED_LISTS.md's example: the call in its code block, and every value its comment shows
-    (numbers rounded to 3 decimals, the conventions quoted)."""
-    from retrieval_response.ranking.evaluator import ranked_metrics
-
-    block = (REPO / "docs/RANKED_LISTS.md").read_text(encoding="utf-8").split("```python\n", 1)[1].split("```", 1)[0]
-    call = re.search(r"^ranked_metrics\((.*)\)$", block, re.MULTILINE).group(1)
-    result = eval(f"ranked_metrics({call})", {"ranked_metrics": ranked_metrics})
-    comment = " ".join(line.lstrip("# ") for line in block.splitlines() if line.startswith("#"))
-    numbers = re.findall(r"'([\w@]+)': (-?\d+(?:\.\d+)?)(?=[,}])", comment)
-    assert len(numbers) == 12
-    for key, shown in numbers:
-        assert round(result[key], 3) == float(shown), key
-    for key, shown in re.findall(r"'(\w+)': '([^']*)'", comment):
-        assert result["conventions"][key] == shown, key
 
 
 def test_code_constants_that_the_pages_quote_are_those_of_the_code():

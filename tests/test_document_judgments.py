@@ -5,6 +5,7 @@ judgment lists and UMBRELA's agreement with the qrels."""
 
 from __future__ import annotations
 
+import logging
 import math
 
 import ir_measures
@@ -14,19 +15,25 @@ import pytest
 import pytrec_eval
 
 from conftest import REPO
-from retrieval_response.analysis.correlation_tables import default_measures, run_analysis
+from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.measures import MEASURES, add_features, alpha_grid
+from retrieval_response.analysis.samples import default_measures
 from retrieval_response.analysis.umbrela_agreement import kappa, umbrela_agreement
+from retrieval_response.infra.errors import JobFailure
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig
 from retrieval_response.llm.document_judgments import (
+    UnusableReply,
+    check_judgment_failures,
     judge_documents,
     judged_pairs,
     model_sections,
     no_response_probability,
     parse_umbrela_label,
 )
+from retrieval_response.llm.grading import expected_grade
+from retrieval_response.llm.jobs import CALL_FAILURE_PREFIXES
 from retrieval_response.llm.prompts import ANSWER_FIELDS, UDCG_FIELDS, UMBRELA_FIELDS, load_prompt
 from retrieval_response.tables.collect import judgment_utilities, with_document_judgments
 from retrieval_response.testing.openai_server import OpenAIServer
@@ -205,6 +212,62 @@ def test_no_response_probability_from_the_first_token():
     assert no_response_probability(None) is None and no_response_probability([]) is None
 
 
+NOT_A_PLAIN_LABEL = ["-1", "+2", "\u22121", "4", "30", "2.0", "1,0", "0.5", "\u0663", "\uff12", "\u09e8", "10"]
+"""Numbers that are no UMBRELA label: signed, outside 0-3, decimal, or digits of another script."""
+MARKERS = ["##final score: {}", '{{"final_score": {}}}', "The score is {}", "Relevance category: {}", "O: {}", "{}",
+           "**{}**", "##M: 2\n##T: 1\n##final score: {}"]
+
+
+@pytest.mark.parametrize("marker", MARKERS)
+@pytest.mark.parametrize("number", NOT_A_PLAIN_LABEL)
+def test_a_number_that_is_no_plain_digit_0_to_3_is_never_a_label(marker, number):
+    assert parse_umbrela_label(marker.format(number)) is None
+
+
+@pytest.mark.parametrize("marker", MARKERS)
+@pytest.mark.parametrize("label", [0, 1, 2, 3])
+def test_each_plain_digit_after_each_marker_is_its_label(marker, label):
+    assert parse_umbrela_label(marker.format(label)) == label
+
+
+def _logprob_entry(logprob, token="NO", alternative=None):
+    alternatives = [{"token": token, "logprob": logprob}] + ([alternative] if alternative else [])
+    return [{"token": token, "logprob": logprob, "top_logprobs": alternatives}]
+
+
+NOT_A_LOGPROB = [math.nan, math.inf, -math.inf, 2.0, 1e-3, "-0.5", None, True]
+"""Log-probabilities that are no log of a probability in (0, 1] (a finite number <= 0)."""
+
+
+@pytest.mark.parametrize("token", ["NO", "Paris"])
+@pytest.mark.parametrize("bad", NOT_A_LOGPROB, ids=repr)
+def test_a_log_probability_that_is_no_probability_is_refused_whichever_token_holds_it(bad, token):
+    with pytest.raises(UnusableReply) as refused:
+        no_response_probability(_logprob_entry(bad, token))
+    assert refused.value.status == "invalid_logprobs"
+    with pytest.raises(UnusableReply):
+        no_response_probability(_logprob_entry(-0.1, "NO", {"token": "Paris", "logprob": bad}))
+    assert expected_grade(_logprob_entry(bad, "3")) is None
+
+
+@pytest.mark.parametrize("shape", [["junk"], [{"token": 3, "logprob": -0.1}], [{"logprob": -0.1}],
+                                   [{"token": "NO", "logprob": -0.1, "top_logprobs": ["NO"]}]], ids=repr)
+def test_log_probabilities_of_another_shape_are_refused(shape):
+    with pytest.raises(UnusableReply):
+        no_response_probability(shape)
+    assert expected_grade(shape) is None
+
+
+def test_alternatives_summing_above_one_are_refused_and_rounding_is_capped():
+    both = [{"token": "NO", "logprob": math.log(0.7),
+             "top_logprobs": [{"token": "NO", "logprob": math.log(0.7)}, {"token": "NO-", "logprob": math.log(0.6)}]}]
+    with pytest.raises(UnusableReply):
+        no_response_probability(both)
+    assert no_response_probability(_logprob_entry(0.0)) == 1.0
+    assert no_response_probability(_logprob_entry(1e-9)) == 1.0
+    assert no_response_probability(_logprob_entry(math.log(0.25))) == pytest.approx(0.25)
+
+
 def test_pairs_are_the_distinct_texts_of_every_top_k():
     texts = synthetic_texts(3, n_pos=2, n_neg=4)
     ranked = [synthetic_ranked(texts, "A", 5, 2, [1, 2], seed=1), synthetic_ranked(texts, "B", 5, 2, [1, 3], seed=2),
@@ -263,8 +326,8 @@ def test_every_response_shape_becomes_a_status(tmp_path, fault, reason, retried)
     pairs = judged_pairs([(synthetic_ranked(texts, "A", 5, 2, [1]), texts)])
     pacing = pacing_for(fault, max_retries=0)
     with OpenAIServer(script=[fault] * 3) as server:
-        judgments = judge_documents(pairs, ["erag", "udcg", "umbrela"], _clients(server, tmp_path, pacing=pacing),
-                                    PROMPTS)
+        clients = _clients(server, tmp_path, pacing=pacing)
+        judgments = judge_documents(pairs, ["erag", "udcg", "umbrela"], clients, PROMPTS)
     statuses = judgments.select("erag_status", "udcg_status", "umbrela_status").row(0)
     if reason is None:
         assert statuses[0] == "ok" and statuses[2] in ("ok", "unparseable_label")
@@ -272,6 +335,17 @@ def test_every_response_shape_becomes_a_status(tmp_path, fault, reason, retried)
     expected = f"retries_exhausted:{reason}" if retried else reason
     assert statuses == (expected, expected, expected)
     assert judgments.select("erag_answer", "no_response_p", "umbrela_label").row(0) == (None, None, None)
+    models = {kind: {"model": "openai/loopback", "api_base": server.base_url} for kind in clients}
+    log = logging.getLogger("test_judgment_failures")
+    if not expected.startswith(CALL_FAILURE_PREFIXES):  # an answer of the model, asked again it comes back
+        check_judgment_failures(judgments, models, clients, 0.0, log, "tiny")
+        return
+    with pytest.raises(JobFailure) as failed:
+        check_judgment_failures(judgments, models, clients, 0.0, log, "tiny")
+    assert str(failed.value).startswith(f"judge_documents tiny/erag: 1 of 1 LLM requests failed: {expected} 1 "
+                                        f"(openai/loopback at {server.base_url})")
+    assert "more than llm.max_failed_share 0: no output" in str(failed.value)
+    check_judgment_failures(judgments, models, clients, 1.0, log, "tiny")  # within the share: WARNING lines only
 
 
 def test_unparseable_labels_and_missing_logprobs_are_statuses(tmp_path):
@@ -304,7 +378,7 @@ def test_judgment_lists_reach_the_analysis_and_are_correlated():
     graded = graded.with_columns(grade=(pl.col("inK").list.sum() + 1).cast(pl.Int8))
     names = default_measures(graded)
     assert {"eRAG_P", "eRAG_success", "UDCG", "T_umbrela", "P_umbrela", "nDCG_umbrela", "RR@K", "AP@K"} <= set(names)
-    correlations, differences = run_analysis(graded, segmentation="fit", alpha_grid=alpha_grid("linear:5"),
+    correlations, differences, _ = analysis_tables(graded, segmentation="fit", alpha_grid=alpha_grid("linear:5"),
                                              min_segment_samples=2, bootstrap_resamples=10)
     assert {"eRAG_P", "UDCG", "T_umbrela"} <= set(correlations["measure"])
     assert {"eRAG_P-T", "UDCG-T", "T_umbrela-T"} <= set(differences["difference"])

@@ -16,7 +16,7 @@ from analysis_reference import (
     stress_graded,
 )
 from retrieval_response.analysis._double_double import _exact_values
-from retrieval_response.analysis.correlation_tables import PAPER_PEARSON_NOISE, run_analysis
+from retrieval_response.analysis.correlation_tables import PAPER_PEARSON_NOISE, analysis_tables
 from retrieval_response.analysis.correlations import CORR_TYPES
 from retrieval_response.analysis.measures import alpha_grid
 
@@ -86,7 +86,7 @@ def test_paper_mode_pearson_is_the_papers_where_the_values_are_rounding_noise(se
         noise_alphas += int((~np.isnan(expected)).sum())
     assert noise_alphas > 0  # the case occurs: some alpha gives a rounding-noise "correlation"
     # exact mode: the same segments are constant (F exactly, F_e_partner as epsilon -> 0)
-    exact, _ = run_analysis(graded, segmentation="ratio", alpha_grid=grid, min_segment_samples=10, bootstrap_resamples=0,
+    exact, _, _ = analysis_tables(graded, segmentation="ratio", alpha_grid=grid, min_segment_samples=10, bootstrap_resamples=0,
                             measures=[name], compat="exact")
     assert exact.height > 0 and exact["null_reason"].unique().to_list() == ["constant_measure"]
 

@@ -18,11 +18,13 @@ import polars as pl
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from retrieval_response.analysis.correlation_tables import TARGETS, run_analysis
-from retrieval_response.analysis.segments import assign_segments, segment_labels, segment_sizes
+from retrieval_response.analysis.correlation_tables import analysis_tables
+from retrieval_response.analysis.samples import segment_table
+from retrieval_response.analysis.segments import segment_labels
+from retrieval_response.analysis.targets import NAMES
 from retrieval_response.figures import tables as figure_tables
 from retrieval_response.figures.analysis_figures import figure_set, render_figures
-from retrieval_response.figures.grades import GRADES, grade_distribution_matrix
+from retrieval_response.figures.grades import GRADES, grade_distribution_matrix, grade_segments
 from retrieval_response.figures.layout import CORRELATION_SCALE, DIFFERENCE_SCALE
 from retrieval_response.figures.manifest import MANIFEST_HTML, MANIFEST_JSON
 from retrieval_response.figures.plotting import DPI, FONT, MAX_WIDTH_INCHES
@@ -77,6 +79,17 @@ def with_targets(table: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([grade, expected, *gold, *judge_free])
 
 
+def segments_of(graded: pl.DataFrame, minimum: int = MINIMUM, **options) -> dict[str, pl.DataFrame]:
+    """The analysis's segments table of each segmentation, for the grade and, as copies of it,
+    every other target (as :func:`with_targets` copies the correlations)."""
+    tables = {}
+    for segmentation in ("fit", "ratio"):
+        grade = segment_table(graded, segmentation=segmentation, min_segment_samples=minimum, targets=["grade"],
+                              **options)
+        tables[segmentation] = pl.concat([grade.with_columns(target=pl.lit(t)) for t in NAMES])
+    return tables
+
+
 @pytest.fixture(scope="module")
 def graded() -> pl.DataFrame:
     return synthetic_graded()
@@ -84,20 +97,21 @@ def graded() -> pl.DataFrame:
 
 @pytest.fixture(scope="module")
 def tables(graded):
-    """(correlations, differences) by segmentation, from the analysis, grade only."""
+    """(correlations, differences, segments) by segmentation, from the analysis, grade only (the
+    segments table for every target)."""
     correlations, differences = {}, {}
     for segmentation in ("fit", "ratio"):
-        correlations[segmentation], differences[segmentation] = run_analysis(
+        correlations[segmentation], differences[segmentation], _ = analysis_tables(
             graded, segmentation=segmentation, alpha_grid="linear:11", corr_types=CORR_TYPES,
             min_segment_samples=MINIMUM, bootstrap_resamples=30, seed=0)
-    return correlations, differences
+    return correlations, differences, segments_of(graded)
 
 
 @pytest.fixture(scope="module")
 def target_tables(tables):
-    correlations, differences = tables
+    correlations, differences, segments = tables
     return ({k: with_targets(v) for k, v in correlations.items()},
-            {k: with_targets(v) for k, v in differences.items()})
+            {k: with_targets(v) for k, v in differences.items()}, segments)
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +138,8 @@ def _png_size(path) -> tuple[int, int]:
 def test_one_png_per_kind_and_target(rendered):
     folder, manifest = rendered
     expected = {"grades_ratio.png", "forest_fit.png", MANIFEST_JSON, MANIFEST_HTML}
-    for target in TARGETS:
+    # the synthetic pool samples carry every target but those of traces (docs/TRACES.md)
+    for target in (t for t in NAMES if t not in ("grade_context", "grade_context_expected", "feedback")):
         expected |= {f"heatmap_fit_{target}.png", f"heatmap_ratio_{target}.png", f"forest_ratio_{target}.png",
                      f"diff_ratio_{target}.png"}
     assert {p.name for p in folder.iterdir()} == expected
@@ -192,18 +207,16 @@ def test_every_left_out_item_is_in_the_manifest(rendered, graded, target_tables)
     assert document["left_out"] == manifest.left_out and document["min_segment_samples"] == MINIMUM
     assert all(entry["reason"] for entry in manifest.left_out)
 
-    for segmentation in ("fit", "ratio"):  # every segment below the minimum, with its n
-        sizes = segment_sizes(assign_segments(graded, segmentation), ["E", "subset", "segment"], MINIMUM)
-        small = sizes.filter(~pl.col("kept"))
+    segments = target_tables[2]
+    for segmentation in ("fit", "ratio"):  # every segment, target and measure below the minimum, with its n
+        small = segments[segmentation].filter(~pl.col("kept"))
         assert small.height > 0, "the fixture has small segments"
-        listed = {(e["E"], e["subset"], e["segment"], e["n"]) for e in manifest.left_out
-                  if e["scope"] == f"{segmentation} segments"}
-        assert listed == set(small.select("E", "subset", "segment", "n").iter_rows())
-        assert all(e["reason"] == f"n < {MINIMUM}: segment with fewer than {MINIMUM} graded samples"
-                   for e in manifest.left_out
-                   if e["scope"] == f"{segmentation} segments")
+        listed = {(e["E"], e["subset"], e["segment"], e["target"], m, e["n"], e["reason"]) for e in manifest.left_out
+                  if e["scope"] == f"{segmentation} segments" for m in e["measure"]}
+        assert listed == set(small.select("E", "subset", "segment", "target", "measure", "n", "reason").iter_rows())
+        assert all(reason.startswith(f"n < {MINIMUM}: fewer than {MINIMUM} samples") for *_, reason in listed)
 
-    correlations, _ = target_tables
+    correlations, _, _ = target_tables
     nulls = correlations["ratio"].filter(pl.col("value").is_null(), corr_type="spearman")
     assert nulls.filter(target="answer_f1", subset="Hp").height > 0
     for row in nulls.iter_rows(named=True):
@@ -218,7 +231,7 @@ def test_manifest_html_lists_drawn_and_left_out(rendered):
     page = (folder / MANIFEST_HTML).read_text()
     assert page.startswith("<!DOCTYPE html>")
     assert all(d["file"] in page for d in manifest.drawn)
-    assert NO_ANSWER in page and f"n &lt; {MINIMUM}: segment with fewer than {MINIMUM} graded samples" in page
+    assert NO_ANSWER in page and f"n &lt; {MINIMUM}: fewer than {MINIMUM} samples with the measure and the target" in page
 
 
 def test_null_values_are_not_drawn_and_panels_say_why(drawn):
@@ -226,7 +239,8 @@ def test_null_values_are_not_drawn_and_panels_say_why(drawn):
     forest = figures_by_name["forest_fit.png"]
     notes = [" ".join(t.get_text().split()) for axes in forest.axes for t in axes.texts]
     assert sum(NO_ANSWER in note for note in notes) == 2 * len(JUDGE_FREE)  # Hp x {narrow, wide}, judge-free targets
-    assert sum(f"n < {MINIMUM}" in note for note in notes) == len(TARGETS)  # M narrow, every target
+    pool_targets = [t for t in NAMES if t not in ("grade_context", "grade_context_expected", "feedback")]
+    assert sum(f"n < {MINIMUM}" in note for note in notes) == len(pool_targets)  # M narrow, every pool target
     assert any(e["scope"] == "heatmap_ratio_answer_f1.png" and e.get("subset") == "Hp"
                and e["reason"].endswith("panel not drawn") for e in manifest.left_out)
     ratio_panels = [axes.get_title(loc="left") for axes in figures_by_name["heatmap_ratio_answer_f1.png"].axes]
@@ -236,11 +250,11 @@ def test_null_values_are_not_drawn_and_panels_say_why(drawn):
 def test_all_empty_input_writes_no_png(graded, tmp_path):
     correlations, differences = {}, {}
     for segmentation in ("fit", "ratio"):
-        correlations[segmentation], differences[segmentation] = run_analysis(
+        correlations[segmentation], differences[segmentation], _ = analysis_tables(
             graded, segmentation=segmentation, alpha_grid="linear:5", corr_types=["spearman"],
             min_segment_samples=10**6, bootstrap_resamples=0)
-    manifest = render_figures(graded, correlations, differences, tmp_path, corr_types=["spearman"],
-                              min_segment_samples=10**6)
+    manifest = render_figures(graded, correlations, differences, segments_of(graded, 10**6), tmp_path,
+                              corr_types=["spearman"], min_segment_samples=10**6)
     assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST_HTML, MANIFEST_JSON]
     assert manifest.drawn == []
     scopes = {e["scope"] for e in manifest.left_out}
@@ -248,8 +262,8 @@ def test_all_empty_input_writes_no_png(graded, tmp_path):
 
 
 def test_undefined_everywhere_writes_only_the_grade_figure(graded, tables, tmp_path):
-    correlations, differences = ({k: v.with_columns(value=None) for k, v in t.items()} for t in tables)
-    manifest = render_figures(graded, correlations, differences, tmp_path, corr_types=CORR_TYPES,
+    correlations, differences = ({k: v.with_columns(value=None) for k, v in t.items()} for t in tables[:2])
+    manifest = render_figures(graded, correlations, differences, tables[2], tmp_path, corr_types=CORR_TYPES,
                               min_segment_samples=MINIMUM)
     assert sorted(p.name for p in tmp_path.glob("*.png")) == ["grades_ratio.png"]
     not_drawn = {e["scope"] for e in manifest.left_out if e["reason"].endswith("figure not drawn")}
@@ -268,12 +282,12 @@ def test_a_table_without_target_is_about_the_grade(graded, tables):
 
 
 def test_unknown_targets_and_missing_columns_are_rejected(graded, tables):
-    correlations, differences = tables
+    correlations, differences, segments = tables
     odd = {"fit": correlations["fit"].with_columns(target=pl.lit("bleu"))}
     with pytest.raises(ValueError, match="correlations_fit: target 'bleu'"):
-        figure_set(graded, odd, differences, corr_types=CORR_TYPES, min_segment_samples=MINIMUM)
+        figure_set(graded, odd, differences, segments, corr_types=CORR_TYPES, min_segment_samples=MINIMUM)
     with pytest.raises(ValueError, match="missing column"):
-        figure_set(graded, {"fit": correlations["fit"].drop("n")}, differences, corr_types=CORR_TYPES,
+        figure_set(graded, {"fit": correlations["fit"].drop("n")}, differences, segments, corr_types=CORR_TYPES,
                    min_segment_samples=MINIMUM)
 
 
@@ -309,12 +323,20 @@ def random_graded() -> pl.DataFrame:
     grade = rng.integers(1, 6, n).astype(float)
     grade[rng.random(n) < 0.05] = np.nan
     subset = rng.choice(["A", "Hp-h"], n)
+    top = [list(range(int(kk))) for kk in k]
     return pl.DataFrame({
         "id": [f"{s}-{i}" for s, i in zip(subset, rng.integers(0, 300, n), strict=False)],
         "subset": subset, "E": rng.choice(["E5Sv2", "AML12v2", "ME5S"], n), "Nc": 20,
         "Np": np_.astype(np.int32), "K": k.astype(np.int32),
         "grade": pl.Series(grade).cast(pl.Int8, strict=False),
+        "rank": top, "inK": [[int(i < p) for i in t] for t, p in zip(top, np_, strict=True)],
     })
+
+
+def grade_sizes(graded: pl.DataFrame, minimum: int) -> pl.DataFrame:
+    """The grade figure's segment sizes of ``graded``'s subset A, from the analysis's ratio segments table."""
+    table = segment_table(graded, segmentation="ratio", min_segment_samples=minimum, targets=["grade"])
+    return grade_segments(table, minimum).filter(subset="A")
 
 
 def test_ratio_segment_uses_python_round():
@@ -327,7 +349,7 @@ def test_ratio_segment_uses_python_round():
 
 
 def test_grade_distribution_columns_sum_to_one(random_graded):
-    dist = grade_distribution_matrix(random_graded, min_segment_samples=100)
+    dist = grade_distribution_matrix(random_graded.filter(subset="A"), grade_sizes(random_graded, 100))
     assert dist.embedders == ["AML12v2", "E5Sv2", "ME5S"]
     assert dist.fractions.shape == (3, len(GRADES), len(dist.segments))
     kept = dist.sizes > 0
@@ -339,30 +361,31 @@ def test_grade_distribution_columns_sum_to_one(random_graded):
 
 
 def test_grade_distribution_counts_match_a_direct_count(random_graded):
-    dist = grade_distribution_matrix(random_graded, min_segment_samples=100)
+    dist = grade_distribution_matrix(random_graded.filter(subset="A"), grade_sizes(random_graded, 100))
     e, s = 0, dist.segments.index("1.0")
-    rows = random_graded.filter(pl.col("E") == dist.embedders[e], pl.col("grade").is_not_null(),
-                                (pl.col("K") / pl.col("Np")) == 1.0)
+    rows = random_graded.filter(pl.col("E") == dist.embedders[e], pl.col("grade").is_not_null(), subset="A")
+    rows = rows.filter((pl.col("K") / pl.col("Np")) == 1.0)
     assert dist.sizes[e, s] == rows.height
     assert dist.fractions[e, 2, s] == pytest.approx((rows["grade"] == 3).sum() / rows.height)
 
 
 def test_small_segments_are_dropped(random_graded):
     all_segments = set(segment_labels(random_graded, "ratio").unique().to_list())
-    dist = grade_distribution_matrix(random_graded, min_segment_samples=100)
+    dist = grade_distribution_matrix(random_graded.filter(subset="A"), grade_sizes(random_graded, 100))
     assert set(dist.segments) < all_segments
-    empty = grade_distribution_matrix(random_graded, min_segment_samples=10**9)
+    empty = grade_distribution_matrix(random_graded.filter(subset="A"), grade_sizes(random_graded, 10**9))
     assert empty.embedders == [] and empty.fractions.size == 0
 
 
 def test_grades_off_the_scale_are_rejected(random_graded):
     with pytest.raises(ValueError, match="grade 7 outside the scale 1..5"):
         grade_distribution_matrix(random_graded.with_columns(pl.lit(7, pl.Int8).alias("grade")),
-                                  min_segment_samples=1)
+                                  grade_sizes(random_graded, 2))
 
 
 def test_grade_panels_are_the_subsets(random_graded):
-    figures_by_name, manifest = figure_set(random_graded, {}, {}, corr_types=CORR_TYPES, min_segment_samples=100)
+    figures_by_name, manifest = figure_set(random_graded, {}, {}, segments_of(random_graded, 100), corr_types=CORR_TYPES,
+                                           min_segment_samples=100)
     assert list(figures_by_name) == ["grades_ratio.png"]
     titles = [t for t in (axes.get_title(loc="left") for axes in figures_by_name["grades_ratio.png"].axes) if t]
     assert titles == ["A", "Hp-h"] == manifest.drawn[0]["panels"]
@@ -374,7 +397,8 @@ def test_an_embedders_empty_grade_column_says_why(graded):
     mine = (pl.col("E") == "ME5S") & (pl.col("subset") == "A")
     thinned = pl.concat([graded.filter(~(mine & ratio.is_in([2.0, 4.0]))),
                          graded.filter(mine & (ratio == 2.0)).head(10)])
-    figures_by_name, _ = figure_set(thinned, {}, {}, corr_types=CORR_TYPES, min_segment_samples=MINIMUM)
+    figures_by_name, _ = figure_set(thinned, {}, {}, segments_of(thinned), corr_types=CORR_TYPES,
+                                    min_segment_samples=MINIMUM)
     figure = figures_by_name["grades_ratio.png"]
     axes = next(a for a in figure.axes if a.get_title(loc="left") == "A")
     columns = [label.get_text().split("\n")[0] for label in axes.get_xticklabels()]
@@ -384,17 +408,17 @@ def test_an_embedders_empty_grade_column_says_why(graded):
     me5s = [r for r, label in enumerate(rows) if label.startswith("ME5S")]
     assert {(r, "2.0"): f"n < {MINIMUM}" for r in me5s} | {(r, "4.0"): "not run" for r in me5s} == words
     footer = " ".join(figure._supxlabel.get_text().split())
-    assert f"'n < {MINIMUM}' = fewer than {MINIMUM} graded samples" in footer and "'not run' =" in footer
+    assert f"'n < {MINIMUM}' = fewer than {MINIMUM} samples" in footer and "'not run' =" in footer
 
 
 def test_finer_keys_become_panels(graded):
     correlations, differences = {}, {}
     for segmentation in ("fit", "ratio"):
-        correlations[segmentation], differences[segmentation] = run_analysis(
+        correlations[segmentation], differences[segmentation], _ = analysis_tables(
             graded, segmentation=segmentation, alpha_grid="linear:5", corr_types=["spearman"],
             min_segment_samples=MINIMUM, finer_keys=("Np",), bootstrap_resamples=10)
-    figures_by_name, manifest = figure_set(graded, correlations, differences, corr_types=["spearman"],
-                                           min_segment_samples=MINIMUM)
+    figures_by_name, manifest = figure_set(graded, correlations, differences, segments_of(graded, finer_keys=("Np",)),
+                                           corr_types=["spearman"], min_segment_samples=MINIMUM)
     forest = next(d for d in manifest.drawn if d["file"] == "forest_fit.png")
     assert {panel.split(" / ")[0] for panel in forest["panels"]} == {"A, Np 2", "A, Np 4", "Hp, Np 2", "Hp, Np 4"}
     small = [e for e in manifest.left_out if e["scope"] == "fit segments"]
@@ -402,9 +426,9 @@ def test_finer_keys_become_panels(graded):
 
 
 def test_a_subset_without_any_defined_value_gets_no_panel_row(graded, tables):
-    correlations, differences = tables
+    correlations, _, segments = tables
     ratio = with_targets(correlations["ratio"])
-    figures_by_name, manifest = figure_set(graded, {"ratio": ratio}, {}, corr_types=CORR_TYPES,
+    figures_by_name, manifest = figure_set(graded, {"ratio": ratio}, {}, segments, corr_types=CORR_TYPES,
                                            min_segment_samples=MINIMUM)
     rows = [axes.get_ylabel() for axes in figures_by_name["forest_ratio_answer_f1.png"].axes if axes.get_ylabel()]
     assert set(rows) == {"A"}

@@ -12,12 +12,14 @@ import polars as pl
 import pytest
 
 from conftest import REPO
-from retrieval_response.analysis.correlation_tables import run_analysis
+from retrieval_response.analysis.correlation_tables import analysis_tables
+from retrieval_response.analysis.samples import segment_table
 from retrieval_response.figures.analysis_figures import figure_set
 from retrieval_response.figures.labels import NOT_RUN, UNDEFINED, codes_legend, embedder_names, empty_terms
 from retrieval_response.figures.manifest import write_manifest
 from retrieval_response.figures.run_end import REPORT_COMMAND, announce_results, results_line
-from test_figures import CORR_TYPES, MINIMUM, NO_ANSWER, synthetic_graded, with_targets
+from retrieval_response.reports.doc_pages import MARKER
+from test_figures import CORR_TYPES, MINIMUM, NO_ANSWER, segments_of, synthetic_graded, with_targets
 
 pytestmark = pytest.mark.unit
 
@@ -27,11 +29,11 @@ NEVER = ("ME5S", "A")  # an embedder never run on a subset
 def analyse(graded: pl.DataFrame, measures=None):
     correlations, differences = {}, {}
     for segmentation in ("fit", "ratio"):
-        correlations[segmentation], differences[segmentation] = run_analysis(
+        correlations[segmentation], differences[segmentation], _ = analysis_tables(
             graded, segmentation=segmentation, alpha_grid="linear:5", corr_types=CORR_TYPES,
             min_segment_samples=MINIMUM, bootstrap_resamples=10, seed=0, measures=measures)
     return ({k: with_targets(v) for k, v in correlations.items()},
-            {k: with_targets(v) for k, v in differences.items()})
+            {k: with_targets(v) for k, v in differences.items()}, segments_of(graded, measures=measures))
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +80,9 @@ def word_of(text: str) -> str:
 def test_every_empty_panel_and_cell_says_a_word_of_the_vocabulary(partial):
     figures, manifest, _ = partial
     shown = {name: [word_of(w) for w in empty_words(figure)] for name, figure in figures.items()}
-    assert set().union(*map(set, shown.values())) == {f"n < {MINIMUM}", UNDEFINED, NOT_RUN, "not computed"}
+    # every measure of the registry is computed: a cell F_e_partner leaves empty says n < 30 (its own
+    # count after the samples without a partner), never "not computed"
+    assert set().union(*map(set, shown.values())) == {f"n < {MINIMUM}", UNDEFINED, NOT_RUN}
     for name, words in shown.items():
         assert not any(w in ("no data", "left out") for w in words), name
         for word in set(words):  # the footer explains every word the figure shows
@@ -108,7 +112,7 @@ def test_the_manifest_files_carry_the_words_and_the_codes(partial, tmp_path):
 
 @pytest.mark.parametrize("document", ["docs/OUTPUTS.md", "workflow/report/figures.rst"])
 def test_docs_and_captions_use_the_same_words(document):
-    text = (REPO / document).read_text()
+    text = MARKER.sub(lambda marked: marked.group(2), (REPO / document).read_text())  # as a reader sees it
     for word in (UNDEFINED, NOT_RUN):
         assert f'"{word}"' in text or f"`{word}`" in text, word
     assert "n < 300" in text or '"n < {{ minimum }}"' in text
@@ -153,7 +157,7 @@ def test_never_run_combinations_are_listed_apart_from_the_left_out(partial):
 
 def test_a_complete_run_has_nothing_not_run():
     graded = synthetic_graded()
-    _, manifest = figure_set(graded, {}, {}, corr_types=CORR_TYPES, min_segment_samples=MINIMUM)
+    _, manifest = figure_set(graded, {}, {}, segments_of(graded), corr_types=CORR_TYPES, min_segment_samples=MINIMUM)
     assert manifest.not_run == []
 
 
@@ -266,3 +270,46 @@ def test_the_run_ends_with_the_forest_plot_and_the_report_command(tmp_path, caps
 def test_the_workflow_announces_the_results_on_success():
     rules = (REPO / "workflow/rules/analysis.smk").read_text()
     assert "onsuccess:" in rules and "announce_results(" in rules
+
+
+# --------------------------------------------------------------------------- segment sizes, decided once
+
+
+def test_figures_and_the_analysis_agree_on_every_segment_for_every_target():
+    """Real targets with their own missing values (the grade everywhere, grade_expected missing on
+    a tenth of the samples, answer_f1 on subset A only) and F_e_partner, which drops the samples
+    without a 2K partner: the correlations table has a row exactly where the segments table keeps
+    the segment, target and measure, with the same n; figures.json lists every other one as left
+    out, with the segments table's n and reason, and nothing else."""
+    graded = synthetic_graded()
+    rng = np.random.default_rng(5)
+    graded = graded.with_columns(
+        grade_expected=pl.Series(np.where(rng.random(graded.height) < 0.1, np.nan,
+                                          graded["grade"].to_numpy() + rng.normal(0, 0.3, graded.height))
+                                 ).fill_nan(None),
+        answer_f1=pl.when(pl.col("subset") == "A").then(pl.Series(rng.random(graded.height)))).drop("subset")
+    targets = ["grade", "grade_expected", "answer_f1"]
+    correlations, differences, segments = {}, {}, {}
+    for segmentation in ("fit", "ratio"):
+        correlations[segmentation], differences[segmentation], _ = analysis_tables(
+            graded, segmentation=segmentation, alpha_grid="linear:5", corr_types=["spearman"],
+            min_segment_samples=MINIMUM, bootstrap_resamples=0, targets=targets)
+        segments[segmentation] = segment_table(graded, segmentation=segmentation, min_segment_samples=MINIMUM,
+                                               targets=targets)
+    _, manifest = figure_set(graded, correlations, differences, segments, corr_types=["spearman"],
+                             min_segment_samples=MINIMUM)
+    keys = ["E", "subset", "segment", "target", "measure"]
+    for segmentation in ("fit", "ratio"):
+        table = segments[segmentation]
+        assert set(table["target"]) == set(targets) and "F_e_partner" in set(table["measure"])
+        kept = table.filter("kept").select(*keys, "n").sort(keys)
+        assert correlations[segmentation].select(*keys, "n").sort(keys).equals(kept)
+        left_out = table.filter(~pl.col("kept"))
+        listed = {(e["E"], e["subset"], e["segment"], e["target"], m, e["n"], e["reason"]) for e in manifest.left_out
+                  if e["scope"] == f"{segmentation} segments" for m in e["measure"]}
+        assert listed == set(left_out.select(*keys, "n", "reason").iter_rows())
+        assert left_out["reason"].str.starts_with(f"n < {MINIMUM}: ").all() and table.filter("kept")["reason"].is_null().all()
+        for target in targets:
+            assert left_out.filter(target=target).height > 0, target
+        by_measure = table.filter(target="grade").pivot("measure", index=["E", "subset", "segment"], values="n")
+        assert (by_measure["F_e_partner"] < by_measure["F"]).any(), "F_e_partner drops samples without a partner"

@@ -1,14 +1,18 @@
-"""JSON records: Unicode line separators inside strings are text; lone surrogates are one InputError."""
+"""Text files of every layout: lines end at a newline only (Unicode line separators inside a text are
+text), a byte order mark is no part of the first line; lone surrogates are one InputError."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from retrieval_response.datasets import generic
+from retrieval_response.datasets.layouts import corpus_table, read_with_notes
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.json_records import parse_json_records, read_json_records
+from retrieval_response.ranking.run_file import read_run
 
 pytestmark = pytest.mark.unit
 
@@ -66,3 +70,63 @@ def test_escaped_surrogate_pairs_are_accepted(tmp_path, pair):
     text = json.dumps(sample(1, "MARK")).replace("MARK", pair)
     records = parse_json_records(tmp_path / "x.jsonl", text)
     assert records[0].data["q"] == json.loads(f'"{pair}"')
+
+
+def judged_layout_files(root: Path, layout: str, doc_text: str, bom: str = "") -> Path:
+    """A BEIR folder, or a TREC qrels file with JSON-lines or TSV documents and queries: two queries,
+    documents d1 (text ``doc_text``), d2, d3; ``bom`` before the first byte of every file."""
+    root.mkdir(parents=True, exist_ok=True)
+    docs = {"d1": doc_text, "d2": "a second document", "d3": "a third document"}
+    queries = {"q1": "the first query", "q2": "the second query"}
+
+    def write(path: Path, text: str) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(bom + text, encoding="utf-8")
+        return path
+
+    def jsonl(records: dict, key: str) -> str:
+        return "".join(json.dumps({key: k, "text": v}, ensure_ascii=False) + "\n" for k, v in records.items())
+
+    if layout == "beir":
+        write(root / "corpus.jsonl", jsonl(docs, "_id"))
+        write(root / "queries.jsonl", jsonl(queries, "_id"))
+        return write(root / "qrels/test.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t0\nq2\td3\t2\n")
+    for stem, records in (("documents", docs), ("queries", queries)):
+        if layout == "trec-tsv":
+            write(root / f"{stem}.tsv", "".join(f"{k}\t{v}\n" for k, v in records.items()))
+        else:
+            write(root / f"{stem}.jsonl", jsonl(records, "id"))
+    return write(root / "qrels.txt", "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n")
+
+
+JUDGED_LAYOUTS = ["beir", "trec-jsonl", "trec-tsv"]
+
+
+@pytest.mark.parametrize("layout", JUDGED_LAYOUTS)
+@pytest.mark.parametrize("separator", SEPARATORS, ids=lambda s: "+".join(f"U{ord(c):04X}" for c in s))
+def test_unicode_line_separators_are_text_in_every_layout(tmp_path, layout, separator):
+    qrels = judged_layout_files(tmp_path, layout, f"first{separator}document")
+    texts, _ = read_with_notes(layout.split("-")[0], qrels)
+    assert texts["p"].to_list()[0] == [f"first{separator}document"]
+    corpus = corpus_table(layout.split("-")[0], qrels)
+    assert corpus["doc_id"].to_list() == ["d1", "d2", "d3"]
+
+
+@pytest.mark.parametrize("layout", [*JUDGED_LAYOUTS, "generic"])
+def test_a_byte_order_mark_before_the_first_line_is_no_part_of_it(tmp_path, layout):
+    if layout == "generic":
+        path = tmp_path / "samples.jsonl"
+        path.write_text("\ufeff" + json.dumps(sample(1, "a query")) + "\n", encoding="utf-8")
+        assert generic.read(path, None)[0]["q"].to_list() == ["a query"]
+        return
+    plain, _ = read_with_notes(layout.split("-")[0], judged_layout_files(tmp_path / "plain", layout, "text"))
+    marked, _ = read_with_notes(layout.split("-")[0], judged_layout_files(tmp_path / "bom", layout, "text", "\ufeff"))
+    assert marked.equals(plain)
+
+
+@pytest.mark.parametrize("separator", SEPARATORS, ids=lambda s: "+".join(f"U{ord(c):04X}" for c in s))
+def test_a_run_file_line_ends_at_newline_only(tmp_path, separator):
+    path = tmp_path / "run.txt"
+    path.write_text(f"\ufeffq1\tQ0\td{separator}1\t1\t2.0\ttag\r\nq1 Q0 d2 2 1.0 tag\n", encoding="utf-8")
+    run = read_run(path)
+    assert run["docid"].to_list() == [f"d{separator}1", "d2"] and run["line"].to_list() == [1, 2]

@@ -308,3 +308,25 @@ def test_the_library_never_fetches_litellms_price_map(call):
     env |= {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
     proc = subprocess.run([sys.executable, "-c", call], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr[-2000:]
+
+
+def test_a_provider_check_is_remembered_and_a_later_one_needs_no_litellm(tmp_path):
+    """The first check of a model imports litellm and remembers its answer (None or litellm's
+    reason); a later process answers the same from the file without importing litellm, and a
+    damaged file is checked again."""
+    env = python_env() | {"RETRIEVAL_RESPONSE_PROVIDER_CHECKS": str(tmp_path)}
+    check = ("import sys; from retrieval_response.llm.config import provider_problem; "
+             "print(repr(provider_problem('openai/m')), repr(provider_problem('my-hosted')), 'litellm' in sys.modules)")
+
+    def run() -> str:
+        proc = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return proc.stdout.strip()
+
+    first = run()
+    assert first.startswith("None 'LLM Provider NOT provided") and first.endswith(" True")
+    assert len(list(tmp_path.glob("*.json"))) == 2
+    assert run() == first.removesuffix(" True") + " False"
+    for remembered in tmp_path.glob("*.json"):
+        remembered.write_text("{not json")
+    assert run() == first

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import REPO, python_env
 from retrieval_response.reports import llm_cost
@@ -104,18 +105,42 @@ def test_judgments_are_priced_at_the_model_each_kind_uses(tmp_path):
     assert stages["umbrela"].prompt_tokens > 0 and grader[0] > 0
 
 
-def test_the_json_record_holds_the_printed_figures(tmp_path):
-    """``--json``'s record: per-stage counts, each role's price per million tokens, the dollars and,
-    with a token rate, the hours the run's tokens take at it."""
-    from retrieval_response.reports.llm_cost import estimate, estimate_record
+def test_answers_and_grades_fan_out_over_the_workflows_units(tmp_path):
+    """Top-K answers and grades: one per served query, K and unit of ``plan.dataset_units`` (the
+    dataset's own embedder list, not the registry's two)."""
+    from retrieval_response.reports.llm_cost import estimate, with_defaults
+    from retrieval_response.workflow_config.plan import dataset_units
 
+    config = _tiny(tmp_path, [{"Nc": 3, "Np": 1, "K": [1, 3]}])
+    config["datasets"]["tiny"]["embedders"] = ["PML3"]
+    units = dataset_units(with_defaults(config))
+    stages = estimate(config, tmp_path).workload.stages
+    assert len(units) == 1 and stages["topk"].calls == stages["grade"].calls == 2 * 2 * len(units)
+
+
+def test_the_json_record_holds_the_printed_figures(tmp_path, capfd):
+    """``--json``'s record holds what the command prints: each stage's calls and tokens, the
+    total, the dollars; and each role's price per million tokens and, with a token rate, the
+    hours the run's tokens take at it."""
     config = _tiny(tmp_path, [{"Nc": 3, "Np": 1, "K": [1, 3]}], "openai/gpt-4o-mini", "openai/gpt-4o")
     config["llm"]["pacing"] = {"tokens_per_minute": 1000}
-    est = estimate(config, tmp_path)
-    record = estimate_record(est, config)
-    assert record["stages"]["umbrela"]["calls"] == 6 and record["judgments"] == {"pairs": 6, "exact": True}
-    assert record["total"]["calls"] == est.workload.calls
-    assert record["dollars"]["total"] == pytest.approx(sum(est.dollars()))
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    llm_cost.main([str(tmp_path / "config.yaml"), "--directory", str(tmp_path), "--json", str(tmp_path / "cost.json")])
+    printed = capfd.readouterr().out
+    record = json.loads((tmp_path / "cost.json").read_text())["results"]
+    labels = {"ideal answers": "ideal", "top-K answers": "topk", "grades": "grade", "erag judgments": "erag",
+              "udcg judgments": "udcg", "umbrela judgments": "umbrela"}
+    rows = {m[0]: [int(v.replace(",", "")) for v in m[1:]]
+            for m in re.findall(r"^(\w[\w -]*?)\s{2,}([\d,]+)\s+([\d,]+)\s+([\d,]+)", printed, re.M)}
+    assert set(rows) == {*labels, "total"}
+    for label, stage in labels.items():
+        figures = record["stages"][stage]
+        assert rows[label] == [figures["calls"], round(figures["prompt_tokens"]), round(figures["completion_tokens"])]
+    total = re.search(r"^calls=(\d+) prompt_tokens=(\d+) completion_tokens=(\d+) dollars=([\d.]+)$", printed, re.M)
+    assert rows["total"] == [int(total[1]), int(total[2]), int(total[3])]
+    assert [record["total"][k] for k in ("calls", "prompt_tokens", "completion_tokens")] == rows["total"]
+    assert f"{record['dollars']['total']:.2f}" == total[4]
+    assert record["judgments"] == {"pairs": 6, "exact": True}
     assert record["dollars_per_million"]["generator"]["prompt"] > 0
     assert record["hours_at_token_limit"] == pytest.approx(record["total"]["tokens"] / 1000 / 60)
 

@@ -15,7 +15,8 @@ from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, GRADE_GOLD_FIELDS, load_prompt
-from retrieval_response.tables.graded import export_published_json, validate_graded
+from retrieval_response.tables.graded import export_published_json
+from retrieval_response.tables.workflow_tables import validate_graded
 from retrieval_response.testing.openai_server import default_answer
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
 
@@ -132,7 +133,7 @@ def test_validate_graded_names_the_breaking_sample():
         validate_graded(pl.DataFrame([row]), "g.parquet")
     with pytest.raises(InputError, match="len\\(inK\\) != len\\(rank\\)"):
         validate_graded(pl.DataFrame([{**row, "grade": 4, "inK": [1]}]), "g.parquet")
-    with pytest.raises(InputError, match="len\\(rank\\) > K"):
+    with pytest.raises(InputError, match="len\\(rank\\) must lie in 1..K"):
         validate_graded(pl.DataFrame([{**row, "grade": 4, "rank": [0, 1, 2], "inK": [1, 1, 0]}]), "g.parquet")
 
 

@@ -6,6 +6,7 @@ The upstream stages are replaced by synthetic texts and ranked files (``--allowe
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -14,7 +15,8 @@ import pytest
 import yaml
 
 from conftest import llm_config, llm_workdir, loopback_model, planned_files, run_snakemake
-from retrieval_response.testing.synthetic import synthetic_texts
+from retrieval_response.infra.atomic import write_parquet
+from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
 
 pytestmark = pytest.mark.workflow
 
@@ -102,3 +104,34 @@ def test_shards_split_the_work_and_merge_to_the_same_graded_file(built, loopback
     assert len(set().union(*(set(shard["id"]) for shard in shards))) == 4
     assert all(not set(a["id"]) & set(b["id"]) for i, a in enumerate(shards) for b in shards[i + 1:])
     assert pl.read_parquet(copy / f"{GRADED}.parquet").equals(pl.read_parquet(built / f"{GRADED}.parquet"))
+
+
+@pytest.mark.parametrize("added", [1, 2])
+def test_adding_datasets_plans_no_job_of_the_first(built, tmp_path, added):
+    """A one-dataset run gets more datasets: only their chains and the pre-LLM check run, no LLM
+    job of the first dataset (its jobs had the check as an input from the start); the check is a
+    checkpoint, so one run builds the new chains after it."""
+    names = [f"more{i}" for i in range(added)]
+
+    def edit(config):
+        config["datasets"].update({name: {"layout": "generic", "path": f"{name}.jsonl"} for name in names})
+
+    copy = _copy(built, tmp_path, edit)
+    for number, name in enumerate(names, start=1):
+        (copy / f"{name}.jsonl").write_text("")
+        texts = synthetic_texts(3, seed=number).with_columns(
+            p=pl.col("p").list.head(2), id=pl.format(f"{name}-{{}}", pl.int_range(pl.len())))
+        write_parquet(texts, copy / f"results/texts/{name}.parquet")
+        write_parquet(synthetic_ranked(texts, "ML6", 5, 2, [1, 2, 3], seed=number),
+                      copy / f"results/ranked/{name}/ML6/Nc5_Np2.parquet")
+    targets = [f"results/graded/{name}/ML6/Nc5_Np2.parquet" for name in ["tiny", *names]]
+    rules = ("--allowed-rules", "check_dataset_ids", *LLM_RULES[1:], "--", *targets)
+    planned = planned_files(copy, *rules)
+    assert not {path for path in planned if "/tiny" in path}, planned
+    assert "results/texts/ids_checked.json" in planned
+    before = (copy / f"{GRADED}.parquet").stat().st_mtime_ns
+    proc = run_snakemake(copy, "--cores", "2", *rules)
+    ran = re.findall(r"^\s*output: (\S+?),?$", proc.stdout + proc.stderr, re.MULTILINE)
+    assert ran and not [path for path in ran if "/tiny" in path], ran
+    assert (copy / f"{GRADED}.parquet").stat().st_mtime_ns == before
+    assert all((copy / target).exists() for target in targets)  # the check re-plans the new chains after it

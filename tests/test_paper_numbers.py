@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from analysis_reference import random_graded, reference_first_max, scipy_curves
-from retrieval_response.analysis.correlation_tables import run_analysis
+from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.crossfit import crossfit, query_halves
 from retrieval_response.analysis.measures import (
     MEASURES,
@@ -119,7 +119,7 @@ def test_compat_paper_equals_a_transcription_of_the_paper(seed):
     grid = alpha_grid("l20^0.8")
     measures = ["F", "F_e_partner", "T", "T_u", "nDCG", "P", "R"]
     expected = paper_correlations(graded, grid, measures, minimum=25)
-    got, _ = run_analysis(graded, segmentation="fit", alpha_grid=grid, min_segment_samples=25, bootstrap_resamples=0,
+    got, _, _ = analysis_tables(graded, segmentation="fit", alpha_grid=grid, min_segment_samples=25, bootstrap_resamples=0,
                           measures=measures, targets=["grade"], compat="paper")
     assert got.height == len(expected) >= 100
     for row in got.iter_rows(named=True):
@@ -165,7 +165,7 @@ def test_compat_modes_rank_n_p_zero_samples_differently_where_the_paper_splits_t
         "inK": [[1] * p + [0] * (k - p) for p, k in zip(n_p, K, strict=False)],
         "grade": np.where(n_p == 1, 3, rng.integers(1, 3, 3 * n)),
     })
-    tables = {compat: run_analysis(graded, segmentation="fit", alpha_grid=np.array([a]), min_segment_samples=10,
+    tables = {compat: analysis_tables(graded, segmentation="fit", alpha_grid=np.array([a]), min_segment_samples=10,
                                    bootstrap_resamples=0, measures=["T"], compat=compat)[0] for compat in ("exact", "paper")}
     references = {"paper": (1 - a) * n_p - (a * (K - n_p)) / K, "exact": (1 - a) * n_p - a * ((K - n_p) / K)}
     grade = graded["grade"].to_numpy().astype(float)
@@ -187,7 +187,7 @@ def test_minimum_applies_to_each_measures_own_n(seed):
     rng = np.random.default_rng(seed)
     graded = random_graded(seed=20 + seed, n_queries=70, embedders=("E1", "E2", "E3"))
     minimum = int(rng.integers(5, 80))
-    got, differences = run_analysis(graded, segmentation="fit", alpha_grid="linear:5", min_segment_samples=minimum,
+    got, differences, _ = analysis_tables(graded, segmentation="fit", alpha_grid="linear:5", min_segment_samples=minimum,
                                     bootstrap_resamples=0, measures=["F", "F_e_partner", "T"])
     samples = assign_segments(add_features(graded), "fit").filter(pl.col("grade").is_not_null())
     keys = ["E", "subset", "segment"]
@@ -230,7 +230,7 @@ def proportional_segment(rng) -> tuple[pl.DataFrame, np.ndarray]:
 @pytest.mark.parametrize("seed", range(6))
 def test_measure_spread_by_rounding_only_is_null_constant_measure(seed):
     graded, grid = proportional_segment(np.random.default_rng(seed))
-    got, _ = run_analysis(graded, segmentation="fit", alpha_grid=grid, min_segment_samples=10, bootstrap_resamples=0,
+    got, _, _ = analysis_tables(graded, segmentation="fit", alpha_grid=grid, min_segment_samples=10, bootstrap_resamples=0,
                           measures=["F", "P", "R", "T"])
     F = got.filter(measure="F")
     assert F["value"].is_null().all() and F["null_reason"].unique().to_list() == ["constant_measure"]

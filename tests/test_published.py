@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from retrieval_response.analysis.agreement import read_human_grades
-from retrieval_response.analysis.correlation_tables import run_analysis
+from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.measures import add_features
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.published import read_graded, read_ranked
@@ -112,7 +112,7 @@ def test_published_files_run_through_the_analysis():
     # counted from the ranking and by the paper's partner lookup agree where a partner exists
     both = features.drop_nulls("np_partner")
     assert both["np_2K"].to_list() == both["np_partner"].to_list()
-    correlations, _ = run_analysis(
+    correlations, _, _ = analysis_tables(
         graded, segmentation="fit", alpha_grid="linear:11", min_segment_samples=3, bootstrap_resamples=20, ranked=ranked
     )
     assert "F_e" in correlations["measure"].to_list()

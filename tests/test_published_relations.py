@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_response.analysis.correlation_tables import run_analysis
+from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.infra.errors import InputError, InputErrors
 from retrieval_response.tables.collect import collect_published
 from retrieval_response.tables.published import MAX_NC, read_graded, read_ranked
@@ -258,8 +258,8 @@ def test_possible_samples_run_through_the_analysis_without_a_runtime_warning(tmp
         warnings.simplefilter("error")
         table = collect_published(graded_path, ranked_path)
         for segmentation in ("fit", "ratio"):
-            run_analysis(table, segmentation=segmentation, alpha_grid="linear:11", min_segment_samples=3,
+            analysis_tables(table, segmentation=segmentation, alpha_grid="linear:11", min_segment_samples=3,
                          bootstrap_resamples=10)
         without_ranked = collect_published(graded_path, None)
-        run_analysis(without_ranked, segmentation="fit", alpha_grid="linear:11", min_segment_samples=3,
+        analysis_tables(without_ranked, segmentation="fit", alpha_grid="linear:11", min_segment_samples=3,
                      bootstrap_resamples=10)

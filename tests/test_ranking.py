@@ -7,13 +7,8 @@ import polars as pl
 import pytest
 
 from retrieval_response.infra.errors import InputError
-from retrieval_response.ranking.cosine_ranking import (
-    check_ranked_invariants,
-    cosine_rank,
-    design_ks,
-    rank_samples,
-    write_ranked,
-)
+from retrieval_response.ranking.cosine_ranking import cosine_rank, design_ks, rank_samples, write_ranked
+from retrieval_response.tables.workflow_tables import validate_ranked
 
 pytestmark = pytest.mark.unit
 
@@ -33,21 +28,23 @@ def texts_table(rows):
                                       "p": pl.List(pl.String), "n": pl.List(pl.String)})
 
 
-def test_ties_keep_candidate_order():
+def test_ties_follow_the_tie_keys_not_candidate_order():
     query = np.array([[1.0, 0.0]], dtype=np.float32)
     candidates = np.array([[[0, 1], [3, 0], [0, 2], [1, 0], [5, 0]]], dtype=np.float32)
-    assert cosine_rank(query, candidates).tolist() == [[1, 3, 4, 0, 2]]
+    assert cosine_rank(query, candidates, np.array([[9, 5, 1, 2, 7]], dtype=np.uint64)).tolist() == [[3, 1, 4, 2, 0]]
+    assert cosine_rank(query, candidates, np.array([[0, 0, 0, 0, 0]], dtype=np.uint64)).tolist() == [[1, 3, 4, 0, 2]]
 
 
 def test_precision_and_recall_against_a_hand_computed_example():
     # q-north, Nc=5, Np=3: candidates (cosine to the query)
     # 0 east (0), 1 north (1), 2 diag (0.707), 3 west (0), 4 south (-1); sw is not a candidate
-    # rank = [1, 2, 0, 3, 4]; Np = 3; positives in top-K: K=1 -> 1, K=2 -> 2, K=4 -> 3
+    # rank = [1, 2, 3, 0, 4] (the tie east/west by tie_keys: west first); Np = 3; positives in
+    # top-K: K=1 -> 1, K=2 -> 2, K=4 -> 3
     table = texts_table([{"id": "T-1", "subset": "T", "q": "q-north",
                           "p": ["east", "north", "diag"], "n": ["west", "south", "sw"]}])
     ranked, report = rank_samples(table, encode, embedder_code="E", Nc=5, Np=3, Ks=[4, 1, 2])
     row = ranked.row(0, named=True)
-    assert row["rank"] == [1, 2, 0, 3, 4]
+    assert row["rank"] == [1, 2, 3, 0, 4]
     assert row["K"] == [1, 2, 4]
     assert row["P"] == pytest.approx([1 / 1, 2 / 2, 3 / 4])
     assert row["R"] == pytest.approx([1 / 3, 2 / 3, 3 / 3])
@@ -56,12 +53,13 @@ def test_precision_and_recall_against_a_hand_computed_example():
 
 
 def test_one_positive_ranks_and_passes_the_invariants(tmp_path):
-    # q-north, Nc=4, Np=1: 0 diag (0.707), 1 north (1), 2 east (0), 3 west (0) -> rank [1, 0, 2, 3]
+    # q-north, Nc=4, Np=1: 0 diag (0.707), 1 north (1), 2 east (0), 3 west (0) -> rank [1, 0, 3, 2]
+    # (the tie east/west by tie_keys: west first)
     table = texts_table([{"id": "T-1", "subset": "T", "q": "q-north",
                           "p": ["diag"], "n": ["north", "east", "west"]}])
     ranked, report = rank_samples(table, encode, embedder_code="E", Nc=4, Np=1, Ks=[1, 2, 4])
     row = ranked.row(0, named=True)
-    assert row["rank"] == [1, 0, 2, 3] and report.ranked == 1
+    assert row["rank"] == [1, 0, 3, 2] and report.ranked == 1
     assert row["P"] == pytest.approx([0, 1 / 2, 1 / 4]) and row["R"] == [0.0, 1.0, 1.0]
     write_ranked(ranked, tmp_path / "Nc4_Np1.parquet")
 
@@ -71,8 +69,8 @@ def test_candidates_are_first_np_positives_then_first_negatives():
     table = texts_table([{"id": "T-2", "subset": "T", "q": "q-east",
                           "p": ["north", "diag", "east"], "n": ["south", "east2"]}])
     ranked, _ = rank_samples(table, encode, embedder_code="E", Nc=3, Np=2, Ks=[1, 3])
-    # candidates: 0 north (0), 1 diag (0.707), 2 south (0) -> [1, 0, 2]
-    assert ranked["rank"].to_list() == [[1, 0, 2]]
+    # candidates: 0 north (0), 1 diag (0.707), 2 south (0) -> [1, 2, 0] (tie_keys: south first)
+    assert ranked["rank"].to_list() == [[1, 2, 0]]
     assert ranked["P"].to_list() == [pytest.approx([1.0, 2 / 3])]
 
 
@@ -121,13 +119,13 @@ def _break(expr_by_column):
 
 
 @pytest.mark.parametrize("broken, rule", [
-    ({"P": pl.col("P").list.head(2)}, "len(P) == len(R) == len(K)"),
-    ({"rank": pl.col("rank").list.head(4)}, "len(rank) == Nc"),
-    ({"rank": pl.lit([0, 0, 1, 2, 3], dtype=pl.List(pl.Int32))}, "permutation"),
-    ({"Np": pl.lit(0, dtype=pl.Int32)}, "1 <= Np < Nc"),
-    ({"K": pl.col("K").list.reverse()}, "K strictly ascending"),
-    ({"R": pl.col("R").list.eval(pl.element() * 0.5)}, "R does not match rank"),
-    ({"id": pl.lit("T-1")}, "unique"),
+    ({"P": pl.col("P").list.head(2)}, "P and R must be as long as K"),
+    ({"rank": pl.col("rank").list.head(4)}, "len(rank) is wrong"),
+    ({"rank": pl.lit([0, 0, 1, 2, 3], dtype=pl.List(pl.Int32))}, "rank must not repeat a candidate"),
+    ({"Np": pl.lit(0, dtype=pl.Int32)}, "need 1 <= Np < Nc"),
+    ({"K": pl.col("K").list.reverse()}, "K must be increasing values in 1..Nc"),
+    ({"R": pl.col("R").list.eval(pl.element() * 0.5)}, "P and R must equal n_p/K and n_p/Np"),
+    ({"id": pl.lit("T-1")}, "duplicate (id, E, Nc, Np)"),
 ])
 def test_invariant_violations_name_the_id_and_rule(broken, rule, tmp_path):
     path = tmp_path / "out.parquet"
@@ -139,5 +137,5 @@ def test_invariant_violations_name_the_id_and_rule(broken, rule, tmp_path):
 
 def test_precision_that_disagrees_with_rank_is_caught():
     swapped = good_ranked().with_columns(rank=pl.col("rank").list.reverse())
-    with pytest.raises(InputError, match="does not match rank"):
-        check_ranked_invariants(swapped, "x.parquet")
+    with pytest.raises(InputError, match="P and R must equal n_p/K"):
+        validate_ranked(swapped, "x.parquet")

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import benchmark
 from retrieval_response.analysis.bootstrap import percentile_interval
-from retrieval_response.analysis.correlation_tables import analysis_tables, run_analysis
+from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.replication import (
     C4,
     COLUMNS,
@@ -111,7 +111,7 @@ def test_resampled_correlations_are_the_draws_behind_the_intervals():
     options = dict(segmentation="ratio", alpha_grid="linear:5", corr_types=["spearman", "kendall_b"],
                    min_segment_samples=25, bootstrap_resamples=30, seed=3)
     correlations, diffs, resamples = analysis_tables(graded, **options, resample_corr_types=["spearman"])
-    assert run_analysis(graded, **options)[0].equals(correlations)
+    assert analysis_tables(graded, **options)[0].equals(correlations)
     assert set(resamples["corr_type"]) == {"spearman"}
     joined = correlations.filter(pl.col("corr_type") == "spearman").join(
         resamples, on=["E", "subset", "segment", "target", "measure", "corr_type"], how="inner")

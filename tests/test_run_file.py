@@ -12,7 +12,7 @@ import pytest
 
 from retrieval_response.datasets.layouts import corpus_ids, read_texts
 from retrieval_response.infra.errors import InputError
-from retrieval_response.ranking.cosine_ranking import rank_samples
+from retrieval_response.ranking.cosine_ranking import rank_samples, tie_keys
 from retrieval_response.ranking.run_file import rank_from_run, read_run, run_rank_samples, run_tag, write_run
 
 pytestmark = pytest.mark.unit
@@ -76,6 +76,11 @@ def run_table(lines: list[str], tmp_path: Path) -> pl.DataFrame:
     return read_run(path)
 
 
+def candidate_text(texts: pl.DataFrame, sample: str, index: int, Nc: int = 5, Np: int = 2) -> str:
+    row = texts.filter(pl.col("id") == sample).row(0, named=True)
+    return (row["p"][:Np] + row["n"][:Nc - Np])[index]
+
+
 def test_score_orders_then_the_rank_column_breaks_ties_and_unranked_candidates_come_last(dataset, tmp_path):
     _, texts, _, _ = dataset
     # q0's candidates for Nc=5, Np=2: q0d0, q0d1 (positives), q0d3, q0d4, q0d5 (negatives)
@@ -88,9 +93,11 @@ def test_score_orders_then_the_rank_column_breaks_ties_and_unranked_candidates_c
     ], tmp_path)
     ranked, report = run_rank_samples(texts, run, embedder_code="r", Nc=5, Np=2, Ks=[1, 2, 5])
     rows = {row["id"]: row for row in ranked.iter_rows(named=True)}
-    assert rows["B-0"]["rank"] == [1, 4, 2, 0, 3]  # q0d1, q0d5, q0d3, then q0d0, q0d4 in candidate order
+    # q0d1, q0d5, q0d3, then the candidates the run does not rank, q0d0 and q0d4, by their texts' tie keys
+    unranked = sorted([0, 3], key=lambda i: tie_keys([candidate_text(texts, "B-0", i)])[0])
+    assert rows["B-0"]["rank"] == [1, 4, 2, *unranked]
     assert rows["B-0"]["P"] == [1.0, 0.5, 0.4]
-    assert rows["B-1"]["rank"] == [0, 1, 2, 3, 4]
+    assert rows["B-1"]["rank"] == [0, *sorted([1, 2, 3, 4], key=lambda i: tie_keys([candidate_text(texts, "B-1", i)])[0])]
     assert set(rows) == {"B-0", "B-1"}
     assert report.skipped["not_in_run"] == N_QUERIES - 2
     assert report.as_dict()["candidates_not_in_run"] == 2 + 4

@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from retrieval_response.analysis.correlation_tables import run_analysis
+from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.segments import assign_segments, ratio_label, segment_keys
 
 pytestmark = pytest.mark.unit
@@ -62,13 +62,13 @@ def test_min_segment_samples_leaves_small_segments_out():
     narrow = int((K < 9).sum())
     wide = n - narrow
     assert wide < 100 < narrow
-    correlations, differences = run_analysis(
+    correlations, differences, _ = analysis_tables(
         graded, segmentation="fit", alpha_grid="linear:11", min_segment_samples=100, bootstrap_resamples=0
     )
     assert correlations["segment"].unique().to_list() == ["narrow"]
     assert correlations["n_missing_target"].unique().to_list() == [0]
     assert differences["segment"].unique().to_list() == ["narrow"]
-    everything, _ = run_analysis(
+    everything, _, _ = analysis_tables(
         graded, segmentation="fit", alpha_grid="linear:11", min_segment_samples=wide, bootstrap_resamples=0
     )
     assert sorted(everything["segment"].unique().to_list()) == ["narrow", "wide"]

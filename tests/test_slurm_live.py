@@ -25,8 +25,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from polars.testing import assert_frame_equal
 import yaml
+from polars.testing import assert_frame_equal
 
 from conftest import REPO, SNAKEMAKE, shared_config
 from retrieval_response.testing.openai_server import serve_in_subprocess

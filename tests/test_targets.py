@@ -8,10 +8,12 @@ import pytest
 
 from analysis_reference import anchor_reference, exact_sample_curves, random_graded, reference_first_max, scipy_curves
 from retrieval_response.analysis.bootstrap import percentile_interval, resample_weights
-from retrieval_response.analysis.correlation_tables import TARGETS, default_targets, run_analysis
+from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.crossfit import crossfit, query_halves
 from retrieval_response.analysis.measures import MEASURES, add_features, alpha_grid
+from retrieval_response.analysis.samples import default_targets
 from retrieval_response.analysis.segments import assign_segments
+from retrieval_response.analysis.targets import NAMES
 from retrieval_response.infra.errors import InputError
 
 pytestmark = pytest.mark.unit
@@ -64,9 +66,9 @@ def reference_rows(graded: pl.DataFrame, segmentation: str) -> pl.DataFrame:
 
 def test_continuous_targets_equal_scipy_reference(graded):
     measures = ["F", "T", "F_e_partner", "nDCG"]
-    correlations, _ = run_analysis(graded, segmentation="fit", alpha_grid=GRID, min_segment_samples=30,
+    correlations, _, _ = analysis_tables(graded, segmentation="fit", alpha_grid=GRID, min_segment_samples=30,
                                    bootstrap_resamples=0, measures=measures)
-    assert correlations["target"].unique(maintain_order=True).to_list() == list(TARGETS)
+    assert correlations["target"].unique(maintain_order=True).to_list() == [t for t in NAMES if t in graded.columns]
     rows = reference_rows(graded, "fit")
     checked = 0
     for (E, subset, segment), segment_rows in rows.group_by(KEYS):
@@ -109,7 +111,7 @@ def test_continuous_targets_equal_scipy_reference(graded):
 
 
 def test_constant_target_is_null_with_reason(graded):
-    correlations, _ = run_analysis(graded, segmentation="fit", alpha_grid=GRID, min_segment_samples=10,
+    correlations, _, _ = analysis_tables(graded, segmentation="fit", alpha_grid=GRID, min_segment_samples=10,
                                    bootstrap_resamples=0, measures=["T", "P"], targets=["answer_f1"])
     constant = correlations.filter(E="E2", subset="M")
     assert constant.height > 0
@@ -120,7 +122,7 @@ def test_constant_target_is_null_with_reason(graded):
 
 def test_bootstrap_of_continuous_and_count_targets_equals_scipy_on_resamples(graded):
     resamples, seed = 15, 3
-    correlations, differences = run_analysis(
+    correlations, differences, _ = analysis_tables(
         graded, segmentation="fit", alpha_grid=GRID, min_segment_samples=40, bootstrap_resamples=resamples, seed=seed,
         measures=["T", "F"], targets=["grade", "grade_expected"], corr_types=["spearman", "kendall_c"],
     )
@@ -151,27 +153,29 @@ def test_bootstrap_of_continuous_and_count_targets_equals_scipy_on_resamples(gra
 
 
 def test_default_targets_are_the_columns_with_values(graded):
-    assert default_targets(graded) == list(TARGETS)
+    assert default_targets(graded) == [t for t in NAMES if t in graded.columns]
     assert default_targets(graded.drop("answer_f1")) == ["grade", "grade_expected", "grade_gold", "grade_gold_expected",
                                                          "answer_recall", "answer_contains"]
     all_null = graded.with_columns(answer_f1=pl.lit(None, pl.Float64), grade_expected=pl.lit(float("nan")),
                                    grade_gold=pl.lit(None, pl.Int8), grade_gold_expected=pl.lit(None, pl.Float64),
                                    answer_recall=pl.lit(None, pl.Float64), answer_contains=pl.lit(None, pl.Boolean))
     assert default_targets(all_null) == ["grade"]
-    correlations, differences = run_analysis(
+    correlations, differences, _ = analysis_tables(
         all_null.drop("grade").with_columns(answer_f1=pl.lit(0.5)), segmentation="fit", alpha_grid="linear:3",
         min_segment_samples=10, bootstrap_resamples=0, measures=["P"],
     )
     assert correlations["target"].unique().to_list() == ["answer_f1"]
     assert correlations["null_reason"].unique().to_list() == ["constant_target"]
     with pytest.raises(InputError, match="graded table: column grade: required"):
-        run_analysis(all_null.drop("grade"), segmentation="fit", alpha_grid="linear:3")
+        analysis_tables(all_null.drop("grade"), segmentation="fit", alpha_grid="linear:3", min_segment_samples=2)
     with pytest.raises(InputError, match="column answer_f1: required by analysis.targets"):
-        run_analysis(graded.drop("answer_f1"), segmentation="fit", alpha_grid="linear:3", targets=["answer_f1"])
+        analysis_tables(graded.drop("answer_f1"), segmentation="fit", alpha_grid="linear:3", min_segment_samples=2,
+                        targets=["answer_f1"])
     with pytest.raises(ValueError, match="targets"):
-        run_analysis(graded, segmentation="fit", alpha_grid="linear:3", targets=["bleu"])
+        analysis_tables(graded, segmentation="fit", alpha_grid="linear:3", min_segment_samples=2, targets=["bleu"])
     with pytest.raises(InputError, match="column answer_f1: a target must be numeric or boolean"):
-        run_analysis(graded.with_columns(answer_f1=pl.lit("high")), segmentation="fit", alpha_grid="linear:3")
+        analysis_tables(graded.with_columns(answer_f1=pl.lit("high")), segmentation="fit", alpha_grid="linear:3",
+                        min_segment_samples=2)
 
 
 def test_segments_without_target_values_do_not_break_either_kernel(graded):
@@ -179,7 +183,7 @@ def test_segments_without_target_values_do_not_break_either_kernel(graded):
         grade_expected=pl.when(pl.col("E") == "E1").then(None).otherwise(pl.col("grade_expected")),
         grade=pl.when(pl.col("E") == "E1").then(None).otherwise(pl.col("grade")),
     )
-    correlations, _ = run_analysis(no_target, segmentation="ratio", alpha_grid="linear:5", min_segment_samples=0,
+    correlations, _, _ = analysis_tables(no_target, segmentation="ratio", alpha_grid="linear:5", min_segment_samples=0,
                                    bootstrap_resamples=5, measures=["T", "nDCG"], targets=["grade", "grade_expected"])
     empty = correlations.filter(E="E1")
     assert empty.height > 0 and (empty["n"] == 0).all() and (empty["n_missing_target"] > 0).all()

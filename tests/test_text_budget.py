@@ -3,6 +3,7 @@ word, applied when a dataset is prepared and recorded in its report."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import polars as pl
@@ -10,6 +11,7 @@ import pytest
 
 from retrieval_response.datasets import prepare, read_texts
 from retrieval_response.datasets.text_budget import apply_text_budget, shorten
+from retrieval_response.infra.errors import InputError
 
 pytestmark = pytest.mark.unit
 
@@ -71,3 +73,54 @@ def test_prepare_applies_the_budget_to_the_sampled_queries():
             for text, kept in zip(texts, cut, strict=True):
                 assert text.startswith(kept) and 0 < len(kept.split()) <= 7
     assert read_texts("arxiv_snapshot", SNAPSHOT).height >= whole.height
+
+
+COLLISIONS = {
+    "positive and negative": (["Shared start. Positive tail goes on and on.", "Otherpositive text."],
+                              ["Shared start. Negative tail goes on and on.", "n1 text.", "n2 text."]),
+    "two positives": (["Shared start. First positive goes on and on.", "Shared start. Second positive goes on."],
+                      ["n0 text.", "n1 text.", "n2 text."]),
+    "words cut mid-sentence": (["Alpha beta gamma delta epsilon positive", "Otherpositive text."],
+                               ["Alpha beta gamma delta epsilon negative", "n1 text.", "n2 text."]),
+}
+"""Texts of one query that differ in full and become one text within a budget of 2-4 words."""
+
+
+def collision_file(path: Path, case: str, n_queries: int) -> Path:
+    """A generic file: query c-0 has the colliding texts of ``case``, queries c-1.. distinct texts."""
+    positives, negatives = COLLISIONS[case]
+    lines = [json.dumps({"id": "c-0", "q": "question zero", "p": positives, "n": negatives})]
+    lines += [json.dumps({"id": f"c-{i}", "q": f"question {i}", "p": [f"P{i}a text.", f"P{i}b text."],
+                          "n": [f"N{i}a text.", f"N{i}b text.", f"N{i}c text."]}) for i in range(1, n_queries)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("budget", [2, 3, 4])
+@pytest.mark.parametrize("case", COLLISIONS)
+def test_texts_that_become_one_within_the_budget_are_a_duplicate_text(tmp_path, case, budget):
+    path = collision_file(tmp_path / "c.jsonl", case, 6)
+    whole, _ = prepare("generic", path, n_queries=None, seed=0, designs=[(5, 2)])
+    assert "c-0" in whole["id"].to_list()
+    short, report = prepare("generic", path, n_queries=None, seed=0, designs=[(5, 2)], text_words=budget)
+    assert "c-0" not in short["id"].to_list() and short.height == 5
+    assert report["skipped"]["duplicate_text"] == 1
+    for row in short.iter_rows(named=True):
+        assert len(set(row["p"])) == len(row["p"]) and not set(row["p"]) & set(row["n"])
+
+
+@pytest.mark.parametrize("case", COLLISIONS)
+def test_a_sampled_query_lost_to_a_collision_gives_its_place_to_the_next(tmp_path, case):
+    path = collision_file(tmp_path / "c.jsonl", case, 30)
+    whole, _ = prepare("generic", path, n_queries=29, seed=3, designs=[(5, 2)])
+    short, _ = prepare("generic", path, n_queries=29, seed=3, designs=[(5, 2)], text_words=2)
+    assert short.height == 29 and "c-0" not in short["id"].to_list()
+    assert set(whole["id"]) - {"c-0"} <= set(short["id"])
+
+
+def test_a_file_whose_only_query_collides_is_one_error(tmp_path):
+    path = collision_file(tmp_path / "c.jsonl", "positive and negative", 1)
+    with pytest.raises(InputError) as error:
+        prepare("generic", path, n_queries=None, seed=0, designs=[(5, 2)], text_words=2)
+    assert error.value.path == str(path) and error.value.record == "id c-0" and "\n" not in str(error.value)
+    assert error.value.rule.startswith("two of its texts become one within the text budget")

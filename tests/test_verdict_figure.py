@@ -101,7 +101,7 @@ def test_the_manifest_lists_the_verdict_figures_first_and_figures_html_opens_on_
     from test_figures import synthetic_graded
 
     graded = synthetic_graded()
-    manifest = render_figures(graded, {}, {}, tmp_path, corr_types=["spearman"], min_segment_samples=30,
+    manifest = render_figures(graded, {}, {}, {}, tmp_path, corr_types=["spearman"], min_segment_samples=30,
                               verdict=constructed_verdict())
     assert [d["file"] for d in manifest.drawn][:2] == ["verdict.png", "verdict_fit.png"]
     assert [d["file"] for d in json.loads((tmp_path / MANIFEST_JSON).read_text())["drawn"]][:2] == [
@@ -118,7 +118,7 @@ def test_the_manifest_lists_the_verdict_figures_first_and_figures_html_opens_on_
 def test_without_a_verdict_figures_html_has_no_verdict_section(tmp_path):
     from test_figures import synthetic_graded
 
-    render_figures(synthetic_graded(), {}, {}, tmp_path, corr_types=["spearman"], min_segment_samples=30)
+    render_figures(synthetic_graded(), {}, {}, {}, tmp_path, corr_types=["spearman"], min_segment_samples=30)
     assert "Verdict" not in (tmp_path / MANIFEST_HTML).read_text()
     assert not (tmp_path / "verdict.png").exists() and not (tmp_path / "verdict_embedded.rst").exists()
 

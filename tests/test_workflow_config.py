@@ -79,7 +79,7 @@ def test_schema_fills_defaults():
     validate(config, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
     assert config["datasets"]["d"]["seed"] == 0
     assert config["designs"] == [{"Nc": 8, "Np": 2}]
-    assert config["embedders"]["E"]["batch_size"] == 32
+    assert config["embedders"]["E"] == {"backend": "gt_minilm_l6"}  # a ranker's keys are its backend's: none filled in
     assert config["analysis"]["alpha_grid"] == "l350^0.95"
     assert config["llm"]["pacing"]["max_retries"] == 5
 

@@ -17,7 +17,6 @@ from retrieval_response.workflow_config.plan import (
     design_cutoffs,
     design_name,
     design_pairs,
-    human_grades_file,
     judges_against_gold,
     runs_llm,
 )
@@ -97,15 +96,6 @@ def test_judge_is_checked_only_when_a_layout_can_carry_gold_answers():
     assert not judges_against_gold(cfg)
 
 
-def test_human_grades_come_from_published_else_analysis():
-    cfg = config()
-    assert human_grades_file(cfg) is None
-    cfg["analysis"]["human"] = "h.csv"
-    assert human_grades_file(cfg) == "h.csv"
-    cfg["published"] = {"graded": "g.json", "human": "samples_human.json"}
-    assert human_grades_file(cfg) == "samples_human.json"
-
-
 def test_shipped_file_replaces_a_relative_path_missing_here(tmp_path, monkeypatch):
     workflow_dir, here = tmp_path / "workflow", tmp_path / "here"
     (workflow_dir / "resources").mkdir(parents=True)
@@ -120,9 +110,9 @@ def test_shipped_file_replaces_a_relative_path_missing_here(tmp_path, monkeypatc
     assert shipped_or_local(str(tmp_path / "abs.txt"), workflow_dir) == str(tmp_path / "abs.txt")
 
 
-def test_resolve_shipped_paths_covers_datasets_prompts_model_and_published_paths(tmp_path, monkeypatch):
+def test_resolve_shipped_paths_covers_datasets_prompts_model_published_and_human_paths(tmp_path, monkeypatch):
     (tmp_path / "res").mkdir()
-    for name in ("data.jsonl", "answer.txt", "model.gguf", "samples_graded.json"):
+    for name in ("data.jsonl", "answer.txt", "model.gguf", "samples_graded.json", "samples_human.json"):
         (tmp_path / "res" / name).write_text("x")
     monkeypatch.chdir(tmp_path / "res")
     cfg = {
@@ -130,9 +120,11 @@ def test_resolve_shipped_paths_covers_datasets_prompts_model_and_published_paths
         "llm": {"prompts": {"answer": "res/answer.txt", "grade": None},
                 "generator": {"model_path": "res/model.gguf"}},
         "published": {"graded": "res/samples_graded.json", "ranked": None},
+        "analysis": {"human": "res/samples_human.json"},
     }
     resolve_shipped_paths(cfg, tmp_path)
     assert cfg["datasets"]["d"]["path"] == str(tmp_path / "res" / "data.jsonl")
     assert cfg["llm"]["prompts"] == {"answer": str(tmp_path / "res" / "answer.txt"), "grade": None}
     assert cfg["llm"]["generator"]["model_path"] == str(tmp_path / "res" / "model.gguf")
     assert cfg["published"] == {"graded": str(tmp_path / "res" / "samples_graded.json"), "ranked": None}
+    assert cfg["analysis"]["human"] == str(tmp_path / "res" / "samples_human.json")

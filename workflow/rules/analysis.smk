@@ -6,8 +6,16 @@ from retrieval_response.figures.run_end import announce_results, report_category
 # Correlation and difference tables per segmentation, the figures, the agreement table, and the
 # judge-vs-gold table and figure when some dataset's layout can carry gold answers. (A list, not a
 # function beside rules: see prepare.smk.)
+FIGURE_SEGMENTATIONS = sorted({*ANALYSIS["segmentations"], "ratio"})
+"""The segments tables the figures read: every analysed segmentation, and ratio for the grade figure."""
 ANALYSIS_TARGETS = (
     [
+        "results/analysis/verdict.parquet",
+        VERDICT_TEXT,
+        "results/analysis/traces.json",
+    ]
+    if TRACES
+    else [
         f"results/analysis/{table}_{segmentation}.parquet"
         for segmentation in ANALYSIS["segmentations"]
         for table in ("correlations", "differences")
@@ -52,7 +60,7 @@ if PUBLISHED:
         script:
             "../scripts/collect_published.py"
 
-else:
+elif not TRACES:
 
     rule collect_graded:
         input:
@@ -150,9 +158,30 @@ rule replication:
         "../scripts/replication.py"
 
 
+rule segments:
+    input:
+        graded="results/analysis/graded.parquet",
+    output:
+        segments="results/analysis/segments_{segmentation}.parquet",
+    log:
+        "logs/segments/{segmentation}.log",
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        min_segment_samples=ANALYSIS["min_segment_samples"],
+        finer_keys=ANALYSIS["finer_keys"],
+        targets=ANALYSIS.get("targets"),
+    script:
+        "../scripts/segments.py"
+
+
 rule figures:
     input:
         graded="results/analysis/graded.parquet",
+        segments=expand(
+            "results/analysis/segments_{segmentation}.parquet",
+            segmentation=FIGURE_SEGMENTATIONS,
+        ),
         correlations=expand(
             "results/analysis/correlations_{segmentation}.parquet",
             segmentation=ANALYSIS["segmentations"],
@@ -180,6 +209,7 @@ rule figures:
         "../../envs/plot.yaml"
     params:
         segmentations=ANALYSIS["segmentations"],
+        figure_segmentations=FIGURE_SEGMENTATIONS,
         corr_types=ANALYSIS["corr_types"],
         min_segment_samples=ANALYSIS["min_segment_samples"],
         embedders=EMBEDDERS,

@@ -57,6 +57,9 @@ startup_check(
     PeriodicityDetector().is_periodic,
 )
 startup_check(checks.check_config, config, CONFIG_FILE)
+# Traces files are read record by record: once, in the main process (a dry run too).
+if workflow.is_main_process:
+    startup_check(checks.check_trace_records, config)
 plan.resolve_beir_folders(config)
 startup_check(plan.resolve_run_codes, config, CONFIG_FILE)
 # Credentials and query tokens of api_base go to the jobs through the environment, not through
@@ -69,7 +72,8 @@ PUBLISHED = config.get("published")
 LLM = config["llm"]
 ANALYSIS = config["analysis"]
 SHARDS = shard_names(LLM["shards"])
-HUMAN_GRADES = plan.human_grades_file(config)
+HUMAN_GRADES = config["analysis"]["human"]
+TRACES = plan.traces_mode(config)
 
 
 wildcard_constraints:
@@ -96,10 +100,11 @@ def dataset_source(wildcards):
     return dataset.get("path") or dataset["ir_datasets_id"]
 
 
-def dataset_source_file(wildcards):
-    """The dataset's source file as a rule input; none for the ir_datasets layout (read by its id
-    from the package's cache, checked at start-up)."""
-    return DATASETS[wildcards.dataset].get("path", [])
+def dataset_source_files(wildcards):
+    """Every file the dataset is read from, as rule inputs (a BEIR or TREC dataset's qrels, corpus
+    and queries); none for the ir_datasets layout (read by its id from the package's cache).
+    """
+    return plan.dataset_source_files(config, wildcards.dataset)
 
 
 def corpus_level(wildcards):
@@ -135,7 +140,7 @@ def embed_inputs(wildcards):
 
 def rank_inputs(wildcards):
     """Inputs of the rank rule: the texts, plus the vectors of a dense embedder, or the run file and
-    the dataset's source file (the qrels file beside which the corpus lies; none for ir_datasets)
+    the dataset's source files (qrels, corpus and queries, whose ids the run must name; none for ir_datasets)
     of a run; a lexical ranker needs the texts only."""
     inputs = {"texts": f"results/texts/{wildcards.dataset}.parquet"}
     kind = plan.ranker_kind(config, wildcards.dataset, wildcards.embedder)
@@ -145,7 +150,7 @@ def rank_inputs(wildcards):
         )
     elif kind == "run":
         inputs["run"] = DATASETS[wildcards.dataset]["run"]
-        inputs["source"] = dataset_source_file(wildcards)
+        inputs["source"] = dataset_source_files(wildcards)
     if corpus_level(wildcards):
         inputs["corpus"] = f"results/corpus/{wildcards.dataset}.parquet"
     return inputs

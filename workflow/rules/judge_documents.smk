@@ -31,6 +31,8 @@ rule judge_documents:
         ranked=lambda wc: plan.dataset_ranked_files(config, wc.dataset),
         texts=lambda wc: plan.dataset_unit_texts(config, wc.dataset),
         prompts=list(JUDGMENT_PROMPTS.values()),
+        # the check before any LLM call (prepare.smk), as for the other LLM rules
+        ids_checked=IDS_CHECKED,
     output:
         judgments="results/judgments/{dataset}.parquet",
         summary="results/judgments/{dataset}.summary.json",

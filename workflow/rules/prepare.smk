@@ -2,17 +2,22 @@
 
 # The texts table of every dataset of the config. (Target lists are lists, computed once from the
 # config: functions beside rules would fail `snakemake --lint`.)
-TEXTS_TARGETS = [f"results/texts/{name}.parquet" for name in sorted(DATASETS)]
+TEXTS_TARGETS = [
+    f"results/texts/{name}.parquet"
+    for name in sorted(DATASETS)
+    if not plan.is_traces(config, name)
+]
 
-# With several datasets, the LLM rules wait for check_dataset_ids (no query id in two datasets).
-# The input is ancient: a later rerun of the check (a dataset added or re-prepared) replans no
-# LLM job of the datasets that did not change.
-IDS_CHECKED = [ancient("results/texts/ids_checked.json")] if len(DATASETS) > 1 else []
+# The LLM rules wait for check_dataset_ids (rank.smk): no query id in two datasets, and a sample
+# the analysis can use. The input is there with one dataset too, and ancient: a later rerun of
+# the check (a dataset added or re-prepared, a ranking redone) replans no LLM job of the datasets
+# that did not change. A traces config (one dataset, its own checks at start-up) has no such check.
+IDS_CHECKED = [] if TRACES else [ancient("results/texts/ids_checked.json")]
 
 
 rule prepare_dataset:
     input:
-        source=dataset_source_file,
+        source=dataset_source_files,
     output:
         texts="results/texts/{dataset}.parquet",
         report="results/texts/{dataset}.report.json",
@@ -40,7 +45,7 @@ rule prepare_dataset:
 rule prepare_corpus:
     """The corpus of a corpus-level dataset (retrieval: corpus): doc_id, text, in the source's order."""
     input:
-        source=dataset_source_file,
+        source=dataset_source_files,
     output:
         corpus="results/corpus/{dataset}.parquet",
     log:
@@ -54,20 +59,3 @@ rule prepare_corpus:
         source=dataset_source,
     script:
         "../scripts/prepare_corpus.py"
-
-
-rule check_dataset_ids:
-    """No query id in two datasets: checked after prepare, before any LLM call is paid."""
-    input:
-        texts=TEXTS_TARGETS,
-    output:
-        checked="results/texts/ids_checked.json",
-    log:
-        "logs/check_dataset_ids.log",
-    localrule: True
-    conda:
-        "../../envs/prepare.yaml"
-    params:
-        datasets=sorted(DATASETS),
-    script:
-        "../scripts/check_dataset_ids.py"

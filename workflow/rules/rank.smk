@@ -50,6 +50,28 @@ rule retrieve:
         "../scripts/retrieve.py"
 
 
+checkpoint check_dataset_ids:
+    """Before any LLM call: no query id in two datasets, and some ranked sample the analysis keeps
+    (``analysis.judged_only``, read from the config, included). A checkpoint: the LLM jobs take
+    its output as an ancient input, and Snakemake re-plans them once it has run (a rerun of an
+    ancient input's job would otherwise hide every job after it from this run's plan)."""
+    input:
+        texts=TEXTS_TARGETS,
+        ranked=RANKED_TARGETS,
+    output:
+        checked="results/texts/ids_checked.json",
+    log:
+        "logs/check_dataset_ids.log",
+    localrule: True
+    conda:
+        "../../envs/prepare.yaml"
+    params:
+        datasets=sorted(DATASETS),
+        config_file=CONFIG_FILE,
+    script:
+        "../scripts/check_dataset_ids.py"
+
+
 rule ranked:
     """Stop after ranking: every ranked-sample file of the config (no LLM needed)."""
     input:

@@ -8,7 +8,11 @@ pattern, filled with the jobs this config plans), and the run's provenance.
 
 # Job summaries of every LLM job.
 LLM_SUMMARIES = (
-    [str(rules.answer_ideal.output.summary).format(dataset=d) for d in sorted(DATASETS)]
+    [
+        str(rules.answer_ideal.output.summary).format(dataset=d)
+        for d in sorted(DATASETS)
+        if not plan.is_traces(config, d)
+    ]
     + [
         str(rule.output.summary).format(dataset=d, embedder=e, design=s, shard=shard)
         for rule in (rules.answer_topk, rules.grade)
@@ -16,6 +20,7 @@ LLM_SUMMARIES = (
         for shard in SHARDS
     ]
     + JUDGMENT_SUMMARIES
+    + TRACE_GRADE_SUMMARIES
 )
 
 # The benchmark file of every timed job of this config.
@@ -90,13 +95,18 @@ rule run_summary:
         "../scripts/run_summary.py"
 
 
-# Everything the default target builds: in published mode the analysis only, else the ranked and
-# graded samples, the analysis and the run summary.
+# Everything the default target builds: in published mode the analysis only; for traces the verdict,
+# the traces report and the LLM summary; else the ranked and graded samples, the analysis and the
+# run summary.
 ALL_TARGETS = (
     ANALYSIS_TARGETS
     if PUBLISHED
-    else RANKED_TARGETS
-    + GRADED_TARGETS
-    + ANALYSIS_TARGETS
-    + ["results/run_summary.json"]
+    else (
+        ANALYSIS_TARGETS + ["results/llm_summary.json"]
+        if TRACES
+        else RANKED_TARGETS
+        + GRADED_TARGETS
+        + ANALYSIS_TARGETS
+        + ["results/run_summary.json"]
+    )
 )

@@ -13,6 +13,7 @@ manifest = render_figures(
     read_analysis_table(snakemake.input.graded),
     dict(zip(segmentations, map(pl.read_parquet, snakemake.input.correlations), strict=False)),
     dict(zip(segmentations, map(pl.read_parquet, snakemake.input.differences), strict=False)),
+    dict(zip(snakemake.params.figure_segmentations, map(pl.read_parquet, snakemake.input.segments), strict=True)),
     snakemake.output[0],
     corr_types=list(snakemake.params.corr_types),
     min_segment_samples=snakemake.params.min_segment_samples,

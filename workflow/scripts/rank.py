@@ -25,7 +25,7 @@ if ranker["kind"] == "run":
 elif ranker["kind"] == "lexical":
     from retrieval_response.ranking.lexical import bm25_rank_samples
 
-    ranked, report = bm25_rank_samples(texts, ranker["spec"], **common)
+    ranked, report = bm25_rank_samples(texts, ranker["spec"], source=str(ranker["source"]), **common)
 else:
     from retrieval_response.embedding.dataset import vector_lookup
 

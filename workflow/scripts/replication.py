@@ -4,8 +4,8 @@ with verdicts, plain and family-wise adjusted."""
 import _workflow_package  # noqa: F401
 import polars as pl
 
-from retrieval_response.analysis.correlation_tables import resolve_targets
 from retrieval_response.analysis.replication import adjusted_claims, replication, replication_corr_type
+from retrieval_response.analysis.samples import resolve_targets
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log
 from retrieval_response.tables.workflow_tables import read_analysis_table

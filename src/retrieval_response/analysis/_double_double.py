@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from retrieval_response.analysis import measures
+
 _SPLITTER = 134217729.0  # 2^27 + 1
 
 
@@ -108,14 +110,15 @@ def _trade_off_unnormalised(n_p, K, alpha):
     return _add(_times_count(_one_minus(alpha), n_p), (-term[0], -term[1]))
 
 
-_FORMULAS = {
-    "F": (_harmonic, ("n_p", "K", "Np")),
-    "F_e": (_harmonic, ("n_p", "K", "np_2K")),
-    "F_e_partner": (_harmonic, ("n_p", "K", "np_partner")),
-    "T": (_trade_off, ("n_p", "K")),
-    "T_u": (_trade_off_unnormalised, ("n_p", "K")),
-    "T_umbrela": (_trade_off, ("n_p_umbrela", "K")),
+_DOUBLE_DOUBLE = {
+    measures.f_measure: _harmonic,
+    measures.f_estimated: _harmonic,
+    measures.f_estimated_partner: _harmonic,
+    measures.t_measure: _trade_off,
+    measures.t_unnormalised: _trade_off_unnormalised,
 }
+"""The double-double version of each float64 formula with alpha, by the formula; a registry entry
+built from one of them is evaluated with it on the entry's features, in that order."""
 _SCALE_FREE = (_harmonic,)
 """Formulas whose value depends only on the ratios of their counts (they are reduced by their gcd first)."""
 
@@ -126,7 +129,8 @@ TIE_RELATIVE = 2.0**-90
 
 
 def _exact_values(name: str, features: dict[str, np.ndarray], alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(tie-group ranks, centred values), both (A, C), of measure ``name`` per cell and alpha; None without a formula here.
+    """(tie-group ranks, centred values), both (A, C), of registry measure ``name`` per cell and alpha; None when
+    its formula has no double-double version here.
 
     ranks[a, c] = the rank (0, 1, ...) of cell c's tie group in ascending order of the value:
     equal ranks exactly where the values are equal in exact arithmetic at the float alpha. The
@@ -137,10 +141,11 @@ def _exact_values(name: str, features: dict[str, np.ndarray], alpha: np.ndarray)
     cells that are multiples of one another get identical inputs. centred[a, c] = value of cell
     c minus value of cell 0, accurate to about eps of the difference (Pearson's input).
     """
-    if name not in _FORMULAS:
+    measure = measures.MEASURES.get(name)
+    formula = _DOUBLE_DOUBLE.get(measure.formula) if measure is not None else None
+    if formula is None:
         return None
-    formula, columns = _FORMULAS[name]
-    counts = [np.asarray(features[c], np.int64) for c in columns]
+    counts = [np.asarray(features[c], np.int64) for c in measure.features]
     if any(c.size and (c.min() < 0 or c.max() >= MAX_COUNT) for c in counts):
         return None
     if formula in _SCALE_FREE and counts[0].size:

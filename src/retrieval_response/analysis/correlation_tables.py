@@ -4,18 +4,18 @@ Input: a graded table with at least ``id, E, Nc, Np, K, inK`` and one target col
 ``subset`` (else ``id.split('-')[0]``), ``np_2K`` (positives in the top 2K) or a ``ranked``
 table to count it.
 
-Targets (:data:`TARGETS`, the registry :mod:`.targets`): ``grade`` (the paper's 1-5 LLM grade),
+Targets (the registry :mod:`.targets`): ``grade`` (the paper's 1-5 LLM grade),
 ``grade_expected`` (the probability-weighted grade from the grader's log-probabilities), their
 gold-reference counterparts ``grade_gold`` and ``grade_gold_expected`` (graded against the gold
 answers), and three judge-free scores of the top-K answer against the gold answers: ``answer_f1``
 (token F1), ``answer_recall`` (the share of a gold answer's tokens in the answer) and
 ``answer_contains`` (a gold answer occurs in the answer; boolean, read as 0/1). A sample whose target is null (ungraded, no
 log-probabilities, no gold answer) is left out of that target's correlations and counted in
-``n_missing_target``. A target with at most :data:`COUNT_PATH_MAX_VALUES` distinct values goes
+``n_missing_target``. A target with at most :data:`.samples.COUNT_PATH_MAX_VALUES` distinct values goes
 through the cell x value count tables of :mod:`.correlations`; any other through the per-sample
 kernel of :mod:`.sample_correlations`. Both are exact.
 
-Output of :func:`run_analysis`, one pair of tables per segmentation:
+Output of :func:`analysis_tables`, per segmentation:
 
 **correlations** (``results/analysis/correlations_<segmentation>.parquet``), one row per
 segment x target x measure x correlation type:
@@ -40,7 +40,13 @@ ci_low, ci_high, share_positive``; ``difference`` "X-Y" = corr(X) - corr(Y) (sam
 both: paired), ``n`` = the smaller of the two measures' n, ``share_positive`` = share of
 resamples where the difference is > 0.
 
-**resamples** (:func:`analysis_tables` only, ``results/analysis/resamples_<segmentation>.parquet``),
+**segments** (:func:`.samples.segment_table`, ``results/analysis/segments_<segmentation>.parquet``), one
+row per segment x target x measure, left-out ones included: ``segmentation, E, subset, [finer
+keys], segment, target, measure, n, n_missing_target, kept, reason``; ``kept`` = ``n`` >=
+``min_segment_samples`` (the rows the correlations table has), ``reason`` why not
+(``n < <min>: ...``), null where kept.
+
+**resamples** (``results/analysis/resamples_<segmentation>.parquet``),
 one row per correlations row of the chosen corr types: ``segmentation, E, subset, [finer keys],
 segment, target, measure, corr_type, resamples``, the correlation on every bootstrap draw (the
 draws behind ``ci_low, ci_high``), for statistics of several correlations on the same draws
@@ -62,14 +68,12 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 from scipy import stats
 
 from retrieval_response.analysis import measures as measures_module
-from retrieval_response.analysis import targets as target_registry
 from retrieval_response.analysis._double_double import _exact_values
 from retrieval_response.analysis._kernels import _rounding_noise
 from retrieval_response.analysis.bootstrap import (
@@ -84,188 +88,28 @@ from retrieval_response.analysis.correlations import (
     first_max,
     sample_correlation,
     table_correlations,
-    tie_anchors,
 )
-from retrieval_response.analysis.crossfit import crossfit, query_halves
-from retrieval_response.analysis.measures import COMPAT_MODES, JUDGMENT_COLUMNS, MEASURES, add_features
+from retrieval_response.analysis.crossfit import crossfit
+from retrieval_response.analysis.measures import COMPAT_MODES, MEASURES
 from retrieval_response.analysis.sample_correlations import sample_correlations
-from retrieval_response.analysis.segments import assign_segments, segment_keys
+from retrieval_response.analysis.samples import (
+    MeasureCells,
+    default_measures,
+    measure_cells,
+    prepare_samples,
+    resolve_targets,
+    with_segment_keys,
+)
+from retrieval_response.analysis.segments import segment_keys
 from retrieval_response.infra.atomic import write_parquet
-from retrieval_response.infra.errors import InputError
 
-alpha_grid = measures_module.alpha_grid
-
-REQUIRED_COLUMNS = ("id", "E", "Nc", "Np", "K", "inK")
-TARGETS = target_registry.NAMES
-"""Targets the measures are correlated with, in table order (the registry :mod:`.targets`)."""
-COUNT_PATH_MAX_VALUES = 16
-"""Targets with at most this many distinct values use count tables; others the per-sample kernel."""
 NULL_REASONS = ("too_few_samples", "constant_target", "constant_measure")
 """Why a correlation is null, in the order they are checked (module docstring)."""
 PAPER_PEARSON_NOISE = 1e-6
 """Paper mode: Pearson of values spread by at most this (relative) is computed as the paper's code does."""
-_FILE_ROW = "__file_row"
 DIFFERENCES = (("T", "F"), ("T_u", "T"), ("nDCG", "F"), ("F_e", "F"), ("F_e_partner", "F"), ("T", "nDCG"),
                ("eRAG_P", "T"), ("eRAG_P", "F"), ("UDCG", "T"), ("UDCG", "F"), ("T_umbrela", "T"), ("T_umbrela", "F"))
 """Paired differences reported when both measures were computed."""
-
-
-@dataclass
-class PreparedSamples:
-    """Every sample with its segment and query codes, the segments, and the query strata."""
-
-    rows: pl.DataFrame  # seg, q, half, feature columns, target columns
-    segments: pl.DataFrame  # seg, segment keys
-    query_strata: np.ndarray
-
-
-def default_measures(graded: pl.DataFrame, ranked: pl.DataFrame | None = None) -> list[str]:
-    """The registry's ``default`` measures in registry order (F, F_e, T, T_u, nDCG, nDCG@K, RR@K,
-    AP@K, P, R, then the judgment measures): one F_e variant (counted in the ranking when
-    ``ranked`` or ``np_2K`` is there, else the paper's partner lookup ``F_e_partner``), and a
-    measure built from judgments only when its judgment column (``needs``) has a value and, for a
-    ``binary`` measure (eRAG_MRR, eRAG_nDCG), when every value of that column is 0 or 1."""
-    skipped = "F_e_partner" if ranked is not None or "np_2K" in graded.columns else "F_e"
-    values = {c: graded[c].explode().cast(pl.Float64).fill_nan(None).drop_nulls()
-              for c in JUDGMENT_COLUMNS if c in graded.columns}
-    judged = {c for c, v in values.items() if v.len() > 0}
-    binary = {c for c in judged if values[c].is_in([0.0, 1.0]).all()}
-    return [name for name, m in MEASURES.items()
-            if m.default and name != skipped and (m.needs is None or m.needs in (binary if m.binary else judged))]
-
-
-def default_targets(graded: pl.DataFrame) -> list[str]:
-    """Every target of :data:`TARGETS` that is a column of ``graded`` with at least one value (NaN is no value)."""
-    return [
-        name for name in TARGETS
-        if name in graded.columns and graded[name].cast(pl.Float64).fill_nan(None).drop_nulls().len() > 0
-    ]
-
-
-def resolve_targets(graded: pl.DataFrame, targets) -> list[str]:
-    """The targets to correlate: ``targets`` checked against :data:`TARGETS` and the table's
-    columns, or every target with a value when None (:class:`InputError` when there is none, or
-    when a target column is neither numeric nor boolean)."""
-    for name in TARGETS:
-        dtype = graded.schema.get(name)
-        if dtype is not None and not (dtype.is_numeric() or dtype in (pl.Null, pl.Boolean)):
-            raise InputError("graded table", f"column {name}", f"a target must be numeric or boolean, not {dtype}")
-    if targets is None:
-        found = default_targets(graded)
-        if not found:
-            raise InputError("graded table", "column grade", "required by the analysis (no target column has a value)")
-        return found
-    unknown = [t for t in targets if t not in TARGETS]
-    if unknown:
-        raise ValueError(f"targets {unknown}: expected names from {list(TARGETS)}")
-    for name in targets:
-        if name not in graded.columns:
-            raise InputError("graded table", f"column {name}", "required by analysis.targets")
-    return list(dict.fromkeys(targets))
-
-
-def _target_column(samples: pl.DataFrame, name: str, tie_ulps: int) -> pl.Series:
-    """The target as float64, NaN as null, values within ``tie_ulps`` anchored (see tie_anchors)."""
-    column = samples[name].cast(pl.Float64).fill_nan(None)
-    present = column.is_not_null().to_numpy()
-    values = np.full(len(column), np.nan)
-    values[present] = tie_anchors(column.drop_nulls().to_numpy(), tie_ulps)
-    return pl.Series(name, values).fill_nan(None)
-
-
-def prepare_samples(graded, ranked, segmentation, finer_keys, targets, tie_ulps, seed) -> PreparedSamples:
-    """Every sample with its features, segment (of ``segmentation``), query code ``q`` and
-    cross-fitting half, the targets anchored within ``tie_ulps``; the segments; the subset of
-    each query code (the bootstrap's strata)."""
-    for column in REQUIRED_COLUMNS:
-        if column not in graded.columns:
-            raise InputError("graded table", f"column {column}", "required by the analysis")
-    samples = assign_segments(add_features(graded.with_row_index(_FILE_ROW), ranked), segmentation)
-    samples = samples.with_columns(_target_column(samples, name, tie_ulps) for name in targets)
-    keys = segment_keys(finer_keys)
-    segments = (
-        samples.select(keys).unique()
-        .sort([*keys[:-1], pl.col("segment").cast(pl.Float64, strict=False), "segment"])
-        .with_row_index("seg")
-        .with_columns(pl.col("seg").cast(pl.Int64))
-    )
-    queries = samples.group_by("id").agg(pl.col("subset").first()).sort("id")
-    half_a = query_halves(queries["id"].to_numpy(), queries["subset"].to_numpy(), seed)
-    queries = queries.with_row_index("q").with_columns(
-        pl.col("q").cast(pl.Int64), half=pl.Series(np.where(half_a, 0, 1))
-    )
-    rows = samples.join(segments, on=keys, how="left").join(queries.select("id", "q", "half"), on="id", how="left")
-    return PreparedSamples(rows, segments, queries["subset"].to_numpy())
-
-
-@dataclass
-class MeasureCells:
-    """One (measure, target): its kept segments' rows collapsed into cells (distinct feature tuples).
-
-    Segments are indexed 0..S-1 in the order of ``seg``; rows are sorted by (segment, cell).
-    ``target_values`` (G,) and ``counts`` (cells, 2 halves, G) exist on the count path only.
-    """
-
-    seg: np.ndarray  # (S,) segment ids of the kept segments
-    n: np.ndarray  # (S,) samples in the correlation
-    n_missing_target: np.ndarray  # (S,) samples with the measure's features but no target
-    features: dict[str, np.ndarray]  # per cell
-    cell_start: np.ndarray  # (S+1,) cell range of each segment
-    row_start: np.ndarray  # (S+1,) row range of each segment
-    row_cell: np.ndarray
-    row_q: np.ndarray
-    row_half: np.ndarray
-    row_target: np.ndarray
-    row_file: np.ndarray  # the row's position in the graded table
-    target_values: np.ndarray | None
-    counts: np.ndarray | None
-
-
-def measure_cells(prepared: PreparedSamples, measure, target: str, min_segment_samples: int) -> MeasureCells:
-    """The samples of ``measure`` x ``target`` collapsed into cells, in the segments where at
-    least ``min_segment_samples`` samples have both (:class:`MeasureCells`)."""
-    columns = list(measure.features)
-    measured = prepared.rows.select("seg", "q", "half", _FILE_ROW, *columns, y=pl.col(target)).drop_nulls(columns)
-    sizes = (
-        measured.group_by("seg")
-        .agg(
-            n=pl.col("y").is_not_null().sum().cast(pl.Int64),
-            n_missing_target=pl.col("y").is_null().sum().cast(pl.Int64),
-        )
-        .filter(pl.col("n") >= min_segment_samples)
-        .sort("seg")
-        .with_row_index("local")
-    )
-    rows = measured.drop_nulls("y").join(sizes.select("seg", "local"), on="seg", how="inner")
-    cells = rows.select("local", *columns).unique().sort(["local", *columns]).with_row_index("cell")
-    rows = rows.join(cells, on=["local", *columns], how="left").sort("local", "cell")
-    n_segments = len(sizes)
-    target_values = np.unique(rows["y"].to_numpy())
-    cell = rows["cell"].to_numpy().astype(np.int64)
-    half = rows["half"].to_numpy().astype(np.int64)
-    counts = None
-    if len(target_values) > COUNT_PATH_MAX_VALUES:
-        target_values = None
-    else:
-        index = np.searchsorted(target_values, rows["y"].to_numpy())
-        n_cells, n_values = len(cells), len(target_values)
-        counts = np.bincount((cell * 2 + half) * n_values + index, minlength=n_cells * 2 * n_values)
-        counts = counts.reshape(n_cells, 2, n_values).astype(np.float64)
-    return MeasureCells(
-        seg=sizes["seg"].to_numpy(),
-        n=sizes["n"].to_numpy(),
-        n_missing_target=sizes["n_missing_target"].to_numpy(),
-        features={c: cells[c].to_numpy() for c in columns},
-        cell_start=np.searchsorted(cells["local"].to_numpy(), np.arange(n_segments + 1)),
-        row_start=np.searchsorted(rows["local"].to_numpy(), np.arange(n_segments + 1)),
-        row_cell=cell,
-        row_q=rows["q"].to_numpy().astype(np.int64),
-        row_half=half,
-        row_target=rows["y"].to_numpy(),
-        row_file=rows[_FILE_ROW].to_numpy().astype(np.int64),
-        target_values=target_values,
-        counts=counts,
-    )
 
 
 def segment_curves(measure, cells: MeasureCells, s: int, grid, corr_types, compat, query_weights=None):
@@ -387,19 +231,13 @@ def _bootstrap_measure(measure, cells: MeasureCells, grid, corr_types, compat, a
     return out
 
 
-def run_analysis(graded: pl.DataFrame, **options) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Correlations and paired differences tables: :func:`analysis_tables` without the resamples."""
-    correlations, differences, _ = analysis_tables(graded, **options)
-    return correlations, differences
-
-
 def analysis_tables(
     graded: pl.DataFrame,
     *,
     segmentation: str,
     alpha_grid: str | np.ndarray,
     corr_types=CORR_TYPES,
-    min_segment_samples: int = 300,
+    min_segment_samples: int,
     finer_keys=(),
     bootstrap_resamples: int = 1000,
     seed: int = 0,
@@ -412,7 +250,7 @@ def analysis_tables(
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Correlations, paired differences and resampled correlations (see the module docstring for the columns).
 
-    ``alpha_grid``: a spec for :func:`alpha_grid` or the sorted grid itself; ``segmentation``
+    ``alpha_grid``: a spec for :func:`.measures.alpha_grid` or the sorted grid itself; ``segmentation``
     "fit" or "ratio"; a (segment, measure, target) enters when at least ``min_segment_samples``
     samples have the measure and the target; ``measures`` defaults to :func:`default_measures`,
     ``targets`` to :func:`default_targets`; ``compat`` "exact" or "paper" (module docstring).
@@ -469,10 +307,10 @@ def analysis_tables(
             )
     keys = segment_keys(finer_keys)
     segments = prepared.segments.with_columns(segmentation=pl.lit(segmentation))
-    correlations = _finish(pl.concat(correlation_parts), segments, keys, CORRELATION_COLUMNS)
-    differences = _finish(_differences(boots, target_names, corr_types, ci_level), segments, keys, DIFFERENCE_COLUMNS)
+    correlations = with_segment_keys(pl.concat(correlation_parts), segments, keys, CORRELATION_COLUMNS)
+    differences = with_segment_keys(_differences(boots, target_names, corr_types, ci_level), segments, keys, DIFFERENCE_COLUMNS)
     resampled = _resample_table(boots, corr_types, [c for c in resample_corr_types if c in corr_types])
-    resampled = _finish(resampled, segments, keys, RESAMPLE_COLUMNS)
+    resampled = with_segment_keys(resampled, segments, keys, RESAMPLE_COLUMNS)
     return correlations, differences, resampled
 
 
@@ -548,12 +386,6 @@ def _resample_table(boots: dict, corr_types: list[str], kept: list[str]) -> pl.D
                 "corr_type": [corr_type] * len(seg), "resamples": draws.tolist(),
             }, schema=schema))
     return pl.concat(parts)
-
-
-def _finish(table: pl.DataFrame, segments: pl.DataFrame, keys: list[str], columns: tuple[str, ...]) -> pl.DataFrame:
-    """Attach the segmentation and segment keys; rows by segment, then in the order computed."""
-    merged = table.join(segments, on="seg", how="left")
-    return merged.sort("seg", maintain_order=True).select("segmentation", *keys, *columns)
 
 
 def write_analysis(correlations: pl.DataFrame, differences: pl.DataFrame, correlations_path: str | os.PathLike,

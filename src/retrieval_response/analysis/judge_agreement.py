@@ -63,7 +63,7 @@ SCHEMA = {
     "subset": pl.String, "n": pl.Int64, "n_queries": pl.Int64, "n_contains": pl.Int64,
     **{f"{name}{suffix}": pl.Float64 for name in STATISTICS for suffix in ("", "_ci_low", "_ci_high")},
 }
-_COLUMNS = {**{name: TARGETS[name].dtype for name in (*SCORES, "answer_f1", "answer_recall", "answer_contains")},
+_COLUMNS = {**{name: target.dtype for name, target in TARGETS.items()},
             "ideal_f1": pl.Float64, "ideal_contains": pl.Float64}
 
 

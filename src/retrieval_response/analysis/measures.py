@@ -32,6 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from retrieval_response.analysis.ranked_lists import dcg, flat_dcg, flatten, ideal_dcg, precision, recall
+
 PARTNER_EPSILON = 1e-10
 """Added to the partner's positives in ``F_e_partner`` in paper mode, as in the paper's code."""
 
@@ -67,16 +69,6 @@ def alpha_grid(spec: str) -> np.ndarray:
 
 def _column(alpha: np.ndarray) -> np.ndarray:
     return np.asarray(alpha, dtype=np.float64)[:, None]
-
-
-def precision(n_p: np.ndarray, K: np.ndarray) -> np.ndarray:
-    """P = n_p / K."""
-    return np.asarray(n_p, np.float64) / np.asarray(K, np.float64)
-
-
-def recall(n_p: np.ndarray, Np: np.ndarray) -> np.ndarray:
-    """R = n_p / Np."""
-    return np.asarray(n_p, np.float64) / np.asarray(Np, np.float64)
 
 
 def f_measure(n_p: np.ndarray, K: np.ndarray, Np: np.ndarray, alpha: np.ndarray) -> np.ndarray:
@@ -140,39 +132,26 @@ def t_unnormalised(n_p: np.ndarray, K: np.ndarray, alpha: np.ndarray) -> np.ndar
     return (1.0 - a) * n - a * (np.asarray(K, np.float64) - n)
 
 
-def _discounts(depth: int) -> np.ndarray:
-    """1/log2(i+1) for ranks i = 1..depth."""
-    return 1.0 / np.log2(np.arange(2, depth + 2, dtype=np.float64))
-
-
-def _ideal_dcg(n_relevant: np.ndarray) -> np.ndarray:
-    """IDCG(m) = sum_{i=1..m} 1/log2(i+1), summed left to right (IDCG(0) = 0)."""
-    m = np.asarray(n_relevant, np.int64)
-    table = np.concatenate([[0.0], np.cumsum(_discounts(int(m.max(initial=0))))])
-    return table[m]
-
-
-def dcg(inK: pl.Series) -> np.ndarray:
-    """DCG = sum_{i=1..K} inK_i / log2(i+1), summed left to right, per sample of a list column."""
-    lengths = inK.list.len().to_numpy().astype(np.int64)
-    flat = inK.explode().to_numpy().astype(np.float64)
-    owner = np.repeat(np.arange(len(lengths)), lengths)
-    position = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return np.bincount(owner, weights=flat * _discounts(int(lengths.max(initial=0)))[position], minlength=len(lengths))
-
-
 def ndcg_paper(inK: pl.Series) -> np.ndarray:
     """nDCG (paper) = DCG / IDCG(n_p): ideal over the n_p positives retrieved; 0 when n_p = 0."""
     gain = dcg(inK)
-    ideal = _ideal_dcg(inK.list.sum().to_numpy())
+    ideal = ideal_dcg(inK.list.sum().to_numpy())
     return np.divide(gain, ideal, out=np.zeros_like(gain), where=ideal > 0)
+
+
+def _known_np(Np: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(Np as int64 with 0 where unknown, whether Np is known): Np is unknown (NaN, from a null)
+    for samples without a count of relevant documents, such as production traces."""
+    values = np.asarray(Np, np.float64)
+    known = ~np.isnan(values)
+    return np.where(known, values, 0).astype(np.int64), known
 
 
 def ndcg_at_k(inK: pl.Series, Np: np.ndarray, K: np.ndarray) -> np.ndarray:
     """nDCG@K (standard) = DCG / IDCG(min(Np, K)): ideal over all Np positives, cut at K (not at
     the length of ``inK``, which is shorter when the ranker retrieved fewer than K, as in
-    trec_eval's ndcg_cut); NaN (undefined) when Np = 0."""
-    ideal = _ideal_dcg(np.minimum(np.asarray(Np, np.int64), np.asarray(K, np.int64)))
+    trec_eval's ndcg_cut); NaN (undefined) when Np = 0 or unknown."""
+    ideal = ideal_dcg(np.minimum(_known_np(Np)[0], np.asarray(K, np.int64)))
     return np.divide(dcg(inK), ideal, out=np.full(len(ideal), np.nan), where=ideal > 0)
 
 
@@ -193,26 +172,19 @@ def graded_ndcg_at_k(grades: pl.Series, ideal_grades: pl.Series, K: np.ndarray) 
     return np.divide(dcg(gains["top"]), ideal, out=np.full(len(ideal), np.nan), where=ideal > 0)
 
 
-def _hits(inK: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Flattened 0/1 relevance, its sample index and its 1-based rank, of a list column."""
-    lengths = inK.list.len().to_numpy().astype(np.int64)
-    flat = inK.explode().to_numpy().astype(np.float64)
-    owner = np.repeat(np.arange(len(lengths)), lengths)
-    rank = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths) + 1
-    return flat, owner, rank
-
-
 def reciprocal_rank_at_k(inK: pl.Series, Np: np.ndarray) -> np.ndarray:
-    """RR@K = 1 / rank of the first positive in the top K, 0 if none; NaN (undefined) when Np = 0."""
-    flat, owner, rank = _hits(inK)
+    """RR@K = 1 / rank of the first positive in the top K, 0 if none; NaN (undefined) when Np = 0.
+    Defined without Np: an unknown Np (NaN) gives the value."""
+    flat, owner, rank = flatten(inK)
     first = np.full(len(inK), np.inf)
     np.minimum.at(first, owner[flat > 0], rank[flat > 0].astype(np.float64))
-    return np.where(np.asarray(Np, np.int64) > 0, 1.0 / first, np.nan)
+    values, known = _known_np(Np)
+    return np.where(known & (values == 0), np.nan, 1.0 / first)
 
 
 def average_precision_at_k(inK: pl.Series, Np: np.ndarray) -> np.ndarray:
-    """AP@K = sum_{i<=K} inK_i * P@i / Np (truncated AP with |R| = Np); NaN (undefined) when Np = 0."""
-    flat, owner, rank = _hits(inK)
+    """AP@K = sum_{i<=K} inK_i * P@i / Np (truncated AP with |R| = Np); NaN (undefined) when Np = 0 or unknown."""
+    flat, owner, rank = flatten(inK)
     lengths = inK.list.len().to_numpy().astype(np.int64)
     running = np.cumsum(flat)
     before = np.concatenate([[0.0], running])[np.cumsum(lengths) - lengths]
@@ -238,11 +210,8 @@ eRAG utility (the one-text answer's judge-free score), UDCG utility (1 - P(NO-RE
 def _flat(values: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Flattened float values (NaN for null or NaN), owner sample, 1-based rank, and per-sample
     completeness (no value missing) of a list column whose lists are non-empty (one per top-K)."""
-    lengths = values.list.len().to_numpy().astype(np.int64)
-    flat = values.explode().cast(pl.Float64).fill_null(np.nan).to_numpy()
-    owner = np.repeat(np.arange(len(lengths)), lengths)
-    rank = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths) + 1
-    missing = np.bincount(owner, weights=np.isnan(flat), minlength=len(lengths))
+    flat, owner, rank = flatten(values.cast(pl.List(pl.Float64)))
+    missing = np.bincount(owner, weights=np.isnan(flat), minlength=len(values))
     return flat, owner, rank, missing == 0
 
 
@@ -298,9 +267,8 @@ def erag_ndcg(utility: pl.Series) -> np.ndarray:
     NaN when a utility is missing or is not 0 or 1."""
     flat, owner, rank, binary = _binary(utility)
     gains = np.where(flat == 1.0, 1.0, 0.0)
-    dcg_value = np.bincount(owner, weights=gains * _discounts(int(rank.max(initial=0)))[rank - 1],
-                            minlength=len(binary))
-    ideal = _ideal_dcg(np.bincount(owner, weights=gains, minlength=len(binary)).astype(np.int64))
+    dcg_value = flat_dcg(gains, owner, rank, len(binary))
+    ideal = ideal_dcg(np.bincount(owner, weights=gains, minlength=len(binary)).astype(np.int64))
     value = np.divide(dcg_value, ideal, out=np.zeros_like(dcg_value), where=ideal > 0)
     return np.where(binary, value, np.nan)
 
@@ -331,10 +299,8 @@ def umbrela_ndcg(labels: pl.Series) -> np.ndarray:
     every gain is 0; NaN when a label is missing."""
     flat, owner, rank, complete = _flat(labels)
     gain = np.exp2(np.nan_to_num(flat)) - 1.0
-    discount = _discounts(int(rank.max(initial=0)))
-    dcg_value = np.bincount(owner, weights=gain * discount[rank - 1], minlength=len(complete))
-    order = np.lexsort((-gain, owner))
-    ideal = np.bincount(owner[order], weights=gain[order] * discount[rank - 1], minlength=len(complete))
+    dcg_value = flat_dcg(gain, owner, rank, len(complete))
+    ideal = flat_dcg(gain[np.lexsort((-gain, owner))], owner, rank, len(complete))
     value = np.divide(dcg_value, ideal, out=np.zeros_like(dcg_value), where=ideal > 0)
     return np.where(complete, value, np.nan)
 
@@ -390,13 +356,15 @@ class Measure:
     alpha-family F, F_e, T ...; empty otherwise). ``features`` names the per-sample columns of
     :func:`add_features` its value depends on. ``evaluate(features, alpha, compat)`` takes a dict
     of 1-d feature arrays, the alpha grid and a mode of :data:`COMPAT_MODES`, and returns shape
-    (len(alpha), n) for measures with alpha and (1, n) for the others; it is None for a measure
-    only the ranked-list evaluator computes (its value needs judgments a graded sample lacks).
-    ``evaluator_computes``: the ranked-list evaluator reports it under this name. ``default``: the
+    (len(alpha), n) for measures with alpha and (1, n) for the others; ``formula`` is the float64
+    function of this module it evaluates (exact mode's double-double arithmetic is keyed by it,
+    :mod:`._double_double`). ``default``: the
     analysis correlates it unless told otherwise; ``needs``: the judgment column of
     :data:`JUDGMENT_COLUMNS` it is built from (the analysis correlates it by default only when that
     column holds a value, and, with ``binary``, only when every such value is 0 or 1).
-    ``heatmaps``: the segmentations whose heatmap figures draw it.
+    ``heatmaps``: the segmentations whose heatmap figures draw it. ``needs_Np``: its value needs
+    Np = |R|, the number of relevant documents of the query, which production traces do not give
+    (docs/TRACES.md): where Np is unknown it is not computable, never filled in.
     """
 
     name: str
@@ -404,11 +372,12 @@ class Measure:
     features: tuple[str, ...] = ()
     parameters: tuple[str, ...] = ()
     evaluate: Callable[[dict[str, np.ndarray], np.ndarray], np.ndarray] | None = None
-    evaluator_computes: bool = False
+    formula: Callable[..., np.ndarray] | None = None
     default: bool = False
     needs: str | None = None
     binary: bool = False
     heatmaps: tuple[str, ...] = ()
+    needs_Np: bool = False
 
     @property
     def has_alpha(self) -> bool:
@@ -441,30 +410,30 @@ def _alpha_measure(name: str, function: Callable[..., np.ndarray], *columns: str
                    **options) -> Measure:
     wrap = _with_alpha_and_compat if compat else _with_alpha
     return Measure(name, function.__doc__, features=columns, parameters=("alpha",), evaluate=wrap(function, *columns),
-                   **options)
+                   formula=function, **options)
 
 
 def _feature_measure(name: str, function: Callable[..., np.ndarray], **options) -> Measure:
-    return Measure(name, function.__doc__, features=(name,), evaluate=_identity(name), **options)
+    return Measure(name, function.__doc__, features=(name,), evaluate=_identity(name), formula=function, **options)
 
 
 MEASURES: dict[str, Measure] = {
     m.name: m
     for m in [
-        _alpha_measure("F", f_measure, "n_p", "K", "Np", default=True, heatmaps=("fit", "ratio")),
+        _alpha_measure("F", f_measure, "n_p", "K", "Np", default=True, needs_Np=True, heatmaps=("fit", "ratio")),
         _alpha_measure("F_e", f_estimated, "n_p", "K", "np_2K", default=True, heatmaps=("ratio",)),
         _alpha_measure("F_e_partner", f_estimated_partner, "n_p", "K", "np_partner", compat=True, default=True,
                        heatmaps=("ratio",)),
         _alpha_measure("T", t_measure, "n_p", "K", compat=True, default=True, heatmaps=("fit", "ratio")),
         _alpha_measure("T_u", t_unnormalised, "n_p", "K", default=True, heatmaps=("ratio",)),
         _feature_measure("nDCG", ndcg_paper, default=True, heatmaps=("fit", "ratio")),
-        _feature_measure("nDCG@K", ndcg_at_k, evaluator_computes=True, default=True),
-        _feature_measure("RR@K", reciprocal_rank_at_k, evaluator_computes=True, default=True),
-        _feature_measure("AP@K", average_precision_at_k, evaluator_computes=True, default=True),
+        _feature_measure("nDCG@K", ndcg_at_k, default=True, needs_Np=True),
+        _feature_measure("RR@K", reciprocal_rank_at_k, default=True),
+        _feature_measure("AP@K", average_precision_at_k, default=True, needs_Np=True),
         Measure("P", precision.__doc__, features=("n_p", "K"), evaluate=_without_alpha(precision, "n_p", "K"),
-                default=True),
+                formula=precision, default=True),
         Measure("R", recall.__doc__, features=("n_p", "Np"), evaluate=_without_alpha(recall, "n_p", "Np"),
-                default=True),
+                formula=recall, default=True, needs_Np=True),
         _feature_measure("eRAG_P", erag_precision, default=True, needs="erag_utility", heatmaps=("ratio",)),
         _feature_measure("eRAG_success", erag_success, default=True, needs="erag_utility"),
         _feature_measure("eRAG_MRR", erag_mrr, default=True, needs="erag_utility", binary=True),
@@ -473,25 +442,23 @@ MEASURES: dict[str, Measure] = {
         _alpha_measure("T_umbrela", t_measure, "n_p_umbrela", "K", compat=True, default=True, needs="umbrela_label",
                        heatmaps=("ratio",)),
         Measure("P_umbrela", "P_umbrela = n_p_umbrela / K, n_p_umbrela = texts of the top K labelled >= 2 by UMBRELA",
-                features=("n_p_umbrela", "K"), evaluate=_without_alpha(precision, "n_p_umbrela", "K"), default=True,
+                features=("n_p_umbrela", "K"), evaluate=_without_alpha(precision, "n_p_umbrela", "K"), formula=precision,
+                default=True,
                 needs="umbrela_label"),
         _feature_measure("nDCG_umbrela", umbrela_ndcg, default=True, needs="umbrela_label"),
-        Measure("P@K", "P@K = relevant ids in the first K / K (K even when fewer came back)", evaluator_computes=True),
-        Measure("P_upper@K", "P@K counting every unjudged id in the first K as relevant", evaluator_computes=True),
-        Measure("R@K", "R@K = relevant ids in the first K / |R|; undefined when |R| = 0", evaluator_computes=True),
-        Measure("bpref@K", "bpref over the first K as in trec_eval; undefined when |R| = 0", evaluator_computes=True),
-        Measure("judged@K", "judged ids in the first K / ids in the first K; undefined for none",
-                evaluator_computes=True),
     ]
 }
-"""The one vocabulary of measures, by name, in figure order: the analysis correlates the
-``correlatable`` ones, the ranked-list evaluator reports the ``evaluator_computes`` ones (``P`` and
-``P@K`` differ only in that the graded sample always holds K ids), the figures draw them in this
-order. ``F_e`` counts np_2K in the ranking; ``F_e_partner`` is the paper's lookup. ``eRAG_*``,
-``UDCG`` and ``*_umbrela`` are built from the document judgments (:data:`JUDGMENT_COLUMNS`)."""
+"""The one vocabulary of measures, by name, in figure order: the analysis correlates them, the
+figures draw them in this order. ``F_e`` counts np_2K in the ranking; ``F_e_partner`` is the
+paper's lookup. ``eRAG_*``, ``UDCG`` and ``*_umbrela`` are built from the document judgments
+(:data:`JUDGMENT_COLUMNS`)."""
 
-RANKED_LIST_MEASURES: tuple[str, ...] = tuple(m.name for m in MEASURES.values() if m.evaluator_computes)
-"""Names the ranked-list evaluator reports, in registry order."""
+NEEDS_NP: tuple[str, ...] = tuple(m.name for m in MEASURES.values() if m.needs_Np)
+"""Measures whose value needs Np = |R| (not computable on traces without qrels), in registry order."""
+
+NOT_COMPUTABLE = ("not computable: it needs Np, the number of relevant documents of the query, which these samples "
+                  "do not give (traces without qrels); no value is filled in")
+"""Why a measure of :data:`NEEDS_NP` has no value on samples without Np (the verdict's reason, the traces report)."""
 
 
 def heatmap_measures(segmentation: str) -> tuple[str, ...]:

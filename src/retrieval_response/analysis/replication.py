@@ -44,8 +44,8 @@ import polars as pl
 
 from retrieval_response.analysis import measures as measures_module
 from retrieval_response.analysis.bootstrap import max_t, percentile_interval
-from retrieval_response.analysis.correlation_tables import default_measures
 from retrieval_response.analysis.crossfit_bootstrap import query_resampling, resampled_correlations
+from retrieval_response.analysis.samples import default_measures
 from retrieval_response.analysis.segments import FINER_KEYS
 
 HIGH_RATIO = 2.0
@@ -53,8 +53,6 @@ HIGH_RATIO = 2.0
 AROUND_ONE = 1.0
 """Largest K/Np segment label counted as "around 1 or lower" (C2's T-nDCG); "below 1" is below it."""
 SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"
-SPREAD_MEASURES = ("F", "T", "nDCG", "F_e", "F_e_partner")
-"""Measures whose spread across embedders and across subsets x K/Np segments C4 compares."""
 COLUMNS = ("conclusion", "subset", "segment", "target", "E", "difference", "value", "ci_low", "ci_high",
            "verdict", "detectable", "value_crossfit", "p_adjusted", "verdict_adjusted")
 CELL_KEYS = ("conclusion", "subset", "segment", "target", "E", "difference")
@@ -87,6 +85,9 @@ CLAIMS = (
     Claim("C3 F_e beats F at high K/Np", "F_e_partner", "F", (), HIGH_RATIO, np.inf),
 )
 """Conclusions 1-3 as paired differences in the paper's direction, with the segments that test them."""
+SPREAD_MEASURES = tuple(name for name in measures_module.MEASURES if any(name in (c.first, c.second) for c in CLAIMS))
+"""The measures of the claims, in registry order: C4 compares their spread across embedders and
+across subsets x K/Np segments."""
 
 
 def replication_corr_type(corr_types) -> str:

@@ -73,14 +73,15 @@ def assign_segments(samples: pl.DataFrame, segmentation: str) -> pl.DataFrame:
     return out.with_columns(segment=segment_labels(out, segmentation))
 
 
-def segment_sizes(samples: pl.DataFrame, keys: list[str], min_segment_samples: int) -> pl.DataFrame:
-    """Per segment: ``n`` graded rows (grade not null), ``n_ungraded``, and ``kept`` = n >= min.
+def too_few(minimum: int) -> str:
+    """The word of a segment left out for its size: ``n < <minimum>``."""
+    return f"n < {minimum}"
 
-    Sorted by the keys. Only graded rows count towards ``min_segment_samples``.
-    """
-    return (
-        samples.group_by(keys)
-        .agg(n=pl.col("grade").is_not_null().sum().cast(pl.Int64), n_ungraded=pl.col("grade").is_null().sum().cast(pl.Int64))
-        .with_columns(kept=pl.col("n") >= min_segment_samples)
-        .sort(keys)
-    )
+
+def kept_and_reason(n: pl.Expr, min_segment_samples: int) -> list[pl.Expr]:
+    """The one rule of segment size: ``kept`` = ``n`` >= ``min_segment_samples``, and ``reason``,
+    null where kept, else "n < <min>: fewer than <min> samples with the measure and the target"."""
+    kept = n >= min_segment_samples
+    reason = (f"{too_few(min_segment_samples)}: fewer than {min_segment_samples} samples with the measure "
+              "and the target")
+    return [kept.alias("kept"), pl.when(kept).then(pl.lit(None, pl.String)).otherwise(pl.lit(reason)).alias("reason")]

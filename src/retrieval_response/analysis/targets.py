@@ -40,6 +40,14 @@ TARGETS: dict[str, Target] = {
     "grade_gold_expected": Target(pl.Float64, "probability-weighted grade of grade_gold from its log-probabilities",
                                   "the expected gold grade (grade log-probabilities)", "expected gold grade",
                                   judge=True),
+    "grade_context": Target(pl.Int64, "the 1-5 LLM grade of a trace's answer against its retrieved texts, with no "
+                            "ideal answer (traces: no positives to write one from)", "the LLM grade against the "
+                            "retrieved texts", "context grade", judge=True),
+    "grade_context_expected": Target(pl.Float64, "probability-weighted grade of grade_context from its "
+                                     "log-probabilities", "the expected context grade (grade log-probabilities)",
+                                     "expected context grade", judge=True),
+    "feedback": Target(pl.Float64, "the users' feedback on a trace's answer (a number, or a label mapped to one)",
+                       "the users' feedback", "feedback"),
     "answer_f1": Target(pl.Float64, "token F1 of the top-K answer against the gold answers (max over them)",
                         "the answer token F1", "answer F1"),
     "answer_recall": Target(pl.Float64, "share of a gold answer's tokens found in the top-K answer (max over gold "

@@ -8,9 +8,9 @@ text its ``title`` and ``text`` joined by a newline (the ``text`` alone without 
 its ``text``; a record type without a ``text`` field gives its ``default_text()``. Grades are kept,
 the rows get the subset ``I``. Every bad record is one InputError naming ``ir_datasets <id> <docs |
 queries | qrels>``, the record (``record N``, 1-based in the package's order) and the rule: a
-blank or non-string text, a blank id, a repeated id, a non-integer grade, a repeated (query,
-document) judgement, a judged id absent from the corpus or the queries, or a record the package
-itself fails to read.
+blank or non-string text, a blank id, a repeated id, a grade that is not an integer within +-100
+(``judged_corpus.grade``), a repeated (query, document) judgement, a judged id absent from the
+corpus or the queries, or a record the package itself fails to read.
 
 The package downloads a dataset's files on first use into its cache (``IR_DATASETS_HOME``,
 default ``~/.ir_datasets``). Without permission to download, reading runs inside
@@ -29,7 +29,7 @@ from contextlib import contextmanager, nullcontext
 
 import polars as pl
 
-from retrieval_response.datasets.judged_corpus import Judgement, joined_text, texts_table, unique_texts
+from retrieval_response.datasets.judged_corpus import Judgement, grade, joined_text, texts_table, unique_texts
 from retrieval_response.infra.errors import InputError
 
 SUBSET = "I"
@@ -187,16 +187,14 @@ def texts_of(dataset_id: str, kind: str, read: Callable[[], Iterable], id_field:
 
 
 def judgements_of(dataset_id: str, read: Callable[[], Iterable]) -> list[Judgement]:
-    """Judgements of the qrels records of ``read()``; InputError for a blank id or a non-integer grade."""
+    """Judgements of the qrels records of ``read()``; InputError for a blank id or a grade that
+    :func:`~.judged_corpus.grade` refuses."""
     source = source_name(dataset_id, "qrels")
     judgements = []
     for label, record in records(source, read):
         query_id = record_id(source, label, record, "query_id")
         document_id = record_id(source, label, record, "doc_id")
-        grade = record.relevance
-        if not isinstance(grade, int) or isinstance(grade, bool):
-            raise InputError(source, label, f"relevance {grade!r} must be an integer")
-        judgements.append((query_id, document_id, grade, label))
+        judgements.append((query_id, document_id, grade(source, label, record.relevance), label))
     return judgements
 
 

@@ -20,19 +20,21 @@ file names documents by these ids).
 A query without judgements is left out (counted as ``queries_without_judgements``). Rows get
 the id ``<subset>-<n>`` (subset ``B`` or ``T`` unless one is given, n the query's 0-based
 position in the queries file) and ``source_id`` = the query's id. Every bad record is one InputError naming the file,
-the line and the rule: a malformed line, a missing or non-integer score, a repeated id, a
+the line and the rule: a malformed line, a missing score, one that is not an ASCII integer within
++-``GRADE_BOUND`` (:func:`grade`), a repeated id, a
 repeated (query, document) judgement, or a judged id absent from the corpus or the queries.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
 
 from retrieval_response.datasets.validation import TEXTS_COLUMNS, TEXTS_SCHEMA, check_unique, required_id, required_string
 from retrieval_response.infra.errors import InputError
-from retrieval_response.infra.json_records import existing_file, iter_json_lines, read_text
+from retrieval_response.infra.json_records import existing_file, iter_json_lines, read_text, text_lines
 
 BEIR_SUBSET, TREC_SUBSET = "B", "T"
 """The subsets (id prefixes) of the two layouts' rows when the config names none."""
@@ -49,24 +51,42 @@ Judgement = tuple[str, str, int, str]
 
 
 def lines_of(path: Path) -> list[tuple[str, str]]:
-    """(``line N`` label, line) of every non-blank line of ``path`` (1-based numbers, blanks counted)."""
+    """(``line N`` label, line) of every non-blank line of ``path`` (1-based numbers, blanks counted;
+    lines of ``json_records.text_lines``)."""
     text = read_text(existing_file(path))
-    return [(f"line {number}", line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    return [(f"line {number}", line) for number, line in enumerate(text_lines(text), start=1) if line.strip()]
 
 
-def grade(path: Path, label: str, value: str) -> int:
-    """A relevance grade: an integer, written in decimal; InputError otherwise."""
-    try:
-        return int(value)
-    except ValueError:
-        raise InputError(path, label, f"relevance {value!r} must be an integer") from None
+GRADE_BOUND = 100
+"""A relevance grade lies in [-GRADE_BOUND, GRADE_BOUND]: gains 2^g - 1 of nDCG stay finite and
+exact enough to sum (2^100 ~ 1.3e30), far beyond any judging scale in use (TREC's go up to 4)."""
+ASCII_INTEGER = re.compile(r"-?[0-9]+")
+"""How a grade is written in a qrels file: an optional minus and ASCII digits, nothing else
+(trec_eval's ``atoi`` reads ``1_0`` as 1 and ``\u0663`` as 0, Python's ``int`` as 10 and 3)."""
+
+
+def grade(path: str | Path, label: str, value: str | int) -> int:
+    """A relevance grade read from a qrels file (``value`` a string) or a qrels record (an int):
+    an integer written as ``ASCII_INTEGER`` within +-``GRADE_BOUND``. InputError naming ``path``
+    and ``label`` otherwise (``1_0``, a digit of another script, ``2.0``, ``+1``, a boolean, 2000)."""
+    if isinstance(value, str) and ASCII_INTEGER.fullmatch(value):
+        number = int(value) if len(value) <= 12 else GRADE_BOUND + 1
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    else:
+        written = " written in ASCII digits (an optional '-' then 0-9)" if isinstance(value, str) else ""
+        raise InputError(path, label, f"relevance {value!r} must be an integer{written}")
+    if abs(number) > GRADE_BOUND:
+        raise InputError(path, label, f"relevance {value!r} is outside [-{GRADE_BOUND}, {GRADE_BOUND}], "
+                                      "the bound of a grade (nDCG's gain 2^grade - 1 must stay finite)")
+    return number
 
 
 def jsonl_texts(path: Path, id_key: str, with_title: bool) -> dict[str, str]:
     """{id: text} of a JSON-lines file of records ``id_key`` + ``text`` (+ optional ``title``)."""
     source = existing_file(path)
     ids, labels, texts = [], [], []
-    for record in iter_json_lines(source, read_text(source).splitlines()):
+    for record in iter_json_lines(source, text_lines(read_text(source))):
         ids.append(required_id(source, record, id_key))
         labels.append(record.label)
         text = required_string(source, record, "text")
@@ -147,7 +167,7 @@ def beir_answers(path: Path) -> dict[str, list[str]]:
     InputError naming the record for answers of another type."""
     source = existing_file(path)
     answers = {}
-    for record in iter_json_lines(source, read_text(source).splitlines()):
+    for record in iter_json_lines(source, text_lines(read_text(source))):
         metadata = record.data.get("metadata")
         if not isinstance(metadata, dict):
             continue
@@ -267,6 +287,50 @@ def read_trec(path: str | Path, level: str | None, subset: str | None = None) ->
     documents = companion_texts(qrels, "documents")
     queries = companion_texts(qrels, "queries")
     return texts_table(qrels, subset or TREC_SUBSET, trec_judgements(qrels), queries, documents)
+
+
+def source_files(layout: str, path: str | Path) -> list[str]:
+    """Every file a dataset of ``layout`` named by ``path`` is read from, for a rule's inputs: the
+    qrels file of a ``beir`` or ``trec`` dataset (``path``, a BEIR folder already resolved to its
+    qrels file by ``plan.resolve_beir_folders``), then its corpus and queries: ``corpus.jsonl``
+    and ``queries.jsonl`` of the BEIR folder, or the ``documents`` and ``queries`` files beside the
+    TREC qrels file that exist (the reader names a missing or doubled one); ``[path]`` for any
+    other layout. Reads no file."""
+    source = Path(path)
+    if layout == "beir" and source.is_file():
+        folder = source.parent.parent
+        return [str(source), str(folder / "corpus.jsonl"), str(folder / "queries.jsonl")]
+    if layout == "trec":
+        beside = [source.parent / f"{stem}.{suffix}" for stem in ("documents", "queries") for suffix in ("jsonl", "tsv")]
+        return [str(source), *(str(file) for file in beside if file.is_file())]
+    return [str(source)]
+
+
+def corpus_file(layout: str, path: str | Path) -> Path | None:
+    """The documents file of a ``beir`` (its folder or qrels file ``path``) or ``trec`` dataset
+    (``documents.jsonl`` or ``documents.tsv`` beside the qrels file); None when it cannot be told
+    (no such file, or both), which the reader reports. Reads no file."""
+    source = Path(path)
+    if layout == "beir":
+        folder = source if source.is_dir() else source.parent.parent
+        return folder / "corpus.jsonl" if (folder / "corpus.jsonl").is_file() else None
+    found = [source.parent / f"documents.{suffix}" for suffix in ("jsonl", "tsv")
+             if (source.parent / f"documents.{suffix}").is_file()]
+    return found[0] if layout == "trec" and len(found) == 1 else None
+
+
+def has_records(path: Path, count: int) -> int:
+    """The number of non-blank lines of ``path`` (JSON lines or TSV records), counted up to ``count``
+    only: a start-up check reads a corpus's first records, not the whole file."""
+    seen, tail = 0, b""
+    with path.open("rb") as handle:
+        while seen < count and (block := handle.read(1 << 16)):
+            lines = (tail + block).split(b"\n")
+            tail = lines.pop()
+            seen += sum(1 for line in lines if line.strip())
+        if seen < count and tail.strip():
+            seen += 1
+    return min(seen, count)
 
 
 def judged_texts(layout: str, path: str | Path, kind: str) -> dict[str, str]:

@@ -24,7 +24,7 @@ from retrieval_response.datasets import (
     natural_questions,
     published_texts,
 )
-from retrieval_response.datasets.sampling import no_usable_query, sample_judged_queries, sample_queries
+from retrieval_response.datasets.sampling import no_usable_query, repeated_texts, sample_judged_queries, sample_queries
 from retrieval_response.datasets.text_budget import apply_text_budget
 from retrieval_response.datasets.validation import drop_repeated_negatives
 from retrieval_response.infra.errors import InputError
@@ -44,7 +44,10 @@ READERS: dict[str, Reader] = {
     "trec": judged_corpus.read_trec,
     "ir_datasets": ir_datasets_layout.read,
 }
-LAYOUTS = tuple(READERS)
+TRACES_LAYOUT = "traces"
+"""A deployed system's logs (``datasets.traces``): read into texts and traces tables by the
+``prepare_traces`` rule, analysed without Np (docs/TRACES.md); not a reader of this registry."""
+LAYOUTS = (*READERS, TRACES_LAYOUT)
 LAYOUTS_WITHOUT_GOLD = ("arxiv_parquet", "arxiv_snapshot", "trec", "ir_datasets")
 """Layouts whose texts tables never carry gold answers (the others may)."""
 ARXIV_LAYOUTS = ("arxiv_parquet", "arxiv_snapshot")
@@ -53,7 +56,7 @@ CORPUS_LAYOUTS = ("beir", "trec", "ir_datasets")
 """Layouts with a corpus of documents by id: the ones a run file can rank and a dataset can
 retrieve from (``retrieval: corpus``)."""
 NUMBERED_SUBSETS = {"beir": judged_corpus.BEIR_SUBSET, "trec": judged_corpus.TREC_SUBSET,
-                    "ir_datasets": ir_datasets_layout.SUBSET}
+                    "ir_datasets": ir_datasets_layout.SUBSET, TRACES_LAYOUT: "Tr"}
 """The default subset of each layout that numbers its rows ``<subset>-<n>`` (n the query's
 position), so that two datasets of such layouts share ids unless their subsets differ."""
 
@@ -81,11 +84,11 @@ def check_options(
     unknown layout. Called when a file is read and, at start-up, with the config file as ``path``
     and ``key`` = ``config key datasets.<name>.``.
     """
-    if layout not in READERS:
+    if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
-    if subset is not None and layout not in ("generic", *CORPUS_LAYOUTS):
+    if subset is not None and layout not in ("generic", *CORPUS_LAYOUTS, TRACES_LAYOUT):
         rule = (f"layout {layout!r} takes its subsets from the data; 'subset' applies to "
-                f"{', '.join(('generic', *CORPUS_LAYOUTS))} only")
+                f"{', '.join(('generic', *CORPUS_LAYOUTS, TRACES_LAYOUT))} only")
         raise InputError(path, f"{key}subset", rule)
     if level == "sentence" and layout == "hotpotqa_ircot":
         rule = "the IRCoT layout has no sentence labels; use level: paragraph"
@@ -150,17 +153,26 @@ def prepare(
     The report is sample_queries' report plus ``source`` (path, or ir_datasets id), ``layout``, ``level``,
     ``source_notes`` (what the adapter dropped or left out, by reason) and ``text_budget``
     (:func:`~.text_budget.apply_text_budget`: the sampled queries' candidate texts cut to their
-    first sentences within ``text_words`` words; None keeps them whole). Skipped queries are only
-    counted, but a file none of whose queries is usable raises InputError.
+    first sentences within ``text_words`` words; None keeps them whole). Duplicates are judged on
+    the texts as written out: a sampled query two of whose texts become one after the repair or
+    the budget is skipped as ``duplicate_text`` and the sampling is redone without it (by seed,
+    so its place goes to the next query). Skipped queries are only counted, but a file none of
+    whose queries is usable raises InputError.
     """
     texts, notes = read_with_notes(layout, path, level=level, subset=subset, allow_downloads=allow_downloads)
-    sampled, report = sample_queries(texts, n_queries=n_queries, seed=seed, designs=designs)
-    if report["usable"] == 0:
-        raise no_usable_query(path, texts, report)
-    repaired = None
-    if repair_texts is not None:
-        sampled, repaired = repair_texts(sampled)
-    sampled, budget = apply_text_budget(sampled, text_words)
+    repeated: set[str] = set()
+    while True:  # a query whose texts repeat once shortened is a duplicate_text: sample again without it
+        sampled, report = sample_queries(texts, n_queries=n_queries, seed=seed, designs=designs, repeated=repeated)
+        if report["usable"] == 0:
+            raise no_usable_query(path, texts, report, repeated)
+        repaired = None
+        if repair_texts is not None:
+            sampled, repaired = repair_texts(sampled)
+        sampled, budget = apply_text_budget(sampled, text_words)
+        newly = set(sampled.filter(repeated_texts())["id"].to_list())
+        if not newly:
+            break
+        repeated |= newly
     return sampled, {"source": str(path), "layout": layout, "level": level, **report, "source_notes": notes,
                      "text_repair": repaired, "text_budget": budget}
 

@@ -8,7 +8,9 @@ query serving none is skipped for one reason, the first that applies:
 
 - ``duplicate_text``: the same text twice among the positives, or a text that is both a
   positive and a negative (it would be ranked twice and counted twice in P and R); texts are
-  compared exactly. Repeated negatives are not a reason: ``layouts`` drops them beforehand;
+  compared exactly, as the LLM and the embedder see them: after a text budget or repair has
+  shortened them (``layouts.prepare``), which can make two different texts one. Repeated
+  negatives are not a reason: ``layouts`` drops them beforehand;
 - ``fewer_positives_than_Np``: len(p) < Np for every design;
 - ``too_few_candidates``: some design has Np <= len(p), but each such design lacks negatives
   (len(n) < Nc - Np), i.e. len(p) + len(n) < Nc with the positives capped at Np.
@@ -24,6 +26,7 @@ queries with smaller keys. The output is sorted by id.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from pathlib import Path
 
 import polars as pl
@@ -63,11 +66,13 @@ def repeated_texts() -> pl.Expr:
     )
 
 
-def feasibility(texts: pl.DataFrame, designs: list[tuple[int, int]]) -> pl.DataFrame:
-    """Per query: ``distinct`` (no repeated text), ``enough_p_<design>`` (also len(p) >= Np) and
-    ``serves_<design>`` (also len(n) >= Nc - Np)."""
+def feasibility(texts: pl.DataFrame, designs: list[tuple[int, int]], repeated: Collection[str] = ()) -> pl.DataFrame:
+    """Per query: ``distinct`` (no repeated text, and not among the ids ``repeated``: queries whose
+    texts repeat once shortened), ``enough_p_<design>`` (also len(p) >= Np) and ``serves_<design>``
+    (also len(n) >= Nc - Np)."""
     distinct, n_pos, n_neg = pl.col("distinct"), pl.col("p").list.len(), pl.col("n").list.len()
-    return texts.select("id", "p", "n", (~repeated_texts()).alias("distinct")).select(
+    unrepeated = ~repeated_texts() & ~pl.col("id").is_in(pl.Series(list(repeated), dtype=pl.String).implode())
+    return texts.select("id", "p", "n", unrepeated.alias("distinct")).select(
         "id",
         "distinct",
         *[(distinct & (n_pos >= np_)).alias(f"enough_p_{design_name(nc, np_)}") for nc, np_ in designs],
@@ -115,9 +120,12 @@ def bottom_k(ids: pl.Series, n_queries: int | None, seed: int) -> pl.Series:
 
 
 def sample_queries(
-    texts: pl.DataFrame, *, n_queries: int | None, seed: int, designs: list[tuple[int, int]]
+    texts: pl.DataFrame, *, n_queries: int | None, seed: int, designs: list[tuple[int, int]],
+    repeated: Collection[str] = (),
 ) -> tuple[pl.DataFrame, dict]:
     """Usable queries of ``texts`` (serving at least one design), ``n_queries`` of them sampled by seed.
+    The ids ``repeated`` count as ``duplicate_text`` whatever their texts here (their texts repeat
+    once shortened: ``layouts.prepare``).
 
     Returns the sampled rows sorted by id and a report: ``read``, ``usable``, ``sampled``,
     ``skipped`` {reason: count}, ``designs`` [[Nc, Np]], ``per_design_usable`` and
@@ -129,7 +137,7 @@ def sample_queries(
     """
     designs = list(dict.fromkeys((int(nc), int(np_)) for nc, np_ in designs))
     check_designs(designs)
-    usable, skipped, per_design_usable, per_design_skipped = skip_counts(feasibility(texts, designs), designs)
+    usable, skipped, per_design_usable, per_design_skipped = skip_counts(feasibility(texts, designs, repeated), designs)
     candidates = texts.filter(usable)
     sampled = sample_usable(candidates, n_queries, seed)
     report = {
@@ -205,8 +213,9 @@ def skip_summary(dataset: str, report: dict) -> tuple[str, bool]:
     return line, loses
 
 
-def no_usable_query(path: str | Path, texts: pl.DataFrame, report: dict) -> InputError:
-    """The InputError for a file none of whose queries serves a design, naming its first query and why."""
+def no_usable_query(path: str | Path, texts: pl.DataFrame, report: dict, repeated: Collection[str] = ()) -> InputError:
+    """The InputError for a file none of whose queries serves a design, naming its first query and
+    why (``repeated``: the ids whose texts repeat once shortened, as in :func:`sample_queries`)."""
     skipped = ", ".join(f"{reason} {count}" for reason, count in report["skipped"].items())
     if texts.height == 0:
         return InputError(path, "file", "no query could be built from the file")
@@ -214,7 +223,10 @@ def no_usable_query(path: str | Path, texts: pl.DataFrame, report: dict) -> Inpu
     n_pos, n_neg = len(first["p"]), len(first["n"])
     min_np = min(np_ for _, np_ in report["designs"])
     designs = ", ".join(design_name(nc, np_) for nc, np_ in report["designs"])
-    if texts.head(1).select(repeated_texts()).item():
+    if first["id"] in repeated:
+        why = ("two of its texts become one within the text budget (or repair): a text occurs twice among the "
+               "positives or as both a positive and a negative")
+    elif texts.head(1).select(repeated_texts()).item():
         why = "a text occurs twice among the positives or as both a positive and a negative"
     elif n_pos < min_np:
         why = f"{n_pos} positives, fewer than Np={min_np} for every design ({designs})"

@@ -12,7 +12,8 @@ K >= Np) and ``all`` (every sample). Within a family:
    intervals), alpha chosen again inside each resample on its own halves: the intervals carry the
    choice of alpha.
 3. Measures that cannot take part are ``undecided`` with a reason: too few samples, queries or
-   resamples, a target with one value, a constant measure, an eRAG measure at K = 1 only (its
+   resamples, a target with one value, a measure that needs Np on samples without it (traces
+   without qrels: ``not computable``), a constant measure, an eRAG measure at K = 1 only (its
    answer is the top-1 answer itself), a measure defined on fewer samples than the family, or a
    measure that orders the samples exactly as another (its correlation is that measure's by
    construction; ``same_as`` names the one compared: a measure without alpha when there is one).
@@ -38,9 +39,9 @@ import polars as pl
 
 from retrieval_response.analysis import measures as measures_module
 from retrieval_response.analysis.bootstrap import max_t, percentile_interval
-from retrieval_response.analysis.correlation_tables import default_measures, resolve_targets
 from retrieval_response.analysis.crossfit_bootstrap import order_ranks, query_resampling, resampled_correlations
-from retrieval_response.analysis.measures import MEASURES
+from retrieval_response.analysis.measures import MEASURES, NOT_COMPUTABLE
+from retrieval_response.analysis.samples import default_measures, resolve_targets
 
 SEGMENTATIONS = ("fit", "all")
 """The segmentations a verdict is given for: narrow and wide, and all samples together."""
@@ -124,11 +125,15 @@ def _equivalence_reason(family: pl.DataFrame, name: str, same_as: str) -> str:
     pairs = family.select("K", "Np").unique()
     by_construction = f"so its correlation is {same_as}'s by construction, not a finding"
     counts_only = {"n_p", "K", "Np"}.issuperset({*MEASURES[name].features, *MEASURES[same_as].features})
+    if family["Np"].is_null().all() and family["K"].n_unique() == 1 and counts_only:
+        return (f"orders the samples exactly as {same_as}: at the one K = {family['K'][0]} of this segment (and no Np) "
+                f"both depend on the number of relevant documents in the top K alone, {by_construction}")
     if pairs.height == 1 and counts_only:
         k, np_ = pairs.row(0)
         return (f"orders the samples exactly as {same_as}: with one (K, Np) = ({k}, {np_}) in this segment both "
                 f"depend on the number of positives in the top K alone, {by_construction}")
-    if family["Np"].n_unique() == 1 and MEASURES[name].has_alpha and MEASURES[same_as].has_alpha:
+    one_np = family["Np"].n_unique() == 1 and family["Np"].null_count() == 0
+    if one_np and MEASURES[name].has_alpha and MEASURES[same_as].has_alpha:
         return (f"orders the samples exactly as {same_as} at some alpha for every alpha of either: with one Np "
                 f"({family['Np'][0]}) in this segment both are functions of (positives in the top K, K), "
                 f"{by_construction}")
@@ -187,6 +192,9 @@ def _decide_family(base: dict, family: pl.DataFrame, names: list[str], results: 
     orders = _orders(family, present, grid, compat)
     rows, candidates, seen = {}, [], {}
     for name in sorted(names, key=lambda name: MEASURES[name].has_alpha):
+        if MEASURES[name].needs_Np and family["Np"].is_null().all():
+            rows[name] = _undecided(base, name, 0, NOT_COMPUTABLE)
+            continue
         if name not in results:
             rows[name] = _undecided(base, name, 0, f"fewer than {min_segment_samples} samples with this measure "
                                     "and the target (analysis.min_segment_samples)")
@@ -259,7 +267,9 @@ def verdict_table(
     names = measures or default_measures(graded, ranked)
     target_names = resolve_targets(graded, targets)
     out = []
-    for segmentation in SEGMENTATIONS:
+    # narrow and wide compare K with Np: without Np (traces) the verdict is given on all samples only
+    segmentations = SEGMENTATIONS if graded["Np"].is_not_null().any() else ("all",)
+    for segmentation in segmentations:
         resamples = bootstrap_resamples if bootstrap_resamples >= MIN_RESAMPLES else 0  # too few: undecided anyway
         resampling = query_resampling(graded, ranked, segmentation, target_names, compat, seed, resamples)
         prepared = resampling.prepared

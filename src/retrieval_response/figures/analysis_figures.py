@@ -27,8 +27,9 @@ segmentation, target), never from the data:
 
 Tables may carry a ``target`` column (values in ``TARGETS``; absent means ``grade``) and a
 ``null_reason`` column. Empty panels and cells say why in one vocabulary (``labels.empty_terms``):
-``n < <minimum>`` (a segment below the minimum sample count: not in the tables, counted from the
-graded table) and ``undefined`` (a null value, with its ``null_reason``) are left out and listed;
+``n < <minimum>`` (a segment, target and measure below the minimum sample count: not in the
+correlation tables, read from the analysis's segments table, which says so) and ``undefined``
+(a null value, with its ``null_reason``) are left out and listed;
 ``not run`` (an embedder, subset and segment without any sample) is not left out: a heatmap shows
 a white cell or no row, a forest plot no dot, and the manifest lists it under ``not_run``. Signed
 values use one diverging colour scale per kind, centred on 0 with fixed limits. A figure with
@@ -82,12 +83,14 @@ def _codes(graded: pl.DataFrame, registry: dict | None) -> dict[str, dict[str, s
 
 
 def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], differences: dict[str, pl.DataFrame],
-               *, corr_types: list[str], min_segment_samples: int,
+               segments: dict[str, pl.DataFrame], *, corr_types: list[str], min_segment_samples: int,
                embedders: dict | None = None, verdict: pl.DataFrame | None = None
                ) -> tuple[dict[str, Figure], Manifest]:
     """Every figure that has something to draw, by file name (the verdict figures first), and the manifest.
 
-    ``correlations`` / ``differences`` map a segmentation ("fit", "ratio") to its table. The
+    ``correlations`` / ``differences`` / ``segments`` map a segmentation ("fit", "ratio") to its
+    table; ``segments`` (``analysis.samples.segment_table``) decides which segments are
+    left out and why, and ``segments["ratio"]`` which the grade figure draws. The
     heatmaps of fit segments show every type in ``corr_types``; the other figures the first
     type of ``corr_types`` that the table has (the paper's figures are Spearman). ``embedders``:
     the config's embedder registry, to say what its codes stand for. ``verdict``: the verdict
@@ -99,12 +102,13 @@ def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], diff
         figures |= verdict_figures(verdict, manifest)
         manifest.verdict_figure = VERDICT_FIGURE if figures[VERDICT_FIGURE] is not None else None
         manifest.verdict_text = verdict_text(verdict, (HEADLINE_SEGMENT,))
-    figures["grades_ratio.png"] = grades_figure(graded, manifest)
+    gaps_by = {segmentation: gaps_of(table) for segmentation, table in segments.items()}
+    if "ratio" in segments:
+        figures["grades_ratio.png"] = grades_figure(graded, segments["ratio"], gaps_by["ratio"], manifest)
     for segmentation, raw in correlations.items():
         table = prepare_table(raw, CORRELATION_COLUMNS, f"correlations_{segmentation}")
-        finer = finer_keys_of(table)
-        gaps = gaps_of(graded, segmentation, finer, min_segment_samples, table)  # a table may list small ones
-        record_small(manifest, gaps.small, segmentation, finer)
+        gaps = gaps_by[segmentation]
+        record_small(manifest, gaps.small, segmentation, finer_keys_of(segments[segmentation]))
         record_absent(manifest, gaps, segmentation)
         if table.is_empty():
             manifest.leave_out(f"{segmentation} figures", small_reason(
@@ -129,14 +133,15 @@ def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], diff
 
 
 def render_figures(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], differences: dict[str, pl.DataFrame],
-                   folder: str | os.PathLike, *, corr_types: list[str], min_segment_samples: int,
+                   segments: dict[str, pl.DataFrame], folder: str | os.PathLike, *, corr_types: list[str],
+                   min_segment_samples: int,
                    embedders: dict | None = None, verdict: pl.DataFrame | None = None) -> Manifest:
     """Write every figure with something to draw (see the module docstring) and the manifest
     (figures.json, figures.html) into ``folder``; return the manifest. ``embedders``: the
     config's embedder registry (what the codes stand for); ``verdict``: the verdict table."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    figures, manifest = figure_set(graded, correlations, differences, corr_types=corr_types,
+    figures, manifest = figure_set(graded, correlations, differences, segments, corr_types=corr_types,
                                    min_segment_samples=min_segment_samples, embedders=embedders, verdict=verdict)
     for name, figure in figures.items():
         save_png(figure, folder / name)

@@ -45,8 +45,8 @@ def fit_heatmap_figure(table: pl.DataFrame, gaps: Gaps, target: str, corr_types:
     column = cell_key(["group", "segment"]).alias("column")
     rows = rows.with_columns(column)
     by_type = pl.DataFrame({"corr_type": types})
-    cell_gaps = Gaps(gaps.small.with_columns(column).join(by_type, how="cross"),
-                     gaps.absent.with_columns(column).join(by_type, how="cross"), gaps.never_run)
+    small = gaps.small.filter(pl.col("target") == target).with_columns(column).join(by_type, how="cross")
+    absent = gaps.absent.with_columns(column).join(by_type, how="cross")
     layout = CellLayout(["corr_type", "E"], [f"{c}\x1f{e}" for c in types for e in embedders], "column",
                         [f"{g}\x1f{s}" for g in groups for s in FIT_SEGMENTS])
     row_labels = [f"{CORR_LABELS[c]}  {e}" if len(types) > 1 else e for c in types for e in embedders]
@@ -58,6 +58,7 @@ def fit_heatmap_figure(table: pl.DataFrame, gaps: Gaps, target: str, corr_types:
             manifest.leave_out(name, f"{NOT_COMPUTED}: measure not in the correlation table; panel not drawn",
                                measure=measure)
             continue
+        cell_gaps = Gaps(small.filter(pl.col("measure") == measure), absent, gaps.never_run, gaps.sizes)
         cells = heatmap_cells(part, cell_gaps, layout, manifest.min_segment_samples)
         panels.append(HeatmapPanel(measure, cells.values, cells.text, cells.notes, row_labels,
                                    with_sizes(col_labels, cells.common), len(embedders) if len(types) > 1 else 0,

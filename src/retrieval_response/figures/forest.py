@@ -6,7 +6,8 @@ from __future__ import annotations
 import polars as pl
 from matplotlib.figure import Figure
 
-from retrieval_response.analysis.correlation_tables import TARGETS
+from retrieval_response.analysis.segments import too_few
+from retrieval_response.analysis.targets import NAMES
 from retrieval_response.figures.labels import (
     CORR_LABELS,
     NOT_COMPUTED,
@@ -14,7 +15,6 @@ from retrieval_response.figures.labels import (
     TARGET_LABELS,
     TARGET_SHORT,
     UNDEFINED,
-    too_few,
 )
 from retrieval_response.figures.layout import figure_footer
 from retrieval_response.figures.manifest import Manifest
@@ -64,7 +64,8 @@ def _forest_rows(rows: pl.DataFrame, gaps: Gaps, groups: list[str], columns: lis
         panels = []
         for (t, s), title in zip(columns, titles, strict=False):
             here = (pl.col("group") == group) & (pl.col("segment") == s)
-            panel_gaps = Gaps(gaps.small.filter(here), gaps.absent.filter(here), gaps.never_run)
+            panel_gaps = Gaps(gaps.small.filter(here, pl.col("target") == t), gaps.absent.filter(here),
+                              gaps.never_run, gaps.sizes)
             panels.append(_forest_panel(title, in_group.filter(pl.col("target") == t, pl.col("segment") == s),
                                         panel_gaps, minimum))
         grid.append(ForestRow(group, panels))
@@ -112,7 +113,7 @@ def fit_forest_figure(table: pl.DataFrame, gaps: Gaps, corr_type: str, manifest:
     """Each measure's correlation with its bootstrap interval on narrow / wide segments: panel
     rows = subsets, columns = target x {narrow, wide}, a dot per embedder; ``corr_type`` only."""
     rows = table.filter(pl.col("corr_type") == corr_type, pl.col("segment").is_in(FIT_SEGMENTS))
-    targets = [t for t in TARGETS if t in set(rows["target"].to_list())]
+    targets = [t for t in NAMES if t in set(rows["target"].to_list())]
     columns = [(t, s) for t in targets for s in FIT_SEGMENTS]
     titles = [f"{TARGET_SHORT[t]}: {s}" for t, s in columns]
     what = " / ".join(TARGET_LABELS[t] for t in targets)

@@ -8,12 +8,12 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
-from retrieval_response.analysis.segments import segment_labels, with_subset_and_level
-from retrieval_response.figures.labels import NOT_RUN, too_few
+from retrieval_response.analysis.segments import kept_and_reason, segment_labels, too_few, with_subset_and_level
+from retrieval_response.figures.labels import NOT_RUN
 from retrieval_response.figures.layout import SHARE_SCALE, figure_footer, panel_words
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel, heatmap_figure
-from retrieval_response.figures.tables import Gaps, gaps_of, n_range, ratio_order, record_small, require, small_reason
+from retrieval_response.figures.tables import Gaps, finer_keys_of, n_range, ratio_order, require, small_reason
 
 GRADES: tuple[int, ...] = (1, 2, 3, 4, 5)
 
@@ -33,12 +33,24 @@ class GradeDistribution:
     sizes: np.ndarray
 
 
-def grade_distribution_matrix(graded: pl.DataFrame, *, min_segment_samples: int) -> GradeDistribution:
-    """Grade shares per (embedder, K/Np segment) over rows with a grade.
+def grade_segments(segments: pl.DataFrame, minimum: int) -> pl.DataFrame:
+    """``E, subset, segment, n, kept, reason`` of a ratio segments table
+    (``analysis.samples.segment_table``): n = the samples with a grade, as the analysis
+    counts them (the largest n of a measure with the target ``grade``; P and R have every sample),
+    summed over the finer keys; kept and reason by the analysis's rule
+    (:func:`~retrieval_response.analysis.segments.kept_and_reason`)."""
+    keys = ["E", "subset", *finer_keys_of(segments), "segment"]
+    return (
+        segments.filter(pl.col("target") == "grade").group_by(keys).agg(pl.col("n").max())
+        .group_by("E", "subset", "segment").agg(pl.col("n").sum())
+        .with_columns(kept_and_reason(pl.col("n"), minimum)).sort("E", "subset", "segment")
+    )
 
-    A segment (E, round(K/Np, 1)) is kept when it has >= ``min_segment_samples`` graded
-    rows; each kept (embedder, segment) column of 5 shares sums to 1.
-    """
+
+def grade_distribution_matrix(graded: pl.DataFrame, sizes: pl.DataFrame) -> GradeDistribution:
+    """Grade shares per (embedder, K/Np segment) over rows with a grade, in the segments ``sizes``
+    keeps (``E, segment, n, kept``: :func:`grade_segments` of one subset); each kept (embedder,
+    segment) column of 5 shares sums to 1, and its size is the n of ``sizes``."""
     require(graded, ("E", "Np", "K", "grade"), "graded")
     rows = graded.filter(pl.col("grade").is_not_null()).select("E", "Np", "K", "grade")
     outside = rows.filter(~pl.col("grade").is_in(GRADES))
@@ -46,8 +58,7 @@ def grade_distribution_matrix(graded: pl.DataFrame, *, min_segment_samples: int)
         raise ValueError(f"graded: grade {outside['grade'][0]} outside the scale {GRADES[0]}..{GRADES[-1]}")
     rows = rows.with_columns(segment_labels(rows, "ratio"))
     counts = rows.group_by("E", "segment", "grade").len()
-    sizes = counts.group_by("E", "segment").agg(pl.col("len").sum().alias("size"))
-    kept = sizes.filter(pl.col("size") >= min_segment_samples)
+    kept = sizes.filter(pl.col("kept")).select("E", "segment", size=pl.col("n"))
     embedders = sorted(kept["E"].unique().to_list())
     segments = ratio_order(kept["segment"].to_list())
     fractions = np.full((len(embedders), len(GRADES), len(segments)), np.nan)
@@ -93,16 +104,18 @@ def _grade_panel(subset: str, dist: GradeDistribution, gaps: Gaps, minimum: int)
     )
 
 
-def grades_figure(graded: pl.DataFrame, manifest: Manifest, name: str = "grades_ratio.png") -> Figure | None:
-    """Grade distribution per K/Np segment, a panel per subset; None if no subset
-    has a segment with enough graded samples (recorded in ``manifest``)."""
+def grades_figure(graded: pl.DataFrame, segments: pl.DataFrame, gaps: Gaps, manifest: Manifest,
+                  name: str = "grades_ratio.png") -> Figure | None:
+    """Grade distribution per K/Np segment, a panel per subset, in the segments the ratio
+    segments table ``segments`` keeps for the grade (:func:`grade_segments`; ``gaps``: its
+    :class:`Gaps`); None if no subset has one (recorded in ``manifest``)."""
     samples = with_subset_and_level(graded)
     minimum = manifest.min_segment_samples
-    gaps = gaps_of(graded, "ratio", [], minimum)
-    record_small(manifest, gaps.small, "ratio", [])
+    sizes = grade_segments(segments, minimum)
     panels = []
     for subset in sorted(samples["subset"].unique().to_list()):
-        dist = grade_distribution_matrix(samples.filter(pl.col("subset") == subset), min_segment_samples=minimum)
+        dist = grade_distribution_matrix(samples.filter(pl.col("subset") == subset),
+                                         sizes.filter(pl.col("subset") == subset))
         if dist.embedders:
             panels.append(_grade_panel(subset, dist, gaps, minimum))
         else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from retrieval_response.analysis.segments import too_few
 from retrieval_response.analysis.targets import TARGETS
 
 TARGET_LABELS = {name: target.label for name, target in TARGETS.items()}
@@ -25,17 +26,12 @@ CANNOT_DECIDE = "cannot decide"
 """A verdict panel whose family is in the verdict table without any measure it could compare."""
 
 
-def too_few(minimum: int) -> str:
-    """The word for a segment with fewer than ``minimum`` graded samples: ``n < <minimum>``."""
-    return f"n < {minimum}"
-
-
 def empty_terms(minimum: int) -> dict[str, str]:
     """Every word an empty panel or cell can say, with its meaning: the one vocabulary of the
     figures, their captions, figures.json / figures.html and docs/OUTPUTS.md."""
     return {
-        too_few(minimum): f"left out: a segment with fewer than {minimum} graded samples (min_segment_samples); "
-                          "the analysis computes no correlation there",
+        too_few(minimum): f"left out: a segment with fewer than {minimum} samples with the measure and the target "
+                          "(min_segment_samples); the analysis computes no correlation there",
         UNDEFINED: "left out: the correlation is undefined (fewer than 2 samples, a constant measure or target, "
                    "or the table's null_reason, e.g. a target the grader did not return)",
         NOT_RUN: "not left out: no sample of this embedder in this subset and segment (the embedder was not run "
@@ -56,9 +52,9 @@ EMPTY_SHORT = {
 
 def empty_legend(minimum: int, terms, cells: bool = True) -> str:
     """The words of ``terms`` that a figure shows, in short, for its footer:
-    "empty: 'n < 300' = fewer than 300 graded samples, 'undefined' = ... (left out: grey, listed in
+    "empty: 'n < 300' = fewer than 300 samples, 'undefined' = ... (left out: grey, listed in
     figures.json)"; ``cells``: the figure is a heatmap (grey and white cells)."""
-    short = {too_few(minimum): f"fewer than {minimum} graded samples", **EMPTY_SHORT}
+    short = {too_few(minimum): f"fewer than {minimum} samples", **EMPTY_SHORT}
     left_out = [f"'{t}' = {short[t]}" for t in (too_few(minimum), UNDEFINED) if t in terms]
     other = [f"'{t}' = {short[t]}" for t in (NOT_RUN, NOT_COMPUTED, CANNOT_DECIDE) if t in terms]
     parts = ([", ".join(left_out) + f" (left out{': grey' if cells else ''}, listed in figures.json)"]

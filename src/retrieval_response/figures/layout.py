@@ -9,7 +9,8 @@ import numpy as np
 import polars as pl
 from matplotlib.colors import Normalize
 
-from retrieval_response.figures.labels import NOT_COMPUTED, NOT_RUN, UNDEFINED, codes_legend, empty_legend, too_few
+from retrieval_response.analysis.segments import too_few
+from retrieval_response.figures.labels import NOT_COMPUTED, NOT_RUN, UNDEFINED, codes_legend, empty_legend
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel
 from retrieval_response.figures.tables import Gaps, not_run_note
@@ -117,11 +118,6 @@ DIFFERENCE_SCALE = ColourScale("RdBu_r", Normalize(-DIFFERENCE_LIMIT, DIFFERENCE
 """Differences of correlations: diverging, centred on 0, limits +-DIFFERENCE_LIMIT."""
 SHARE_SCALE = ColourScale("YlGnBu", Normalize(0.0, 1.0))
 """Shares of samples (not signed): sequential, 0 to 1."""
-
-
-def all_values(panels: list[HeatmapPanel]) -> np.ndarray:
-    """Every cell value of ``panels``, flattened."""
-    return np.concatenate([p.values.ravel() for p in panels])
 
 
 def figure_footer(manifest: Manifest, words, embedders, groups, never_run: pl.DataFrame | None = None,

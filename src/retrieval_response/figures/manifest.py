@@ -96,7 +96,7 @@ def manifest_html(manifest: Manifest, verdict_png: bytes | None = None) -> str:
         f"<h2>Figures drawn ({len(manifest.drawn)})</h2>\n<table>{cells(['file', 'figure', 'panels'], 'th')}"
         f"{drawn}</table>\n<h2>Words of empty panels and cells</h2>\n"
         f"<table>{cells(['word', 'meaning'], 'th')}{words}</table>\n<h2>Left out ({len(manifest.left_out)})</h2>\n"
-        f"<p>Segments need at least {manifest.min_segment_samples} graded samples.</p>\n"
+        f"<p>Segments need at least {manifest.min_segment_samples} samples with the measure and the target.</p>\n"
         f"<table>{cells(['scope', 'item', 'reason'], 'th')}{left}</table>\n"
         f"<h2>Not run ({len(manifest.not_run)})</h2>\n<p>Embedders, subsets and segments without any sample: "
         "not left out, there is nothing to draw.</p>\n"

@@ -22,12 +22,14 @@ from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel, heatmap_figure
 from retrieval_response.figures.tables import (
     Gaps,
+    difference_gaps,
     is_undefined,
     nothing_to_draw,
     ordered_groups,
     ordered_measures,
     ratio_order,
     split_undefined,
+    target_gaps,
 )
 
 RATIO_HEATMAP_MEASURES: tuple[str, ...] = heatmap_measures("ratio")
@@ -37,9 +39,11 @@ RATIO_HEATMAP_MEASURES: tuple[str, ...] = heatmap_measures("ratio")
 def _ratio_panels(rows: pl.DataFrame, gaps: Gaps, item: str, items: list[str], name: str,
                   manifest: Manifest, mark: pl.Expr | None = None) -> list[HeatmapPanel]:
     """A panel per group: rows = item (measure or difference) x embedder, columns = its K/Np
-    segments; an embedder never run on the group has no rows there."""
+    segments; an embedder never run on the group has no rows there. ``gaps.small`` has a column
+    ``item`` (:func:`~.tables.target_gaps`, :func:`~.tables.difference_gaps`)."""
     by_item = pl.DataFrame({item: items})
-    cell_gaps = Gaps(gaps.small.join(by_item, how="cross"), gaps.absent.join(by_item, how="cross"), gaps.never_run)
+    cell_gaps = Gaps(gaps.small.filter(pl.col(item).is_in(items)), gaps.absent.join(by_item, how="cross"),
+                     gaps.never_run, gaps.sizes)
     panels = []
     for group in ordered_groups(rows):
         part = rows.filter(pl.col("group") == group)
@@ -51,7 +55,7 @@ def _ratio_panels(rows: pl.DataFrame, gaps: Gaps, item: str, items: list[str], n
         layout = CellLayout([item, "E"], [f"{i}\x1f{e}" for i in items for e in embedders], "segment",
                             ratio_order(part["segment"].to_list()))
         in_group = Gaps(*(f.filter(pl.col("group") == group) for f in (cell_gaps.small, cell_gaps.absent)),
-                        gaps.never_run)
+                        gaps.never_run, gaps.sizes)
         cells = heatmap_cells(part, in_group, layout, manifest.min_segment_samples, mark)
         panels.append(HeatmapPanel(group, cells.values, cells.text, cells.notes,
                                    [f"{i}  {e}" for i in items for e in embedders],
@@ -79,7 +83,7 @@ def ratio_heatmap_figure(table: pl.DataFrame, gaps: Gaps, target: str, corr_type
     if split_undefined(rows, "measure", name, manifest).is_empty():
         return nothing_to_draw(manifest, name, rows)
     measures = ordered_measures(rows["measure"].unique().to_list())
-    panels = _ratio_panels(rows, gaps, "measure", measures, name, manifest)
+    panels = _ratio_panels(rows, target_gaps(gaps, target), "measure", measures, name, manifest)
     manifest.drawn.append({"file": name, "figure": f"correlation with {TARGET_SHORT[target]} per K/Np segment",
                            "segmentation": "ratio", "target": target, "corr_types": [corr_type],
                            "panels": [p.title for p in panels]})
@@ -101,7 +105,8 @@ def ratio_difference_figure(table: pl.DataFrame, gaps: Gaps, target: str, corr_t
     differences = rows["difference"].unique(maintain_order=True).to_list()  # the analysis's order
     excludes_zero = (pl.col("ci_low") > 0) | (pl.col("ci_high") < 0)
     mark = pl.when(excludes_zero.fill_null(False)).then(pl.lit("*")).otherwise(pl.lit(""))
-    panels = _ratio_panels(rows, gaps, "difference", differences, name, manifest, mark)
+    panels = _ratio_panels(rows, difference_gaps(gaps, target, differences), "difference", differences, name,
+                           manifest, mark)
     manifest.drawn.append({"file": name, "figure": f"differences of correlations with {TARGET_SHORT[target]} "
                            "per K/Np segment", "segmentation": "ratio", "target": target,
                            "corr_types": [corr_type], "panels": [p.title for p in panels]})

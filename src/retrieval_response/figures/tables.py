@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from retrieval_response.analysis.correlation_tables import TARGETS
 from retrieval_response.analysis.measures import MEASURES
-from retrieval_response.analysis.segments import FINER_KEYS, assign_segments, segment_keys, segment_sizes
-from retrieval_response.figures.labels import NOT_RUN, UNDEFINED, too_few
+from retrieval_response.analysis.segments import FINER_KEYS, segment_keys, too_few
+from retrieval_response.analysis.targets import NAMES
+from retrieval_response.figures.labels import NOT_RUN, UNDEFINED
 from retrieval_response.figures.manifest import Manifest
 
 MEASURE_ORDER: tuple[str, ...] = tuple(MEASURES)
@@ -45,21 +45,21 @@ def with_group(table: pl.DataFrame, finer: list[str]) -> pl.DataFrame:
 def prepare_table(table: pl.DataFrame, columns, name: str) -> pl.DataFrame:
     """``table`` with ``target`` (``grade`` where the table has none) and ``group`` columns.
 
-    Rejects missing ``columns`` and targets outside :data:`TARGETS` (ValueError naming ``name``).
+    Rejects missing ``columns`` and targets outside :data:`NAMES` (ValueError naming ``name``).
     """
     require(table, columns, name)
     if "target" not in table.columns:
         table = table.with_columns(target=pl.lit("grade"))
-    unknown = sorted(set(table["target"].unique().to_list()) - set(TARGETS), key=str)
+    unknown = sorted(set(table["target"].unique().to_list()) - set(NAMES), key=str)
     if unknown:
-        raise ValueError(f"{name}: target {unknown[0]!r} outside {', '.join(TARGETS)}")
+        raise ValueError(f"{name}: target {unknown[0]!r} outside {', '.join(NAMES)}")
     return with_group(table, finer_keys_of(table))
 
 
 def targets_of(table: pl.DataFrame) -> list[str]:
-    """The targets of ``table``, in :data:`TARGETS` order."""
+    """The targets of ``table``, in :data:`NAMES` order."""
     present = set(table["target"].to_list())
-    return [t for t in TARGETS if t in present]
+    return [t for t in NAMES if t in present]
 
 
 def is_undefined(column: str) -> pl.Expr:
@@ -75,32 +75,26 @@ def reason_of(table: pl.DataFrame) -> pl.Expr:
     return pl.format(f"{UNDEFINED}: {{}}", why).alias("reason")
 
 
-def small_segments(graded: pl.DataFrame, segmentation: str, finer: list[str], min_segment_samples: int) -> pl.DataFrame:
-    """Segments (E, subset, finer keys, segment) with fewer than ``min_segment_samples`` graded
-    samples, with their size ``n`` and ``group``: the segments the analysis leaves out."""
-    keys = segment_keys(finer)
-    sizes = segment_sizes(assign_segments(graded, segmentation), keys, min_segment_samples)
-    return with_group(sizes.filter(~pl.col("kept")).select(*keys, "n"), finer)
-
-
-def small_reason(minimum: int, what: str = "segment with fewer than {minimum} graded samples") -> str:
-    """The left-out reason of a segment below ``minimum``: "n < <minimum>: <what>"."""
+def small_reason(minimum: int, what: str) -> str:
+    """The left-out reason of an item without any segment of at least ``minimum`` samples:
+    "n < <minimum>: <what>"."""
     return f"{too_few(minimum)}: {what.format(minimum=minimum)}"
 
 
 def record_small(manifest: Manifest, small: pl.DataFrame, segmentation: str, finer: list[str]) -> None:
-    """Record the segments of ``small`` as left out of every figure of ``segmentation``."""
-    keys = segment_keys(finer)
-    reason = small_reason(manifest.min_segment_samples)
-    manifest.leave_out_rows(f"{segmentation} segments", small.select(*keys, "n", reason=pl.lit(reason)).sort(keys))
+    """Record the rows of ``small`` (the segments table's rows not kept) as left out of every figure
+    of ``segmentation``: one entry per segment, target, n and reason, listing the measures."""
+    keys = [*segment_keys(finer), "target", "n", "reason"]
+    entries = small.group_by(keys).agg(pl.col("measure").unique().sort()).sort(keys)
+    manifest.leave_out_rows(f"{segmentation} segments", entries)
 
 
-def absent_segments(graded: pl.DataFrame, segmentation: str, finer: list[str]) -> pl.DataFrame:
+def absent_segments(segments: pl.DataFrame, finer: list[str]) -> pl.DataFrame:
     """Segments (E, subset, finer keys, segment, ``group``) without any sample, for every embedder
-    of ``graded`` and every (subset, finer keys, segment) that some embedder has: the
-    combinations that were never run, which figures do not show as left out."""
+    of ``segments`` (a segments table) and every (subset, finer keys, segment) that some embedder
+    has: the combinations that were never run, which figures do not show as left out."""
     keys = segment_keys(finer)
-    present = assign_segments(graded, segmentation).select(keys).unique()
+    present = segments.select(keys).unique()
     places = [k for k in keys if k != "E"]
     grid = present.select("E").unique().join(present.select(places).unique(), how="cross")
     return with_group(grid.join(present, on=keys, how="anti").sort(keys), finer)
@@ -116,26 +110,51 @@ def whole_groups(absent: pl.DataFrame, present_segments: pl.DataFrame) -> pl.Dat
 
 @dataclass(frozen=True)
 class Gaps:
-    """The segments of one segmentation a figure cannot draw: ``small`` (below the minimum, with
-    their n: left out), ``absent`` (without any sample: not run) and ``never_run`` (E, group)
-    pairs without any sample at all. ``small`` and ``absent`` have the segment keys and ``group``."""
+    """The segments of one segmentation a figure cannot draw: ``small`` (the segments table's rows
+    not kept: segment keys, ``group``, target, measure or difference, n, reason), ``absent``
+    (segments without any sample: not run) and ``never_run`` (E, group) pairs without any sample
+    at all. ``sizes``: every row of the segments table, kept or not, with ``group``."""
 
     small: pl.DataFrame
     absent: pl.DataFrame
     never_run: pl.DataFrame
+    sizes: pl.DataFrame
 
 
-def gaps_of(graded: pl.DataFrame, segmentation: str, finer: list[str], minimum: int,
-            listed: pl.DataFrame | None = None) -> Gaps:
-    """The :class:`Gaps` of ``segmentation`` in ``graded``; segments ``listed`` in a table (with
-    a null value) are not counted as small."""
+def gaps_of(segments: pl.DataFrame) -> Gaps:
+    """The :class:`Gaps` of a segments table (``analysis.samples.segment_table``)."""
+    finer = finer_keys_of(segments)
     keys = segment_keys(finer)
-    small = small_segments(graded, segmentation, finer, minimum)
-    if listed is not None:
-        small = small.join(listed.select(keys).unique(), on=keys, how="anti")
-    absent = absent_segments(graded, segmentation, finer)
-    present = with_group(assign_segments(graded, segmentation).select(keys).unique(), finer)
-    return Gaps(small, absent, whole_groups(absent, present))
+    sizes = with_group(segments, finer)
+    absent = absent_segments(segments, finer)
+    present = with_group(segments.select(keys).unique(), finer)
+    return Gaps(sizes.filter(~pl.col("kept")), absent, whole_groups(absent, present), sizes)
+
+
+def target_gaps(gaps: Gaps, target: str) -> Gaps:
+    """``gaps`` with the rows of ``target`` only."""
+    of_target = pl.col("target") == target
+    return Gaps(gaps.small.filter(of_target), gaps.absent, gaps.never_run, gaps.sizes.filter(of_target))
+
+
+def difference_gaps(gaps: Gaps, target: str, differences: list[str]) -> Gaps:
+    """``gaps`` of ``target`` for the differences "X-Y" of ``differences``: a difference is left
+    out of a segment where X or Y is (the reason of X where X is, else of Y's), with n the
+    smaller of the two n, as the differences table counts it."""
+    keys = [*segment_keys(finer_keys_of(gaps.sizes)), "group"]
+    sizes = gaps.sizes.filter(pl.col("target") == target).select(*keys, "target", "measure", "n", "kept", "reason")
+    parts = []
+    for difference in differences:
+        first, second = difference.split("-", 1)
+        pair = sizes.filter(measure=first).join(sizes.filter(measure=second), on=[*keys, "target"], suffix="_2")
+        parts.append(pair.select(
+            *keys, "target", difference=pl.lit(difference), n=pl.min_horizontal("n", "n_2"),
+            kept=pl.col("kept") & pl.col("kept_2"),
+            reason=pl.when(pl.col("kept")).then(pl.col("reason_2")).otherwise(pl.col("reason"))))
+    schema = {**{k: sizes.schema[k] for k in (*keys, "target")}, "difference": pl.String, "n": pl.Int64,
+              "kept": pl.Boolean, "reason": pl.String}
+    table = pl.concat(parts) if parts else pl.DataFrame(schema=schema)
+    return Gaps(table.filter(~pl.col("kept")), gaps.absent, gaps.never_run, table)
 
 
 def record_absent(manifest: Manifest, gaps: Gaps, segmentation: str) -> None:

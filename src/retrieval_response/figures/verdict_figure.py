@@ -26,7 +26,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
-from retrieval_response.analysis.correlation_tables import TARGETS
+from retrieval_response.analysis.targets import NAMES
 from retrieval_response.decide.summary import DECISIONS, HEADLINE_SEGMENT, short_reason
 from retrieval_response.figures.labels import CANNOT_DECIDE, CORR_LABELS, NOT_RUN, TARGET_SHORT, UNDEFINED
 from retrieval_response.figures.layout import figure_footer
@@ -183,7 +183,7 @@ def _verdict_figure(verdict: pl.DataFrame, segments: tuple[str, ...], name: str,
         manifest.leave_out(name, f"{UNDEFINED}: the verdict has no family of the segment(s) "
                                  f"{', '.join(segments)}; figure not drawn")
         return None
-    targets = [t for t in TARGETS if t in set(rows["target"].to_list())]
+    targets = [t for t in NAMES if t in set(rows["target"].to_list())]
     families = verdict.select("subset", "E").unique().sort("subset", "E").iter_rows()  # a row each, every figure
     columns = [(t, s) for t in targets for s in segments]
     grid = []

@@ -54,9 +54,10 @@ def existing_file(path: str | Path) -> Path:
 
 
 def read_text(path: Path) -> str:
-    """The UTF-8 text of ``path``; InputError when it cannot be read or decoded."""
+    """The UTF-8 text of ``path``, without the byte order mark that some editors put first (so a
+    header or first record after one reads as itself); InputError when it cannot be read or decoded."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
         raise InputError(path, "file", f"cannot read as UTF-8 text: {error}") from error
 
@@ -98,6 +99,14 @@ def parse_json_array(path: Path, text: str) -> list[Record]:
     return records
 
 
+def text_lines(text: str) -> list[str]:
+    """The lines of a text file's ``text``: split at ``\n`` only (a ``\r`` before it dropped), so
+    that U+2028, U+2029, U+0085, form feeds and other Unicode line separators stay inside the
+    line, as JSON strings and TSV fields may hold them. The one line splitter of every reader of
+    JSON lines, TSV and qrels files, whatever the layout."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
 def iter_json_lines(path: Path, lines: Iterable[str]) -> Iterator[Record]:
     """Records of JSON-lines text, labelled ``line N`` (1-based, blank lines skipped but counted), parsed lazily."""
     for number, line in enumerate(lines, start=1):
@@ -114,10 +123,10 @@ def iter_json_lines(path: Path, lines: Iterable[str]) -> Iterator[Record]:
 
 def parse_json_records(path: Path, text: str) -> list[Record]:
     """Records of ``text``: :func:`parse_json_array` when it starts with ``[`` (after white space), else
-    JSON lines (:func:`iter_json_lines`, lines split at ``\n`` only); InputError on a lone surrogate."""
+    JSON lines (:func:`iter_json_lines`, lines of :func:`text_lines`); InputError on a lone surrogate."""
     if text.lstrip().startswith("["):
         return check_texts_encodable(path, text, parse_json_array(path, text))
-    return check_texts_encodable(path, text, iter_json_lines(path, text.split("\n")))
+    return check_texts_encodable(path, text, iter_json_lines(path, text_lines(text)))
 
 
 def read_json_records(path: str | Path) -> list[Record]:

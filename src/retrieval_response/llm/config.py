@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import urllib.parse
 from collections.abc import Mapping, MutableMapping
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
+from retrieval_response.infra.atomic import write_json
 from retrieval_response.infra.errors import InputError
 from retrieval_response.llm.cache import public_api_base
 
@@ -59,11 +62,41 @@ def is_local(model: Mapping | None) -> bool:
     return (model or {}).get("model", "").startswith(LOCAL_PREFIX)
 
 
+PROVIDER_CHECKS_ENV = "RETRIEVAL_RESPONSE_PROVIDER_CHECKS"
+"""Folder of remembered provider checks (default ``~/.cache/retrieval-response/provider_checks``)."""
+
+
+def provider_checks_folder() -> Path:
+    """``$RETRIEVAL_RESPONSE_PROVIDER_CHECKS`` or ``~/.cache/retrieval-response/provider_checks``."""
+    return Path(os.environ.get(PROVIDER_CHECKS_ENV, Path.home() / ".cache/retrieval-response/provider_checks"))
+
+
 def provider_problem(model: str, api_base: str | None = None) -> str | None:
     """Why litellm cannot route the remote model string ``model`` (e.g. ``my-hosted`` without its
     provider, for ``openai/my-hosted``), in litellm's own words (the first line of the error
-    ``litellm.get_llm_provider`` raises, as the call itself would), or None when it can. Imports
-    litellm (local price map only: ``LITELLM_LOCAL_MODEL_COST_MAP``)."""
+    ``litellm.get_llm_provider`` raises, as the call itself would), or None when it can.
+
+    The answer depends on litellm's version, ``model`` and ``api_base`` only, so it is remembered
+    in :func:`provider_checks_folder`, one file per sha256 of (litellm version, model, public
+    ``api_base``): only the first check of a model imports litellm (seconds of CPU: local price
+    map only, ``LITELLM_LOCAL_MODEL_COST_MAP``); a folder that cannot be written is no error."""
+    from importlib.metadata import version
+
+    identity = json.dumps([version("litellm"), model, public_api_base(api_base)])
+    remembered = provider_checks_folder() / f"{hashlib.sha256(identity.encode()).hexdigest()}.json"
+    try:
+        return json.loads(remembered.read_text(encoding="utf-8"))["problem"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    problem = _litellm_provider_problem(model, api_base)
+    try:
+        write_json({"problem": problem}, remembered)
+    except OSError:
+        pass
+    return problem
+
+
+def _litellm_provider_problem(model: str, api_base: str | None) -> str | None:
     from retrieval_response.llm.retry import litellm_module
 
     litellm = litellm_module()

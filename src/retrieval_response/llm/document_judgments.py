@@ -20,19 +20,23 @@ Kinds (config ``document_judgments.kinds``, docs/METHODS.md#document-judgments):
 Every request goes through the LLM client (cache, claims, pacing, retries, journal). A failed or
 unusable response is a status of its pair, never an exception: the client's reasons
 (``api_error:<class>``, ``retries_exhausted:<why>``, ``bad_response:<what>``,
-``prompt_exceeds_context``), and ``empty_answer`` (erag), ``no_logprobs`` (udcg),
-``unparseable_label`` (umbrela). A kind not asked for has null columns and a null status.
+``prompt_exceeds_context``), and ``empty_answer`` (erag), ``no_logprobs`` or
+``invalid_logprobs`` (udcg: :func:`no_response_probability`), ``unparseable_label`` (umbrela:
+:func:`parse_umbrela_label`, which takes one ASCII digit 0-3 only). A value is stored only when
+it is in range: a probability in [0, 1], a label 0-3. A kind not asked for has null columns and a null status.
 """
 
 from __future__ import annotations
 
-import math
+import logging
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import polars as pl
 
 from retrieval_response.llm.client import Completion, LLMClient
+from retrieval_response.llm.grading import probability
+from retrieval_response.llm.jobs import check_failures
 from retrieval_response.llm.prompts import Prompt, format_references
 
 KINDS = ("erag", "udcg", "umbrela")
@@ -89,63 +93,106 @@ def judged_pairs(units: Sequence[tuple[pl.DataFrame, pl.DataFrame]]) -> pl.DataF
             .sort("id", "position", "text").select("id", "q", "text"))
 
 
+class UnusableReply(ValueError):
+    """A reply that came back but cannot give a judgment; ``status`` is the pair's recorded status."""
+
+    def __init__(self, status: str):
+        super().__init__(status)
+        self.status = status
+
+
+INVALID_LOGPROBS = "invalid_logprobs"
+"""Status of a UDCG reply whose log-probabilities are no probabilities (module docstring of
+:func:`no_response_probability`)."""
+PROBABILITY_TOLERANCE = 1e-6
+"""How far above 1 the summed probabilities of distinct alternatives may round before the reply is refused."""
+
+
 def no_response_probability(token_logprobs: list[dict] | None) -> float | None:
     """P(the first token starts "NO-RESPONSE") from the first non-blank output token's alternatives:
     sum of exp(logprob) over the distinct alternatives t (stripped of whitespace) with len(t) >= 2
     and "NO-RESPONSE".startswith(t) (``NO``, ``NO-``, ``NO-RES`` ...; a lone ``N`` starts too many
-    words), capped at 1; 0 when none of the listed alternatives qualifies (the true probability is
-    then below the least listed one). None without log-probabilities. The released code reads the
+    words); 0 when none of the listed alternatives qualifies (the true probability is then below
+    the least listed one). None without log-probabilities. The released code reads the
     probability of the tokenizer's first token of "NO-RESPONSE" at the first position: the same
-    quantity where that token is among the alternatives."""
+    quantity where that token is among the alternatives.
+
+    Only a probability is a value: every token of the entries read must be a string, every
+    log-probability of the first non-blank token (and of its alternatives) a finite number <= 0
+    (``grading.probability``), and the summed probabilities at most 1 (+ ``PROBABILITY_TOLERANCE``,
+    then capped at 1).
+    Anything else (NaN, +2.0, a string, an entry that is no object) raises
+    :class:`UnusableReply` ``invalid_logprobs``: the pair gets that status, never a number."""
     for entry in token_logprobs or []:
-        if not entry.get("token", "").strip():
+        if not isinstance(entry, dict) or not isinstance(entry.get("token"), str):
+            raise UnusableReply(INVALID_LOGPROBS)
+        if not entry["token"].strip():
             continue
-        alternatives = entry.get("top_logprobs") or [{"token": entry["token"], "logprob": entry["logprob"]}]
+        alternatives = entry.get("top_logprobs") or [{"token": entry["token"], "logprob": entry.get("logprob")}]
+        if not isinstance(alternatives, list) or probability(entry.get("logprob")) is None:
+            raise UnusableReply(INVALID_LOGPROBS)
         seen: dict[str, float] = {}
         for alt in alternatives:
-            token = alt.get("token", "").strip()
+            p = probability(alt.get("logprob")) if isinstance(alt, dict) else None
+            if p is None or not isinstance(alt.get("token"), str):
+                raise UnusableReply(INVALID_LOGPROBS)
+            token = alt["token"].strip()
             if len(token) >= 2 and NO_RESPONSE.startswith(token):
-                seen.setdefault(alt.get("token", ""), math.exp(alt["logprob"]))
-        return min(1.0, sum(seen.values()))
+                seen.setdefault(alt["token"], p)
+        total = sum(seen.values())
+        if total > 1 + PROBABILITY_TOLERANCE:
+            raise UnusableReply(INVALID_LOGPROBS)
+        return min(1.0, total)
     return None
 
 
-_DIGIT = r"([0-3])(?!\.?\d)"
-_SEPARATOR = r"(?:\s+is\s+|\W{0,4})"
+UMBRELA_LABELS = ("0", "1", "2", "3")
+"""The only texts that are an UMBRELA label: one ASCII digit 0 to 3."""
+_NUMBER = r"(?<![\w.,+\-\u2212])([+\-\u2212]?(?:\d+[.,])*\d+)(?![\w])"
+_SEPARATOR = r"(?:\s+is\s+|\W{0,4}?)"
 _UMBRELA_PATTERNS = tuple(re.compile(p, re.IGNORECASE | re.MULTILINE) for p in (
-    r"final[ _]score" + _SEPARATOR + _DIGIT,
-    r"\bscore" + _SEPARATOR + _DIGIT,
-    r"\b(?:category|label|o)" + _SEPARATOR + _DIGIT,
-    r"^[^\w\n]*" + _DIGIT + r"[^\w\n]*$",
+    r"final[ _]score" + _SEPARATOR + _NUMBER,
+    r"\bscore" + _SEPARATOR + _NUMBER,
+    r"\b(?:category|label|o)" + _SEPARATOR + _NUMBER,
+    r"^[^\w\n]*?" + _NUMBER + r"[^\w\n]*$",
 ))
 
 
 def parse_umbrela_label(text: str | None) -> int | None:
-    """UMBRELA's 0-3 label in ``text``, leniently: the last ``final score`` followed by a digit 0-3
-    (``##final score: 2``, ``"final_score": 2``); else the last ``score`` followed by one; else
-    the last ``category``, ``label`` or ``O`` followed by one; else a line that is only a digit
-    0-3 with punctuation around it. `` is `` or up to four non-word characters may separate the
-    word from the digit, which must stand alone (``3`` but not ``3.5`` or ``30``). None when nothing
-    matches: the pair's status is ``unparseable_label``, never a label 0 (UMBRELA's own fallback)."""
+    """UMBRELA's 0-3 label in ``text``. The markers, strongest first: ``final score`` (``##final
+    score: 2``, ``"final_score": 2``); ``score``; ``category``, ``label`` or ``O``; a line that is
+    only a number with punctuation around it. `` is `` or up to four non-word characters separate
+    the marker from a number: a whole run of digits (any script), with its sign and decimal
+    point or comma if any. The last number after the strongest marker present decides: it is the
+    label when it is written as exactly one ASCII digit 0 to 3 (``UMBRELA_LABELS``); any other
+    number there (``-1``, ``+2``, ``4``, ``30``, ``2.0``, ``٣``, ``２``) gives None, never a label,
+    and so does a reply without any marker. None makes the pair's status ``unparseable_label``
+    (not a label 0, UMBRELA's own fallback)."""
     for pattern in _UMBRELA_PATTERNS:
         found = pattern.findall(text or "")
         if found:
-            return int(found[-1])
+            return int(found[-1]) if found[-1] in UMBRELA_LABELS else None
     return None
 
 
 def _judged(client: LLMClient, messages: list, what: str, groups: list, read: Callable[[Completion], object],
             unreadable: str) -> tuple[list[str], list, list[str | None]]:
     """Send ``messages`` through ``client`` and read each reply: (status, value, raw content) per
-    request. ``read`` gives the value of an answered request, None when it cannot: the status is
-    then ``unreadable`` (counted among the client's failures); a failed request keeps its status."""
+    request. ``read`` gives the value of an answered request, None when the reply holds none (the
+    status is then ``unreadable``), or raises :class:`UnusableReply` (its status); either is
+    counted among the client's failures by reason. A failed request keeps its status."""
     statuses, values = [], []
     done = client.run_all([client.complete(m) for m in messages], what, groups=groups)
     for completion in done:
-        value = read(completion) if completion.ok else None
-        status = completion.status if not completion.ok else (JUDGED if value is not None else unreadable)
-        if status == unreadable:
-            client.stats.failures_by_reason[status] += 1
+        status, value = completion.status, None
+        if completion.ok:
+            try:
+                value = read(completion)
+                status = JUDGED if value is not None else unreadable
+            except UnusableReply as refused:
+                status = refused.status
+            if status != JUDGED:
+                client.stats.failures_by_reason[status] += 1
         statuses.append(status)
         values.append(value)
     return statuses, values, [c.content for c in done]
@@ -181,3 +228,15 @@ def judgment_statuses(judgments: pl.DataFrame) -> pl.Series:
     statuses = pl.concat([judgments.select(pl.format("{}:{}", pl.lit(kind), pl.col(f"{kind}_status")).alias("status"))
                           for kind in KINDS])["status"]
     return statuses.drop_nulls()
+
+
+def check_judgment_failures(judgments: pl.DataFrame, models: Mapping[str, Mapping], clients: Mapping[str, LLMClient],
+                            max_failed_share: float, log: logging.Logger, job: str) -> None:
+    """``jobs.check_failures`` of each kind of ``models`` (kind -> its model section) over the
+    ``<kind>_status`` column of ``judgments``, as job ``<job>/<kind>`` of stage ``judge_documents``:
+    a WARNING line per kind whose requests failed within ``max_failed_share`` (``llm.max_failed_share``),
+    ``JobFailure`` (one line: counts by reason, where the calls went, what the provider said) at
+    the first kind beyond it. Call it before writing any output, so that a failed job leaves none."""
+    for kind, model in models.items():
+        check_failures("judge_documents", f"{job}/{kind}", judgments[f"{kind}_status"], model, max_failed_share, log,
+                       clients[kind].failure_details)

@@ -197,3 +197,46 @@ def _grade_against_gold(rows: pl.DataFrame, texts: pl.DataFrame, client: LLMClie
             tasks.append(grade_one(client, prompt, prompt.messages(
                 query=q, gold_answers=format_gold_answers(gold_answers), answer=answer)))
     return client.run_all(tasks, "gold grades", groups=rows["id"].to_list())
+
+
+TRACE_GRADES = ("retrieved", "gold")
+"""What a trace's answer can be graded against (``datasets.<name>.trace_grades``): the texts the
+system retrieved (column ``grade_context``) or the query's gold answers (``grade_gold``)."""
+
+
+def grade_traces(traces: pl.DataFrame, texts: pl.DataFrame, client: LLMClient, *,
+                 context_prompt: Prompt | None = None, gold_prompt: Prompt | None = None) -> pl.DataFrame:
+    """The grades of each trace's own answer (``traces``: id, E, rank, answer; ``texts``: id, q, p,
+    n, answers), by the rule of :func:`grade_one`, with no ideal answer: with ``context_prompt``
+    against the trace's retrieved texts in rank order (candidates p + n gathered by ``rank``):
+    ``grade_context, grade_context_expected, status_context, grade_context_raw``; with
+    ``gold_prompt`` against the query's gold answers: ``grade_gold, grade_gold_expected,
+    status_gold, grade_gold_raw`` (status ``no_gold_answer`` and null grade without one). One row
+    per trace: id, E, then those columns; a query's grades run back to back."""
+    rows = (traces.select("id", "E", "rank", "answer")
+            .join(texts.select("id", "q", "p", "n", "answers"), on="id", how="left", maintain_order="left")
+            .with_columns(refs=pl.concat_list("p", "n").list.gather(pl.col("rank")))
+            .sort("id", "E"))
+    out = rows.select("id", "E")
+    for prefix, prompt in (("context", context_prompt), ("gold", gold_prompt)):
+        if prompt is None:
+            continue
+        tasks = []
+        for q, answer, refs, gold in rows.select("q", "answer", "refs", "answers").iter_rows():
+            gold = [a for a in gold or [] if a and a.strip()]
+            if prefix == "context":
+                tasks.append(grade_one(client, prompt, prompt.messages(
+                    query=q, references=format_references(refs), answer=answer)))
+            elif not gold:
+                tasks.append(_skipped(NO_GOLD_ANSWER))
+            else:
+                tasks.append(grade_one(client, prompt, prompt.messages(
+                    query=q, gold_answers=format_gold_answers(gold), answer=answer)))
+        outcomes = client.run_all(tasks, f"{prefix} grades", groups=rows["id"].to_list())
+        out = out.with_columns(
+            pl.Series(f"grade_{prefix}", [o.grade for o in outcomes], dtype=pl.Int8),
+            pl.Series(f"grade_{prefix}_expected", [o.grade_expected for o in outcomes], dtype=pl.Float64),
+            pl.Series(f"status_{prefix}", [o.status for o in outcomes], dtype=pl.String),
+            pl.Series(f"grade_{prefix}_raw", [o.grade_raw for o in outcomes], dtype=pl.String),
+        )
+    return out

@@ -21,6 +21,7 @@ _SECTION = re.compile(r"^\[(system|user|reask)\]\s*$", re.MULTILINE)
 ANSWER_FIELDS = frozenset({"query", "references"})
 GRADE_FIELDS = frozenset({"query", "ideal_answer", "answer"})
 GRADE_GOLD_FIELDS = frozenset({"query", "gold_answers", "answer"})
+GRADE_CONTEXT_FIELDS = frozenset({"query", "references", "answer"})
 UDCG_FIELDS = frozenset({"query", "document"})
 UMBRELA_FIELDS = frozenset({"query", "passage"})
 

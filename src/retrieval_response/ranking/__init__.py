@@ -1,6 +1,6 @@
-"""Stage rank: cosine ranking of each query's candidates into ranked samples, and the evaluator of ranked
-lists against relevance judgments.
+"""Stage rank: each query's candidates, or a whole corpus, ranked into ranked samples.
 
-Modules: ``cosine_ranking`` (candidates -> ranked samples, their invariant checks), ``evaluator``
-(ranked-list metrics P@k, R@k, AP@k, nDCG@k with incomplete, possibly graded judgments).
+Modules: ``cosine_ranking`` (candidates -> ranked samples by cosine), ``lexical`` (by BM25),
+``run_file`` (by a TREC run file), ``corpus_search`` and ``corpus_retrieval`` (the top documents
+of a whole corpus, and their measures against graded qrels).
 """

@@ -30,11 +30,13 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
+from retrieval_response.analysis.ranked_lists import flatten, hits_at_k, precision, recall
 from retrieval_response.embedding.dataset import vector_lookup
+from retrieval_response.infra.errors import InputError
 from retrieval_response.ranking.corpus_search import exact_top_k, top_k_of_scores
 from retrieval_response.ranking.cosine_ranking import RANKED_SCHEMA, RankingReport
 from retrieval_response.ranking.lexical import BM25Index, bm25_settings
-from retrieval_response.ranking.run_file import read_run
+from retrieval_response.ranking.run_file import check_run_matches, read_run
 
 ALL_RETRIEVED_RELEVANT = "all_retrieved_relevant"
 NOT_IN_RUN = "not_in_run"
@@ -61,10 +63,12 @@ def dense_retrieval(query_vectors: np.ndarray, corpus_vectors: np.ndarray, depth
     return exact_top_k(query_vectors, corpus_vectors, depth)[0]
 
 
-def bm25_retrieval(queries: list[str], corpus_texts: list[str], settings: Mapping, depth: int) -> np.ndarray:
+def bm25_retrieval(queries: list[str], corpus_texts: list[str], settings: Mapping, depth: int,
+                   source: str = "the corpus") -> np.ndarray:
     """int64 (Q, depth): corpus indexes by descending BM25 score over the corpus (``settings``:
-    k1, b, method), ties by ascending index (:func:`bm25_top_k` of a fresh index)."""
-    return bm25_top_k(BM25Index(corpus_texts, settings), queries, depth)
+    k1, b, method), ties by ascending index (:func:`bm25_top_k` of a fresh index). InputError
+    naming ``source`` for a corpus without an indexed word (``lexical.BM25Index``)."""
+    return bm25_top_k(BM25Index(corpus_texts, settings, source), queries, depth)
 
 
 def bm25_top_k(index: BM25Index, queries: list[str], depth: int) -> np.ndarray:
@@ -144,27 +148,24 @@ def _ranked_table(frame: pl.DataFrame, embedder_code: str, Ks: list[int]) -> pl.
     judged = the judged documents' share, n_p the positives (index < Np)."""
     sized = frame.with_columns(Np=pl.col("p").list.len().cast(pl.Int32)).with_columns(
         Nc=pl.col("Np") + pl.col("n").list.len().cast(pl.Int32))
-    numbered = sized.select("Np", "rank", "judged").with_row_index("row")
-    prefixes = (
-        numbered.explode("rank", "judged")
-        .with_columns(depth=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("row"),
-                      n_p=(pl.col("rank") < pl.col("Np")).cast(pl.Float64).cum_sum().over("row"),
-                      n_judged=pl.col("judged").cast(pl.Float64).cum_sum().over("row"))
-        .select("row", "depth", "n_p", "n_judged")
-    )
-    at_k = (
-        numbered.select("row", "Np", retrieved=pl.col("rank").list.len().cast(pl.Int32))
-        .join(pl.DataFrame({"K": Ks}, schema={"K": pl.Int32}), how="cross")
-        .with_columns(depth=pl.min_horizontal("K", "retrieved"))
-        .join(prefixes, on=["row", "depth"], how="left", maintain_order="left")
-        .sort("row", "K")
-        .group_by("row", maintain_order=True)
-        .agg("K", P=pl.col("n_p") / pl.col("K"), R=pl.col("n_p") / pl.col("Np"),
-             judged=pl.col("n_judged") / pl.col("depth"))
-    )
+    Np = sized["Np"].to_numpy().astype(np.int64)
+    depth = Ks[-1]
+    index, owner, position = flatten(sized["rank"])
+    is_judged = flatten(sized["judged"])[0]
+    top = position <= depth
+    relevant, judged = np.zeros((sized.height, depth)), np.zeros((sized.height, depth))
+    relevant[owner[top], position[top] - 1] = index[top] < Np[owner[top]]
+    judged[owner[top], position[top] - 1] = is_judged[top]
+    k = np.asarray(Ks, np.int64)
+    n_p = hits_at_k(relevant, Ks)
+    shown = np.minimum(k, sized["rank"].list.len().to_numpy().astype(np.int64)[:, None])
     return (
-        sized.drop("judged").with_row_index("row").join(at_k, on="row", how="left", maintain_order="left")
-        .with_columns(E=pl.lit(embedder_code, dtype=pl.String))
+        sized.drop("judged").with_columns(
+            K=pl.Series([Ks] * sized.height, dtype=pl.List(pl.Int32)),
+            P=pl.Series(precision(n_p, k).tolist(), dtype=pl.List(pl.Float64)),
+            R=pl.Series(recall(n_p, Np[:, None]).tolist(), dtype=pl.List(pl.Float64)),
+            judged=pl.Series((hits_at_k(judged, Ks) / shown).tolist(), dtype=pl.List(pl.Float64)),
+            E=pl.lit(embedder_code, dtype=pl.String))
         .select(list(CORPUS_RANKED_SCHEMA))
         .cast(CORPUS_RANKED_SCHEMA)
     )
@@ -177,16 +178,24 @@ def retrieve_from_corpus(
     """``corpus_candidates`` of the retrievals of one ranker (``ranker``: ``kind`` dense, lexical or
     run, and its registry ``spec``): dense from ``vectors`` (the embed rule's table of queries and
     corpus texts), lexical by BM25 over the corpus, run from the run file ``run_path`` (its
-    documents checked against the corpus). The report counts the queries a run does not rank."""
+    documents checked against the corpus, its queries by ``run_file.check_run_matches``). The report
+    counts the queries a run does not rank. InputError naming the ranker's source for a corpus of
+    fewer than max(K) documents."""
+    if Ks and corpus.height < max(Ks):  # checked at start-up for beir and trec; an ir_datasets corpus here
+        raise InputError(str(ranker.get("source") or "the corpus"), "file",
+                         f"the corpus holds {corpus.height} documents, fewer than K = {max(Ks)}: a query retrieves "
+                         "at least max(K) documents")
     depth = retrieval_depth(Ks, corpus.height)
     not_in_run = 0
     if ranker["kind"] == "run":
         run = read_run(run_path, documents=corpus["doc_id"])
+        check_run_matches(run, texts["source_id"], run_path)
         retrieved, not_in_run = retrieved_from_run(texts, run, depth)
     elif ranker["kind"] == "lexical":
         settings = bm25_settings(embedder_code, ranker["spec"])
-        retrieved = retrieved_from_indexes(texts, corpus, bm25_retrieval(texts["q"].to_list(), corpus["text"].to_list(),
-                                                                         settings, depth))
+        indexes = bm25_retrieval(texts["q"].to_list(), corpus["text"].to_list(), settings, depth,
+                                 str(ranker.get("source") or "the corpus"))
+        retrieved = retrieved_from_indexes(texts, corpus, indexes)
     else:
         encode = vector_lookup(vectors)
         indexes = dense_retrieval(encode(texts["q"].to_list(), "query"), encode(corpus["text"].to_list(), "passage"), depth)

@@ -11,8 +11,9 @@ arithmetic may then differ by a rounding step, and their order with them.
 Measures (:func:`corpus_measures`), per (query, K), docs/CORPUS.md#what-unjudged-documents-do:
 Np = the query's judged positives (grade > 0); an unjudged document in the top-K counts as not
 relevant; ``judged`` = judged documents in the top-K / K; P = relevant in the top-K / K;
-R = relevant in the top-K / Np; nDCG@K with gain 2^grade - 1 and discount log2(i + 1), the
-ideal DCG from the query's judged grades at the same cutoff (as ``ranking.evaluator``).
+R = relevant in the top-K / Np; nDCG@K = DCG / IDCG with gain 2^grade - 1 and discount
+log2(i + 1), the ideal DCG over the query's judged positive grades sorted in descending order
+and cut at K (the standard nDCG@K; the analysis' ``nDCG`` is the paper's).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from retrieval_response.analysis.ranked_lists import dcg, hits_at_k, precision, recall
 from retrieval_response.embedding.backends import l2_normalise
 
 QUERY_BLOCK = 256
@@ -89,50 +91,50 @@ def exact_top_k(
 
 
 def corpus_measures(top: pl.DataFrame, qrels: pl.DataFrame, Ks: list[int]) -> pl.DataFrame:
-    """Per (query, K): ``qid, K, Np, P, R, nDCG, judged`` of the rankings ``top`` against ``qrels``.
+    """Per (query, K): ``qid, K, Np, P, R, nDCG@K, judged`` of the rankings ``top`` against ``qrels``.
 
     ``top``: ``qid: str, docids: list[str]`` (best first, at least max(Ks) long, distinct);
     ``qrels``: ``qid, docid, grade: int`` (one row per judgement). Module docstring for the
-    definitions; R and nDCG are null for a query without judged positives. ValueError when a
-    ranking is shorter than max(Ks).
+    definitions; R and nDCG@K are null for a query without judged positives. Rows in the order of
+    ``top``, then by K. ValueError when a ranking is shorter than max(Ks).
     """
     Ks = sorted(set(int(k) for k in Ks))
-    if top.height and int(top["docids"].list.len().min()) < Ks[-1]:
-        raise ValueError(f"a ranking holds fewer than K={Ks[-1]} documents")
+    depth = Ks[-1]
+    if top.height and int(top["docids"].list.len().min()) < depth:
+        raise ValueError(f"a ranking holds fewer than K={depth} documents")
     grades = qrels.select(pl.col("qid").cast(pl.String), pl.col("docid").cast(pl.String), pl.col("grade").cast(pl.Int64))
-    positives = grades.filter(pl.col("grade") > 0)
-    n_positive = positives.group_by("qid").agg(Np=pl.len().cast(pl.Int64))
-    ideal = (
-        positives.sort(["qid", "grade"], descending=[False, True])
-        .with_columns(position=pl.int_range(1, pl.len() + 1).over("qid"))
-        .with_columns(ideal_gain=(2.0 ** pl.col("grade") - 1) / (pl.col("position") + 1).log(2))
+    queries = top.select(pl.col("qid").cast(pl.String)).with_row_index("order")
+    positives = (
+        queries.join(grades.filter(pl.col("grade") > 0), on="qid", how="left", maintain_order="left")
+        .group_by("order", maintain_order=True)
+        .agg(ideal=(2.0 ** pl.col("grade").drop_nulls().sort(descending=True) - 1))
     )
-    ranked = (
-        top.select("qid", pl.col("docids").list.head(Ks[-1])).explode("docids").rename({"docids": "docid"})
-        .with_columns(position=pl.int_range(1, pl.len() + 1).over("qid"))
-        .join(grades, on=["qid", "docid"], how="left", maintain_order="left")
-        .with_columns(
-            judged=pl.col("grade").is_not_null().cast(pl.Int64),
-            relevant=(pl.col("grade").fill_null(0) > 0).cast(pl.Int64),
-            gain=(2.0 ** pl.col("grade").fill_null(0).clip(lower_bound=0) - 1) / (pl.col("position") + 1).log(2),
-        )
+    retrieved = (
+        top.select(pl.col("qid").cast(pl.String), docid=pl.col("docids").list.head(depth)).with_row_index("order")
+        .explode("docid").join(grades, on=["qid", "docid"], how="left", maintain_order="left")
+        .group_by("order", maintain_order=True).agg("grade")
     )
-    rows = []
-    for k in Ks:
-        at_k = ranked.filter(pl.col("position") <= k).group_by("qid", maintain_order=True).agg(
-            relevant=pl.col("relevant").sum(), judged=pl.col("judged").sum(), dcg=pl.col("gain").sum()
-        )
-        ideal_k = ideal.filter(pl.col("position") <= k).group_by("qid").agg(idcg=pl.col("ideal_gain").sum())
-        rows.append(
-            at_k.join(n_positive, on="qid", how="left").join(ideal_k, on="qid", how="left").select(
-                "qid",
-                K=pl.lit(k, dtype=pl.Int32),
-                Np=pl.col("Np").fill_null(0),
-                P=pl.col("relevant") / k,
-                R=pl.when(pl.col("Np") > 0).then(pl.col("relevant") / pl.col("Np")),
-                nDCG=pl.when(pl.col("Np") > 0).then(pl.col("dcg") / pl.col("idcg")),
-                judged=pl.col("judged") / k,
-            )
-        )
-    order = top.select("qid").with_row_index("order")
-    return pl.concat(rows).join(order, on="qid", how="left").sort(["order", "K"]).drop("order")
+    grade = retrieved["grade"].list.eval(pl.element().cast(pl.Float64)).list.to_array(depth).to_numpy()
+    grade = np.asarray(grade, np.float64).reshape(top.height, depth)
+    judged = ~np.isnan(grade)
+    relevant = np.nan_to_num(grade) > 0
+    gains = np.exp2(np.maximum(np.nan_to_num(grade), 0.0)) - 1.0
+    Np = positives["ideal"].list.len().to_numpy().astype(np.int64)
+    has_positive = Np > 0
+    ideal = positives["ideal"].filter(pl.Series(has_positive))
+    n_p, n_judged = hits_at_k(relevant, Ks), hits_at_k(judged, Ks)
+    k = np.asarray(Ks)
+    R, ndcg = np.full(n_p.shape, np.nan), np.full(n_p.shape, np.nan)
+    R[has_positive] = recall(n_p[has_positive], Np[has_positive, None])
+    for j, cut in enumerate(Ks):
+        top_gains = pl.Series(gains[has_positive, :cut].tolist(), dtype=pl.List(pl.Float64))
+        ndcg[has_positive, j] = dcg(top_gains) / dcg(ideal.list.head(cut))
+    return pl.DataFrame({
+        "qid": np.repeat(queries["qid"].to_numpy(), len(Ks)),
+        "K": pl.Series(np.tile(k, top.height), dtype=pl.Int32),
+        "Np": np.repeat(Np, len(Ks)),
+        "P": precision(n_p, k).ravel(),
+        "R": pl.Series(R.ravel()).fill_nan(None),
+        "nDCG@K": pl.Series(ndcg.ravel()).fill_nan(None),
+        "judged": (n_judged / k).ravel(),
+    }, schema_overrides={"qid": pl.String})

@@ -1,14 +1,17 @@
-"""Cosine ranking of each query's candidates -> ranked samples, and their invariant checks.
+"""Cosine ranking of each query's candidates -> ranked samples.
 
 For a design (Nc, Np) a query serves when len(p) >= Np and len(n) >= Nc - Np. Its candidates
 are the first Np positives followed by the first Nc - Np negatives; candidate index i < Np is
 positive i, index i >= Np is negative i - Np. ``rank`` lists the candidate indexes by
-descending cosine similarity to the query, ties kept in candidate order (stable sort).
+descending cosine similarity to the query; equal similarities are ordered by :func:`tie_keys`, a
+hash of each candidate's text, a rule that cannot see which candidates are positives (candidate
+order would put the positives first).
 For each K: n_p(K) = number of indexes < Np among rank[:K], P = n_p/K, R = n_p/Np.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,10 +19,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
+from retrieval_response.analysis.ranked_lists import hits_at_k, precision, recall
 from retrieval_response.embedding.backends import l2_normalise
 from retrieval_response.infra.atomic import write_parquet
-from retrieval_response.infra.errors import InputError
-from retrieval_response.tables.workflow_tables import is_corpus_ranking, retrieved_rank_holds_every_other
+from retrieval_response.tables.workflow_tables import validate_ranked
 
 Encode = Callable[[list[str], str], np.ndarray]
 
@@ -27,7 +30,6 @@ RANKED_SCHEMA = {
     "id": pl.String, "subset": pl.String, "E": pl.String, "Nc": pl.Int32, "Np": pl.Int32,
     "K": pl.List(pl.Int32), "P": pl.List(pl.Float64), "R": pl.List(pl.Float64), "rank": pl.List(pl.Int32),
 }
-TOLERANCE = 1e-9
 
 
 @dataclass
@@ -69,24 +71,37 @@ def select_serving(texts: pl.DataFrame, Nc: int, Np: int) -> tuple[pl.DataFrame,
     return serving, report
 
 
-def cosine_rank(query_vectors: np.ndarray, candidate_vectors: np.ndarray) -> np.ndarray:
-    """rank[q] = argsort(-cos(query q, candidate c)) over c, stable (ties keep candidate order).
+def tie_keys(texts: list[str]) -> np.ndarray:
+    """uint64 per text: the first 8 bytes of blake2b(text) (UTF-8), big-endian. The order of tied
+    candidates of every ranker: it depends on a candidate's text only, never on whether it is a
+    positive, and is the same for a text in every query, design and run."""
+    return np.array([int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+                                    "big") for text in texts], dtype=np.uint64)
 
-    ``query_vectors``: (Q, d); ``candidate_vectors``: (Q, Nc, d). Returns int32 (Q, Nc).
+
+def order_by_score(scores: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """int32 (Q, Nc): each row's candidate indexes by descending ``scores`` (Q, Nc), equal scores by
+    ascending ``keys`` (Q, Nc; :func:`tie_keys` of the candidates' texts), then by index."""
+    return np.lexsort((np.arange(scores.shape[1])[None, :].repeat(scores.shape[0], 0), keys, -scores),
+                      axis=1).astype(np.int32)
+
+
+def cosine_rank(query_vectors: np.ndarray, candidate_vectors: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """rank[q] = candidates by descending cos(query q, candidate c), ties by ``keys`` (:func:`order_by_score`).
+
+    ``query_vectors``: (Q, d); ``candidate_vectors``: (Q, Nc, d); ``keys``: (Q, Nc). Returns int32 (Q, Nc).
     """
     q = l2_normalise(query_vectors)
     Q, Nc, d = candidate_vectors.shape
     c = l2_normalise(candidate_vectors.reshape(Q * Nc, d)).reshape(Q, Nc, d)
     similarity = np.matmul(c, q[:, :, None])[:, :, 0]
-    return np.argsort(-similarity, axis=1, kind="stable").astype(np.int32)
+    return order_by_score(similarity, keys)
 
 
 def precision_recall(rank: np.ndarray, Np: int, Ks: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """P[q, j] = n_p(K_j)/K_j and R[q, j] = n_p(K_j)/Np, n_p(K) = #(rank[q, :K] < Np)."""
-    positives_so_far = np.cumsum(rank < Np, axis=1)
-    k = np.asarray(Ks)
-    n_p = positives_so_far[:, k - 1].astype(np.float64)
-    return n_p / k, n_p / Np
+    n_p = hits_at_k(rank < Np, Ks)
+    return precision(n_p, np.asarray(Ks)), recall(n_p, Np)
 
 
 def rank_samples(
@@ -107,7 +122,7 @@ def rank_samples(
     if Q:
         query_vectors = encode(serving["q"].to_list(), "query")
         candidate_vectors = encode(candidate_texts, "passage").reshape(Q, Nc, -1)
-        rank = cosine_rank(query_vectors, candidate_vectors)
+        rank = cosine_rank(query_vectors, candidate_vectors, tie_keys(candidate_texts).reshape(Q, Nc))
     return ranked_table(serving, rank, embedder_code=embedder_code, Np=Np, Ks=Ks), report
 
 
@@ -132,79 +147,8 @@ def ranked_table(serving: pl.DataFrame, rank: np.ndarray, *, embedder_code: str,
     )
 
 
-def _first_violation(df: pl.DataFrame, bad: pl.Expr) -> str | None:
-    rows = df.filter(bad.fill_null(True))
-    return rows["id"][0] if rows.height else None
-
-
-def _positives_in_prefix(df: pl.DataFrame) -> pl.DataFrame:
-    """(row, K, n_p): positives among rank[:K] for every K of every row (long format); a K beyond
-    len(rank) (a short corpus-level retrieval) counts the whole rank."""
-    ranks = (
-        df.select("row", "Np", "rank")
-        .explode("rank")
-        .with_columns(depth=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("row"))
-        .with_columns(n_p=(pl.col("rank") < pl.col("Np")).cum_sum().over("row"))
-    )
-    wanted = (df.select("row", "K", retrieved=pl.col("rank").list.len().cast(pl.Int32)).explode("K")
-              .with_columns(depth=pl.min_horizontal(pl.col("K").cast(pl.Int32), "retrieved")))
-    return wanted.join(ranks.select("row", "depth", "n_p"), on=["row", "depth"], how="left").select("row", "K", "n_p")
-
-
-def check_ranked_invariants(df: pl.DataFrame, path: str | os.PathLike) -> None:
-    """Raise ``InputError(path, "id <id>", rule)`` for the first ranked sample that breaks a rule of
-    docs/METHODS.md#ranked-table.
-
-    Rules: len(P) == len(R) == len(K); rank distinct values of 0..Nc-1: all Nc of them (a pool),
-    or, in a corpus-level ranking (:func:`is_corpus_ranking`), at least one and every index >= Np;
-    1 <= Np < Nc; K strictly ascending, >= 1 and (pools) <= Nc; P = n_p/K and R = n_p/Np with n_p
-    the positives (index < Np) in rank[:K]; (id, E, Nc, Np) unique.
-    """
-    missing = set(RANKED_SCHEMA) - set(df.columns)
-    if missing:
-        raise InputError(path, "columns", f"missing ranked columns {sorted(missing)}")
-    rank = pl.col("rank")
-    distinct_in_range = (rank.list.min() >= 0) & (rank.list.max() <= pl.col("Nc") - 1) & (
-        rank.list.n_unique() == rank.list.len())
-    ascending = (pl.col("K").list.n_unique() == pl.col("K").list.len()) & (pl.col("K").list.sort() == pl.col("K")) & (
-        pl.col("K").list.min() >= 1)
-    if is_corpus_ranking(df.columns):
-        shape_rules = [
-            ("rank lists distinct candidates of 0..Nc-1, every index >= Np among them",
-             distinct_in_range & retrieved_rank_holds_every_other()),
-            ("K strictly ascending, each >= 1", ascending),
-        ]
-    else:
-        shape_rules = [
-            ("len(rank) == Nc", rank.list.len() == pl.col("Nc")),
-            ("rank is a permutation of 0..Nc-1", distinct_in_range),
-            ("K strictly ascending within 1..Nc", ascending & (pl.col("K").list.max() <= pl.col("Nc"))),
-        ]
-    rules = [
-        ("len(P) == len(R) == len(K)", (pl.col("P").list.len() == pl.col("K").list.len())
-         & (pl.col("R").list.len() == pl.col("K").list.len())),
-        *shape_rules,
-        ("1 <= Np < Nc", (pl.col("Np") >= 1) & (pl.col("Np") < pl.col("Nc"))),
-        ("(id, E, Nc, Np) unique", ~pl.struct("id", "E", "Nc", "Np").is_duplicated()),
-    ]
-    for rule, ok in rules:
-        bad_id = _first_violation(df, ~ok)
-        if bad_id is not None:
-            raise InputError(path, f"id {bad_id}", rule)
-    _check_precision_recall(df, path)
-
-
-def _check_precision_recall(df: pl.DataFrame, path: str | os.PathLike) -> None:
-    numbered = df.with_row_index("row")
-    measured = numbered.select("row", "id", "Np", "K", "P", "R").explode("K", "P", "R")
-    joined = measured.join(_positives_in_prefix(numbered), on=["row", "K"], how="left")
-    for name, expected in (("P", pl.col("n_p") / pl.col("K")), ("R", pl.col("n_p") / pl.col("Np"))):
-        bad_id = _first_violation(joined, (pl.col(name) - expected).abs() > TOLERANCE)
-        if bad_id is not None:
-            raise InputError(path, f"id {bad_id}", f"{name} does not match rank (n_p/{'K' if name == 'P' else 'Np'})")
-
-
 def write_ranked(df: pl.DataFrame, path: str | os.PathLike) -> None:
-    """Check the ranked invariants, then write ``df`` atomically as zstd Parquet."""
-    check_ranked_invariants(df, path)
+    """Check the ranked-table rules (``tables.workflow_tables.validate_ranked``), then write ``df``
+    atomically as zstd Parquet."""
+    validate_ranked(df, path)
     write_parquet(df, path)

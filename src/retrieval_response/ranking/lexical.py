@@ -6,8 +6,8 @@ own) ranks texts lexically where a dense embedder ranks them by cosine. Texts ar
 removed, no stemming. The collection whose statistics (document frequencies, mean length) BM25
 uses is every distinct candidate text of the dataset's texts table (all queries, positives and
 negatives), so a query's scores do not depend on the design. For a design (Nc, Np), ``rank``
-lists each query's candidates by descending BM25 score, ties in candidate order, as the cosine
-ranking does.
+lists each query's candidates by descending BM25 score, ties (a score 0 for every candidate
+sharing no word with the query) by ``cosine_ranking.tie_keys``, as the cosine ranking orders them.
 """
 
 from __future__ import annotations
@@ -18,21 +18,28 @@ import numpy as np
 import polars as pl
 
 from retrieval_response.infra.errors import InputError
-from retrieval_response.ranking.cosine_ranking import RankingReport, design_ks, ranked_table, select_serving
+from retrieval_response.ranking.cosine_ranking import (
+    RankingReport,
+    design_ks,
+    order_by_score,
+    ranked_table,
+    select_serving,
+    tie_keys,
+)
 
 DEFAULTS = {"k1": 1.5, "b": 0.75, "method": "lucene"}
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
-IGNORED_KEYS = {"backend", "query_prompt", "passage_prompt", "batch_size"}
-"""Registry keys the schema fills into every entry, meaningless for BM25 (prompts are not added)."""
 
 
 def bm25_settings(code: str, spec: Mapping, source: str = "config") -> dict:
     """``{"k1", "b", "method"}`` of the bm25 registry entry ``spec`` (defaults filled in).
 
     InputError ``(source, "config key embedders.<code>.<key>", rule)`` for a key of a dense
-    backend (``model``, ``device``, ``cache_dir``), k1 <= 0, b outside [0, 1] or an unknown method.
+    backend (``model``, ``query_prompt``, ``passage_prompt``, ``batch_size``, ``device``,
+    ``cache_dir``: BM25 adds no prompt and encodes nothing), k1 <= 0, b outside [0, 1] or an
+    unknown method.
     """
-    unknown = sorted(set(spec) - IGNORED_KEYS - set(DEFAULTS))
+    unknown = sorted(set(spec) - {"backend"} - set(DEFAULTS))
     if unknown:
         raise InputError(source, f"config key embedders.{code}.{unknown[0]}",
                          f"does not apply to the bm25 backend (its keys: {', '.join(DEFAULTS)})")
@@ -48,16 +55,25 @@ def bm25_settings(code: str, spec: Mapping, source: str = "config") -> dict:
     return settings
 
 
-class BM25Index:
-    """A bm25s index over ``documents`` (in their order); ``scores`` of queries against all of them."""
+NO_INDEXED_WORD = ("no text of the collection has a word BM25 indexes (two or more word characters, not an English "
+                   "stop word), so every score would be 0: rank this dataset with a dense embedder")
 
-    def __init__(self, documents: list[str], settings: Mapping):
+
+class BM25Index:
+    """A bm25s index over ``documents`` (in their order); ``scores`` of queries against all of them.
+    InputError ``(source, "file", NO_INDEXED_WORD)`` when no document holds a word the tokeniser
+    keeps (stop words, punctuation and one-letter words only), where bm25s itself would fail."""
+
+    def __init__(self, documents: list[str], settings: Mapping, source: str = "the texts table"):
         import bm25s
 
         self._bm25s = bm25s
         self.size = len(documents)
         self.retriever = bm25s.BM25(k1=float(settings["k1"]), b=float(settings["b"]), method=settings["method"])
-        self.retriever.index(bm25s.tokenize(documents, stopwords="en", show_progress=False), show_progress=False)
+        tokens = bm25s.tokenize(documents, stopwords="en", show_progress=False)
+        if not tokens.vocab:
+            raise InputError(source, "file", NO_INDEXED_WORD)
+        self.retriever.index(tokens, show_progress=False)
 
     def query_token_ids(self, queries: list[str]) -> list[list[int]]:
         """Each query's token ids in the index's vocabulary (tokens the documents lack are dropped)."""
@@ -83,21 +99,23 @@ def candidate_collection(texts: pl.DataFrame) -> list[str]:
 
 
 def bm25_rank_samples(
-    texts: pl.DataFrame, spec: Mapping, *, embedder_code: str, Nc: int, Np: int, Ks: list[int]
+    texts: pl.DataFrame, spec: Mapping, *, embedder_code: str, Nc: int, Np: int, Ks: list[int],
+    source: str = "the texts table",
 ) -> tuple[pl.DataFrame, RankingReport]:
     """Ranked samples of design (Nc, Np) of every serving query of ``texts``, by BM25 (``spec``: the
     registry entry) over the collection ``candidate_collection(texts)``; the ranked layout and the
-    skip report, as ``cosine_ranking.rank_samples``."""
+    skip report, as ``cosine_ranking.rank_samples``. ``source`` names the texts in the InputError
+    of a collection without an indexed word (:class:`BM25Index`)."""
     settings = bm25_settings(embedder_code, spec)
     Ks = design_ks(Ks, Nc, Np)
     serving, report = select_serving(texts, Nc, Np)
     rank = np.zeros((0, Nc), dtype=np.int32)
     if serving.height:
         collection = candidate_collection(texts)
-        index = BM25Index(collection, settings)
+        index = BM25Index(collection, settings, source)
         lookup = pl.DataFrame({"text": collection, "column": np.arange(len(collection), dtype=np.int64)})
         candidates = serving.select(text=pl.concat_list(pl.col("p").list.head(Np), pl.col("n").list.head(Nc - Np)))
-        columns = candidates.explode("text").join(lookup, on="text", how="left", maintain_order="left")["column"]
-        scores = index.scores(serving["q"].to_list(), columns.to_numpy().reshape(serving.height, Nc))
-        rank = np.argsort(-scores, axis=1, kind="stable").astype(np.int32)
+        exploded = candidates.explode("text").join(lookup, on="text", how="left", maintain_order="left")
+        scores = index.scores(serving["q"].to_list(), exploded["column"].to_numpy().reshape(serving.height, Nc))
+        rank = order_by_score(scores, tie_keys(exploded["text"].to_list()).reshape(serving.height, Nc))
     return ranked_table(serving, rank, embedder_code=embedder_code, Np=Np, Ks=Ks), report

@@ -8,9 +8,11 @@ that could not be read back as written: empty, starting or ending with white spa
 tab or a line break (``str.splitlines``). On a dataset of a layout with document ids
 (``beir``, ``trec``) the run *is* the ranking: for a design (Nc, Np) each query's candidates
 (its first Np positives and first Nc - Np negatives, by document id) are ordered by the run's
-score, highest first, ties broken by the run's rank column (lower first). Candidates the run
-does not rank follow all ranked ones, in candidate order, and are counted in the report as
-``candidates_not_in_run``; a query the run does not rank at all is skipped (``not_in_run``).
+score, highest first, ties broken by the run's rank column (lower first), then by the run's own
+line order. Candidates the run does not rank follow all ranked ones, ordered by
+``cosine_ranking.tie_keys`` (a hash of their texts), and are counted in the report as
+``candidates_not_in_run``. No tie is ever broken by candidate order, which lists the positives
+first; a query the run does not rank at all is skipped (``not_in_run``).
 Documents the run ranks that are not candidates of the query are ignored.
 
 Every bad record is one InputError naming the file, the line and the rule (the first one
@@ -27,8 +29,8 @@ import polars as pl
 
 from retrieval_response.infra.atomic import write_text
 from retrieval_response.infra.errors import InputError
-from retrieval_response.infra.json_records import existing_file, read_text
-from retrieval_response.ranking.cosine_ranking import RankingReport, design_ks, ranked_table, select_serving
+from retrieval_response.infra.json_records import existing_file, read_text, text_lines
+from retrieval_response.ranking.cosine_ranking import RankingReport, design_ks, ranked_table, select_serving, tie_keys
 
 RUN_SCHEMA = {"qid": pl.String, "docid": pl.String, "rank": pl.Int64, "score": pl.Float64, "tag": pl.String,
               "line": pl.Int64}
@@ -62,7 +64,7 @@ def read_run(path: str | os.PathLike, *, documents: pl.Series | None = None,
     first bad record (module docstring) or a file without any line.
     """
     source = existing_file(path)
-    lines = pl.DataFrame({"text": read_text(source).splitlines()}, schema={"text": pl.String})
+    lines = pl.DataFrame({"text": text_lines(read_text(source))}, schema={"text": pl.String})
     lines = lines.with_row_index("line", offset=1).with_columns(pl.col("line").cast(pl.Int64))
     lines = lines.with_columns(fields=_fields(pl.col("text"))).filter(
         pl.col("fields").list.len() > 0, pl.col("text").str.strip_chars() != "")
@@ -115,12 +117,15 @@ def run_tag(path: str | os.PathLike) -> str:
 
 
 def candidate_documents(serving: pl.DataFrame, Nc: int, Np: int) -> pl.DataFrame:
-    """Long table ``row, source_id, candidate, docid``: the candidate documents of each serving query
-    (first Np of ``p_doc`` then first Nc - Np of ``n_doc``), ``candidate`` their index 0..Nc-1."""
+    """Long table ``row, source_id, docid, candidate, tie``: the candidate documents of each serving
+    query (first Np of ``p_doc`` then first Nc - Np of ``n_doc``), ``candidate`` their index
+    0..Nc-1, ``tie`` the ``cosine_ranking.tie_keys`` of their texts (``p``, ``n``)."""
     docs = serving.select(
-        pl.col("source_id"), docid=pl.concat_list(pl.col("p_doc").list.head(Np), pl.col("n_doc").list.head(Nc - Np))
+        pl.col("source_id"), docid=pl.concat_list(pl.col("p_doc").list.head(Np), pl.col("n_doc").list.head(Nc - Np)),
+        text=pl.concat_list(pl.col("p").list.head(Np), pl.col("n").list.head(Nc - Np)),
     ).with_row_index("row")
-    return docs.explode("docid").with_columns(candidate=pl.int_range(pl.len()).over("row").cast(pl.Int32))
+    docs = docs.explode("docid", "text").with_columns(candidate=pl.int_range(pl.len()).over("row").cast(pl.Int32))
+    return docs.with_columns(tie=pl.Series(tie_keys(docs["text"].to_list()), dtype=pl.UInt64)).drop("text")
 
 
 def run_rank_samples(
@@ -144,9 +149,10 @@ def run_rank_samples(
     report.ranked = serving.height
     ordered = (
         candidate_documents(serving, Nc, Np)
-        .join(run.select("qid", "docid", "rank", "score"), left_on=["source_id", "docid"],
+        .join(run.select("qid", "docid", "rank", "score", "line"), left_on=["source_id", "docid"],
               right_on=["qid", "docid"], how="left")
-        .sort(["row", "score", "rank", "candidate"], descending=[False, True, False, False], nulls_last=True)
+        .sort(["row", "score", "rank", "line", "tie", "candidate"], descending=[False, True, False, False, False, False],
+              nulls_last=True)
     )
     report.notes["candidates_not_in_run"] = int(ordered["score"].null_count())
     rank = ordered["candidate"].to_numpy().reshape(serving.height, Nc)
@@ -211,10 +217,24 @@ def write_run(ranked: pl.DataFrame, texts: pl.DataFrame, path: str | os.PathLike
     write_text(run_lines(ranked, texts, tag=tag), path)
 
 
+def check_run_matches(run: pl.DataFrame, source_ids: pl.Series, path: str | os.PathLike) -> None:
+    """InputError naming the run file ``path`` when none of the query ids of ``run`` (``read_run``)
+    is among ``source_ids``, the source ids of the dataset's prepared queries: every query would be
+    skipped as ``not_in_run``, and the analysis would find no sample after the LLM calls were paid.
+    Raised by the ranking job, which every LLM job waits for."""
+    ranked = run["qid"].unique(maintain_order=True)
+    if source_ids.len() and not source_ids.is_in(ranked.implode()).any():
+        raise InputError(path, "file", f"none of its {ranked.len()} query ids (first {ranked[0]!r}) is one of the "
+                         f"{source_ids.len()} prepared queries of the dataset (first {source_ids[0]!r}): the run "
+                         "ranks other queries, so every query would be skipped; nothing is sent to an LLM")
+
+
 def rank_from_run(texts: pl.DataFrame, run_path: str | os.PathLike, *, documents: pl.Series,
                   queries: pl.Series, embedder_code: str, Nc: int, Np: int,
                   Ks: list[int]) -> tuple[pl.DataFrame, RankingReport]:
-    """``read_run`` of ``run_path`` checked against ``documents`` and ``queries``, then ``run_rank_samples``."""
+    """``read_run`` of ``run_path`` checked against ``documents`` and ``queries`` and by
+    :func:`check_run_matches` against the queries of ``texts``, then ``run_rank_samples``."""
     run = read_run(run_path, documents=documents, queries=queries)
+    check_run_matches(run, texts["source_id"], run_path)
     return run_rank_samples(texts, run, embedder_code=embedder_code, Nc=Nc, Np=Np, Ks=Ks)
 

@@ -1,10 +1,21 @@
-"""Documentation pages whose numbers come from committed files, each rendered from its template.
+"""Documentation pages whose numbers come from committed files.
 
-Templates live in one folder: ``docs/templates/<PAGE>.template.md`` renders ``docs/<PAGE>.md``.
-The two findings pages keep their templates beside the findings tables
+A page of ``docs/`` holds each measured number between two markers, in the page itself::
+
+    about <!--{{docs/benchmarks/dag.json: \\| results.dry_run_seconds:.0f}}-->12<!--/--> seconds
+
+The first marker is an HTML comment holding the number's placeholder, the second an empty one
+(``<!--/-->``); a Markdown viewer shows the number only. A number shown in a code span is marked
+with its whole code span (``<!--`mem_mb={{...}}`-->`mem_mb=2000`<!--/-->``), since a comment
+inside one would show. A ``|`` in the first marker is written ``\\|`` (a Markdown table would
+split its cell on a bare one). A marker never begins a line (a line opening with ``<!--`` is an
+HTML block, not text), and never stands in a code block, where it would show. Filling a page
+replaces the text between each pair of markers with the first marker's text rendered on the
+committed files, and changes
+nothing else. The two findings pages are rendered whole from templates beside the findings tables
 (``docs/findings/FINDINGS.template.md`` renders ``docs/FINDINGS.md``,
-``docs/findings/README.template.md`` renders ``README.md``) and render the same way. One command
-renders them all, from the repository root::
+``docs/findings/README.template.md`` renders ``README.md``). One command fills and renders them
+all, from the repository root::
 
     python -m retrieval_response.reports.doc_pages            # write every page
     python -m retrieval_response.reports.doc_pages --check    # exit 1 naming pages that differ
@@ -22,14 +33,15 @@ Placeholders are those of :mod:`retrieval_response.reports.findings`. A placehol
   ``requirements``, ``llm_cost_figures``, ``paper_jobs``, ``exactness_compared``, ``findings_verdict``,
   ``replication_counts``).
 
-A measured number therefore names the file it comes from in the template, and that file names the
-command that wrote it (a benchmark's ``source``, a run summary's ``provenance``).
+A measured number therefore names the file it comes from in its page (or template), and that file
+names the command that wrote it (a benchmark's ``source``, a run summary's ``provenance``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -42,7 +54,7 @@ from retrieval_response.decide.summary import verdict_summary
 from retrieval_response.infra.atomic import write_text
 from retrieval_response.reports.findings import PLACEHOLDER, ROWS_PLACEHOLDER, read_tables, render
 
-TEMPLATES = Path("docs/templates")
+DOCS = Path("docs")
 FINDINGS = Path("docs/findings")
 FINDINGS_PAGES = {FINDINGS / "FINDINGS.template.md": Path("docs/FINDINGS.md"),
                   FINDINGS / "README.template.md": Path("README.md")}
@@ -66,12 +78,33 @@ PAPER_CONFIG = Path("config/paper.yaml")
 EXACTNESS = Path("docs/exactness.json")
 
 
+MARKER = re.compile(r"<!--((?:(?!-->).)*?\{\{(?:(?!-->).)*?)-->(.*?)<!--/-->")
+"""A measured number of a page: its fragment (a placeholder, or a code span holding placeholders)
+in an HTML comment, the fragment rendered, ``<!--/-->``; all on one line."""
+
+
 def pages(root: str | Path) -> dict[Path, Path]:
-    """Every template under ``root`` with the page it renders (both relative to ``root``)."""
+    """Every template under ``root`` with the page it renders (both relative to ``root``): the findings pages."""
+    return {template: page for template, page in FINDINGS_PAGES.items() if (Path(root) / template).is_file()}
+
+
+def marked_pages(root: str | Path) -> list[Path]:
+    """Every page of ``docs/`` (relative to ``root``) that holds a marked number."""
     root = Path(root)
-    found = {TEMPLATES / path.name: Path("docs") / path.name.replace(".template.md", ".md")
-             for path in sorted((root / TEMPLATES).glob("*.template.md"))}
-    return {**FINDINGS_PAGES, **found}
+    return [path.relative_to(root) for path in sorted((root / DOCS).glob("*.md"))
+            if MARKER.search(path.read_text(encoding="utf-8"))]
+
+
+def _fragment(match: re.Match) -> str:
+    """The fragment of a marker, its escaped ``\\|`` read as ``|``."""
+    return match.group(1).replace("\\|", "|")
+
+
+def fill(page: str, root: str | Path) -> str:
+    """``page`` with the text between each pair of markers replaced by the marker's fragment
+    rendered on the committed files of ``root``; every other character unchanged."""
+    tables = tables_for("\n".join(_fragment(m) for m in MARKER.finditer(page)), root)
+    return MARKER.sub(lambda m: f"<!--{m.group(1)}-->{render(_fragment(m), tables)}<!--/-->", page)
 
 
 def flatten(value: object, prefix: str = "") -> dict[str, object]:
@@ -310,14 +343,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--check", action="store_true", help="compare instead of writing")
     args = parser.parse_args(argv)
     root, stale = Path(args.root), []
-    for template, page in pages(root).items():
-        text = render_page(template, root)
+    rendered = {page: render_page(template, root) for template, page in pages(root).items()}
+    filled = {page: fill((root / page).read_text(encoding="utf-8"), root) for page in marked_pages(root)}
+    for page, text in {**rendered, **filled}.items():
         if not args.check:
             write_text(text, root / page)
         elif not (root / page).is_file() or (root / page).read_text(encoding="utf-8") != text:
             stale.append(str(page))
     for page in stale:
-        print(f"{page} differs from its template rendered on the committed files", file=sys.stderr)
+        print(f"{page} differs from its numbers (or its template) rendered on the committed files", file=sys.stderr)
     return 1 if stale else 0
 
 

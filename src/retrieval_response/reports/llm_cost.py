@@ -4,7 +4,7 @@
         [--queries N]
 
 Calls, as the workflow makes them: one ideal answer per (query, Np) of a dataset (shared by the
-embedders and by the designs with that Np), and per (query, embedder, design, K) one top-K answer
+rankers and by the designs with that Np), and per (query, ranker, design, K) one top-K answer
 and one grade. With document judgments on (``document_judgments.kinds``), one judgment call per
 kind and distinct (query, text) pair that can appear in a top-K of the dataset (any embedder,
 design and K). The ranking is not known before the run, so every candidate text of a design
@@ -65,10 +65,13 @@ import yaml
 from retrieval_response.datasets import prepare
 from retrieval_response.datasets.judged_corpus import beir_qrels
 from retrieval_response.datasets.layouts import corpus_table, prepare_judged_queries
+from retrieval_response.datasets.traces import read_traces
 from retrieval_response.llm.document_judgments import KINDS, UDCG_MAX_TOKENS, UMBRELA_MAX_TOKENS
 from retrieval_response.llm.prompts import (
     ANSWER_FIELDS,
+    GRADE_CONTEXT_FIELDS,
     GRADE_FIELDS,
+    GRADE_GOLD_FIELDS,
     UDCG_FIELDS,
     UMBRELA_FIELDS,
     Prompt,
@@ -83,7 +86,9 @@ from retrieval_response.workflow_config.plan import (
     dataset_rankers,
     design_cutoffs,
     is_corpus_level,
+    is_traces,
     judgment_kinds,
+    trace_grade_prompts,
 )
 
 REPO = Path(__file__).resolve().parents[3]
@@ -245,11 +250,13 @@ def judgeable_texts(p: list[str], n: list[str], serving: list[tuple[int, int, li
 
 
 def texts_workload(
-    texts: pl.DataFrame, designs: list[tuple[int, int, list[int]]], n_embedders: int, counter: Counter,
+    texts: pl.DataFrame, designs: list[tuple[int, int, list[int]]], n_rankers: int, counter: Counter,
     answer_tokens: int, kinds: list[str] | tuple[str, ...] = (),
 ) -> Workload:
-    """The LLM calls of the query-texts samples ``texts`` (columns q, p, n) under ``designs``, with
-    one call per judgment kind of ``kinds`` and judgeable text of a query (:func:`judgeable_texts`)."""
+    """The LLM calls of the query-texts samples ``texts`` (columns q, p, n) under ``designs``, each
+    top-K answer and grade once per ranker of the ``n_rankers`` (``plan.dataset_rankers``, the
+    workflow's units), with one call per judgment kind of ``kinds`` and judgeable text of a query
+    (:func:`judgeable_texts`)."""
     work = Workload()
     ideal, topk, grade = work.stages["ideal"], work.stages["topk"], work.stages["grade"]
     for q, p, n in texts.select("q", "p", "n").iter_rows():
@@ -262,10 +269,10 @@ def texts_workload(
             ideal.add(1, answer_base + sum(positives[:np_]), answer_tokens)
         for nc, np_, ks in serving:
             mean_reference = (sum(positives[:np_]) + sum(counter.reference(t) for t in n[: nc - np_])) / nc
-            calls = len(ks) * n_embedders
-            topk.add(calls, n_embedders * sum(answer_base + k * mean_reference for k in ks), calls * answer_tokens)
+            calls = len(ks) * n_rankers
+            topk.add(calls, n_rankers * sum(answer_base + k * mean_reference for k in ks), calls * answer_tokens)
             grade.add(calls, calls * (grade_base + 2 * answer_tokens), calls * GRADE_COMPLETION_TOKENS)
-        if kinds and n_embedders:
+        if kinds and n_rankers:
             judgeable, exact = judgeable_texts(p, n, serving)
             work.judgments_exact = work.judgments_exact and exact
             for kind in kinds:
@@ -299,6 +306,46 @@ def corpus_workload(
             work.stages[kind].add(judged, judged * (counter.judgment(kind, q, "") + mean_reference), judged * completion)
     work.judgments_exact = not kinds
     return work
+
+
+def traces_workload(texts: pl.DataFrame, traces: pl.DataFrame, counter: Counter, answer_tokens: int,
+                    kinds: list[str] | tuple[str, ...], grade_prompts: dict[str, Prompt]) -> Workload:
+    """The LLM calls of a traces dataset (``datasets.traces.read_traces``' tables), exactly: one
+    judgment per kind and distinct (query, text) of its traces (``llm.document_judgments.judged_pairs``,
+    as the judge_documents rule reads them), and per trace one grade per prompt of ``grade_prompts``
+    (``context``: the grade_context prompt with the trace's texts and answer; ``gold``: the
+    grade_gold prompt with the gold answers, for a query that has some)."""
+    from retrieval_response.llm.document_judgments import judged_pairs
+    from retrieval_response.llm.prompts import format_gold_answers
+
+    work = Workload()
+    pairs = judged_pairs([(traces, texts)])
+    for kind in kinds:
+        completion = answer_tokens if kind == "erag" else JUDGMENT_COMPLETION_TOKENS[kind]
+        work.stages[kind].add(pairs.height, sum(counter.judgment(kind, q, t) for q, t in pairs.select("q", "text")
+                                                .iter_rows()), pairs.height * completion)
+    rows = (traces.select("id", "rank", "answer").join(texts.select("id", "q", "p", "n", "answers"), on="id")
+            .with_columns(refs=pl.concat_list("p", "n").list.gather(pl.col("rank"))))
+    for q, answer, refs, gold in rows.select("q", "answer", "refs", "answers").iter_rows():
+        if "context" in grade_prompts:
+            messages = grade_prompts["context"].messages(query=q, references=format_references(refs), answer=answer)
+            work.stages["grade"].add(1, counter.messages(messages), GRADE_COMPLETION_TOKENS)
+        if "gold" in grade_prompts and gold:
+            messages = grade_prompts["gold"].messages(query=q, gold_answers=format_gold_answers(gold), answer=answer)
+            work.stages["grade"].add(1, counter.messages(messages), GRADE_COMPLETION_TOKENS)
+    return work
+
+
+def traces_dataset_workload(config: dict, name: str, dataset: dict, source: Path, base: Path, counter: Counter,
+                            answer_tokens: int, kinds: list[str]) -> Workload:
+    """:func:`traces_workload` of the traces dataset ``name`` (its files read as the prepare_traces
+    rule reads them, its grading prompts those of its ``trace_grades``)."""
+    files = [source, *(shipped_or_local(p, base) for p in dataset.get("paths") or [])]
+    texts, traces, _ = read_traces(files, feedback_labels=dataset.get("feedback_labels"), subset=dataset.get("subset"))
+    fields = {"context": GRADE_CONTEXT_FIELDS, "gold": GRADE_GOLD_FIELDS}
+    grade_prompts = {prefix: load_prompt(shipped_or_local(path, base), fields[prefix], needs_reask=True)
+                     for prefix, path in trace_grade_prompts(config, name).items()}
+    return traces_workload(texts, traces, counter, answer_tokens, kinds, grade_prompts)
 
 
 def ranked_samples(texts: pl.DataFrame, designs: list[tuple[int, int, list[int]]]) -> int:
@@ -388,7 +435,8 @@ def estimate(config: dict, base: Path, answer_tokens: int | None = None,
     ``max_tokens``), priced at ``prices`` (model -> dollars per million prompt and completion
     tokens) or litellm's table. With ``queries``, each dataset's workload is scaled from its
     sampled queries to ``queries`` queries (the same calls and tokens per query: what a verdict's
-    ``queries_for_0.10`` would cost); this needs the config's data (ValueError without it)."""
+    ``queries_for_0.10`` would cost); this needs the config's data (ValueError without it). A
+    traces config is counted on its traces files only; one not yet built is named and not counted."""
     config = with_defaults(config)
     llm = config.get("llm") or {}
     generator = llm.get("generator") or {}
@@ -397,13 +445,21 @@ def estimate(config: dict, base: Path, answer_tokens: int | None = None,
     answer_tokens = max_answer_tokens if answer_tokens is None else answer_tokens
     kinds = judgment_kinds(config)
     counter = Counter(model, *load_prompts(config, base))
-    embedders = config.get("embedders") or {}
     datasets = config.get("datasets") or {}
     sources = {name: shipped_or_local(d["path"], base) for name, d in datasets.items() if "path" in d}
     sources = {name: beir_qrels(path, datasets[name].get("split"))
                if datasets[name]["layout"] == "beir" and path.is_dir() else path for name, path in sources.items()}
     work = Workload()
-    if datasets and len(sources) == len(datasets) and all(path.exists() for path in sources.values()):
+    if any(is_traces(config, name) for name in datasets):
+        missing = [str(path) for path in sources.values() if not path.exists()]
+        for name, dataset in datasets.items():
+            if sources[name].exists():
+                work.merge(traces_dataset_workload(config, name, dataset, sources[name], base, counter, answer_tokens,
+                                                   kinds))
+        basis = "counted on the traces files" + (
+            f"; {', '.join(missing)} not found: build it first (docs/TRACES.md), its calls are not counted"
+            if missing else "")
+    elif datasets and len(sources) == len(datasets) and all(path.exists() for path in sources.values()):
         for name, dataset in datasets.items():
             if is_corpus_level(config, name):
                 texts, _ = prepare_judged_queries(dataset["layout"], sources[name], n_queries=dataset.get("queries"),
@@ -417,8 +473,8 @@ def estimate(config: dict, base: Path, answer_tokens: int | None = None,
             texts, _ = prepare(dataset["layout"], sources[name], level=dataset.get("level"),
                                subset=dataset.get("subset"), n_queries=dataset.get("queries"),
                                seed=dataset.get("seed", 0), designs=[(nc, np_) for nc, np_, _ in designs])
-            n_embedders = len(dataset.get("embedders") or embedders)
-            dataset_work = texts_workload(texts, designs, n_embedders, counter, answer_tokens, kinds)
+            dataset_work = texts_workload(texts, designs, len(dataset_rankers(config, name)), counter,
+                                          answer_tokens, kinds)
             work.merge(scaled_workload(dataset_work, queries / texts.height) if queries else dataset_work)
         basis = ("counted on the config's data" if not queries else
                  f"counted on the config's data, each dataset scaled from its sampled queries to {queries} queries")

@@ -4,17 +4,21 @@ A table edited by hand (or truncated, or from another version) must fail with on
 ``<file>: id <id>: <rule>`` (``(and N more rows)`` when several rows break the rule), never with a
 polars traceback naming no file. The rules are those the writers guarantee (docs/DESIGN.md):
 
-- ranked (:func:`read_ranked_table`): ``2 <= Nc <= MAX_NC``, ``1 <= Np < Nc``; ``rank`` a
-  permutation of ``0..Nc-1`` and ``K`` increasing in ``1..Nc``, or, in a corpus-level ranking
-  (column ``judged``), ``rank`` distinct values of ``0..Nc-1`` holding every index >= Np (the
-  positives not retrieved have no position) and ``K`` increasing from 1 up; ``P``, ``R`` as long
-  as ``K``; (id, E, Nc, Np) unique;
-- graded and analysis tables (:func:`read_graded_table`, :func:`read_analysis_table`): the same
-  bounds, ``K >= 1``; ``rank`` K distinct values in ``0..Nc-1`` (so ``K <= Nc``), or fewer than K
-  when the ranker retrieved no more (a short corpus-level retrieval: then ``rank`` holds every
-  index >= Np); ``inK = (rank < Np)``, a grade in 1..5 or null; the graded table's invariants of
-  :func:`retrieval_response.tables.graded.validate_graded`; in the analysis table ``np_2K``
-  (positives in the top 2K) at least ``sum(inK)`` (positives in the top K);
+- ranked (:func:`validate_ranked`, checked by its writers and by :func:`read_ranked_table`):
+  ``2 <= Nc <= MAX_NC``, ``1 <= Np < Nc``; ``rank`` a permutation of ``0..Nc-1`` and ``K``
+  increasing in ``1..Nc``, or, in a corpus-level ranking (column ``judged``), ``rank`` distinct
+  values of ``0..Nc-1`` holding every index >= Np (the positives not retrieved have no position)
+  and ``K`` increasing from 1 up; ``P``, ``R`` as long as ``K`` and equal to n_p/K and n_p/Np,
+  n_p the positives (``rank < Np``) in ``rank[:K]`` (the whole rank when it is shorter);
+  (id, E, Nc, Np) unique;
+- graded and analysis tables (:func:`sample_rules`): the same bounds, ``K >= 1``; ``rank`` K
+  distinct values in ``0..Nc-1`` (so ``K <= Nc``), or fewer than K when the ranker retrieved no
+  more (a short corpus-level retrieval: then ``rank`` holds every index >= Np);
+  ``inK = (rank < Np)``, a grade in 1..5 or null; the graded table (:func:`validate_graded`,
+  checked by its writers and by :func:`read_graded_table`) also a status on every row,
+  ``"graded"`` exactly when the grade is given, (id, E, Nc, Np, K) unique and, with any gold
+  column, all of them under the same two rules; in the analysis table ``np_2K`` (positives in
+  the top 2K) at least ``sum(inK)`` (positives in the top K);
 - texts (:func:`read_texts_table`): unique ids; each ranked id of a design has ``Np`` positives
   and ``Nc - Np`` negatives to rank (:func:`check_candidates`).
 """
@@ -24,15 +28,21 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
+from retrieval_response.analysis.ranked_lists import flatten, precision, recall
 from retrieval_response.infra.errors import InputError
-from retrieval_response.tables.graded import GRADED_COLUMNS, validate_graded
+from retrieval_response.tables.graded import GOLD_COLUMNS, GRADED_COLUMNS
 from retrieval_response.tables.published import MAX_NC
 
 RANKED_COLUMNS = ("id", "subset", "E", "Nc", "Np", "K", "P", "R", "rank")
+RANKED_RULE_COLUMNS = ("id", "E", "Nc", "Np", "K", "P", "R", "rank")
+"""The columns the ranked-table rules read."""
 SAMPLE_COLUMNS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "grade")
 TEXTS_COLUMNS = ("id", "q", "p", "n")
+PRECISION_TOLERANCE = 1e-9
+"""How far a ranked table's P and R may lie from n_p/K and n_p/Np (rounding of another writer)."""
 
 _nc, _np, _k, _rank = pl.col("Nc"), pl.col("Np"), pl.col("K"), pl.col("rank")
 COUNT_RULES = {
@@ -89,9 +99,33 @@ def _rank_value_rules() -> dict[str, pl.Expr]:
     }
 
 
+def _check_columns(frame: pl.DataFrame, path: str | os.PathLike, columns: Sequence[str], what: str) -> None:
+    """InputError ``<path>: columns: missing column ...`` when ``frame`` lacks one of ``columns``."""
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InputError(path, "columns", f"missing column {missing[0]!r} of a {what} table")
+
+
+def _precision_recall_match_rank(ranked: pl.DataFrame) -> pl.Series:
+    """Per row: every P and R within PRECISION_TOLERANCE of n_p/K and n_p/Np, n_p = #(rank[:K] < Np)
+    (the whole rank when it is shorter than K). Needs the structural ranked rules to hold."""
+    relevant, owner, _ = flatten(ranked["rank"])
+    Np = ranked["Np"].to_numpy().astype(np.int64)
+    hits = np.concatenate([[0], np.cumsum(relevant < Np[owner])])
+    length = ranked["rank"].list.len().to_numpy().astype(np.int64)
+    start = np.concatenate([[0], np.cumsum(length)])
+    K, row, _ = flatten(ranked["K"])
+    n_p = hits[start[row] + np.minimum(K.astype(np.int64), length[row])] - hits[start[row]]
+    stored_p, stored_r = flatten(ranked["P"])[0], flatten(ranked["R"])[0]
+    close = ((np.abs(stored_p - precision(n_p, K)) <= PRECISION_TOLERANCE)
+             & (np.abs(stored_r - recall(n_p, Np[row])) <= PRECISION_TOLERANCE))
+    return pl.Series(np.bincount(row, weights=~close, minlength=ranked.height) == 0)
+
+
 def validate_ranked(ranked: pl.DataFrame, path: str | os.PathLike, *, corpus: bool | None = None) -> None:
     """The ranked-table rules (module docstring); InputError at the first rule broken. ``corpus``:
     the table is a corpus-level ranking (default: it has the column ``judged``)."""
+    _check_columns(ranked, path, RANKED_RULE_COLUMNS, "ranked")
     corpus = is_corpus_ranking(ranked.columns) if corpus is None else corpus
     if corpus:
         shape = {
@@ -114,11 +148,13 @@ def validate_ranked(ranked: pl.DataFrame, path: str | os.PathLike, *, corpus: bo
         "duplicate (id, E, Nc, Np)": pl.struct("id", "E", "Nc", "Np").is_duplicated(),
     }
     check_rules(ranked, path, rules)
+    check_rules(ranked, path, {"P and R must equal n_p/K and n_p/Np, n_p the positives (rank < Np) in rank[:K]":
+                               ~pl.lit(_precision_recall_match_rank(ranked))})
 
 
 def read_ranked_table(path: str | os.PathLike, columns: Sequence[str] = RANKED_COLUMNS) -> pl.DataFrame:
     """A ranked table, checked (``validate_ranked`` on the columns it needs), with ``columns`` only."""
-    needed = dict.fromkeys([*columns, "id", "E", "Nc", "Np", "K", "P", "R", "rank"])
+    needed = dict.fromkeys([*columns, *RANKED_RULE_COLUMNS])
     ranked = read_table(path, list(needed), "ranked")
     validate_ranked(ranked, path, corpus=is_corpus_ranking(pl.read_parquet_schema(path)))
     return ranked.select(columns)
@@ -161,19 +197,69 @@ def validate_samples(frame: pl.DataFrame, path: str | os.PathLike) -> None:
     check_rules(frame, path, sample_rules(frame))
 
 
+def validate_graded(graded: pl.DataFrame, path: str | os.PathLike) -> None:
+    """The graded-table rules (module docstring, docs/METHODS.md#graded-table): every column of
+    ``GRADED_COLUMNS`` and, with any of ``GOLD_COLUMNS``, all of them; ``sample_rules``; a status on
+    every row, a grade exactly when the status is ``"graded"`` (and the same two rules for
+    ``status_gold`` and ``grade_gold``); (id, E, Nc, Np, K) unique; InputError at the first rule
+    broken."""
+    gold = any(c in graded.columns for c in GOLD_COLUMNS)
+    _check_columns(graded, path, (*GRADED_COLUMNS, *(GOLD_COLUMNS if gold else ())), "graded")
+    rules = {
+        **sample_rules(graded),
+        "status is null": pl.col("status").is_null(),
+        "grade present exactly when status is 'graded'": pl.col("grade").is_not_null() != (pl.col("status") == "graded"),
+        "duplicate (id, E, Nc, Np, K)": pl.struct("id", "E", "Nc", "Np", "K").is_duplicated(),
+    }
+    if gold:
+        rules |= {
+            "status_gold is null": pl.col("status_gold").is_null(),
+            "grade_gold outside 1..5": pl.col("grade_gold").is_not_null() & ~pl.col("grade_gold").is_between(1, 5),
+            "grade_gold present exactly when status_gold is 'graded'":
+                pl.col("grade_gold").is_not_null() != (pl.col("status_gold") == "graded"),
+        }
+    check_rules(graded, path, rules)
+
+
 def read_graded_table(path: str | os.PathLike) -> pl.DataFrame:
-    """A graded table (an output of ``merge_graded``), checked: its samples (``validate_samples``)
-    and the graded invariants (``tables.graded.validate_graded``)."""
+    """A graded table (an output of ``merge_graded``), checked (:func:`validate_graded`)."""
     graded = read_table(path, GRADED_COLUMNS, "graded", all_columns=True)
-    validate_samples(graded, path)
     validate_graded(graded, path)
     return graded
 
 
+TRACE_SAMPLE_COLUMNS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "record")
+"""Columns of an analysis table of traces (``tables.collect.collect_traces``); ``record`` marks one."""
+
+
+def trace_sample_rules() -> dict[str, pl.Expr]:
+    """Rules every sample of a traces analysis table obeys: ``rank`` the trace's K documents
+    (distinct candidates of 0..Nc-1), ``inK`` their 0/1 relevance from the labels or qrels (not
+    ``rank < Np``), ``Np`` null (unknown) or >= 0, grades in 1..5 or null."""
+    grades = ("grade_context", "grade_gold")
+    return {
+        "id must not be null": pl.col("id").is_null(),
+        "E (the system) must not be null": pl.col("E").is_null(),
+        "K must be >= 1": _k < 1,
+        **_rank_value_rules(),
+        "len(rank) must be K (the trace's documents)": _rank.list.len() != _k,
+        "len(inK) != len(rank)": pl.col("inK").list.len() != _rank.list.len(),
+        "inK must hold 0 or 1": ~pl.col("inK").list.eval(pl.element().is_in([0, 1])).list.all(),
+        "Np must be null (unknown) or >= 0": _np.is_not_null() & (_np < 0),
+        **{f"{g} outside 1..5": pl.col(g).is_not_null() & ~pl.col(g).is_between(1, 5) for g in grades},
+    }
+
+
 def read_analysis_table(path: str | os.PathLike) -> pl.DataFrame:
     """The analysis table (``results/analysis/graded.parquet``), checked: its samples
-    (``validate_samples``) and, where counted, ``np_2K >= sum(inK)`` (the top 2K holds the top K)."""
-    table = read_table(path, SAMPLE_COLUMNS, "analysis", all_columns=True)
+    (``validate_samples``) and, where counted, ``np_2K >= sum(inK)`` (the top 2K holds the top K);
+    a table of traces (column ``record``) by :func:`trace_sample_rules`."""
+    traces = "record" in read_table(path, (), "analysis", all_columns=True).columns
+    table = read_table(path, TRACE_SAMPLE_COLUMNS if traces else SAMPLE_COLUMNS, "analysis", all_columns=True)
+    if traces:
+        check_rules(table, path, {rule: expr for rule, expr in trace_sample_rules().items()
+                                  if not rule.startswith("grade_") or rule.split(" ")[0] in table.columns})
+        return table
     validate_samples(table, path)
     if "np_2K" in table.columns:
         check_rules(table, path, {

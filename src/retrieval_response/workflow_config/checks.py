@@ -12,6 +12,8 @@ API-key environment variable of each configured model (by name; its value is nev
 The JSON schema (workflow/schemas/config.schema.yaml) has filled the defaults beforehand;
 ``schema_input_error`` turns a schema violation into the same one-line error, and
 ``check_wildcard_values`` refuses names that Snakemake would refuse as wildcard values.
+``check_trace_records`` reads the traces files record by record (the workflow's main process runs
+it after ``check_config``) and raises every bad record at once, one line each.
 """
 
 from __future__ import annotations
@@ -24,14 +26,16 @@ import jsonschema
 
 from retrieval_response.analysis.measures import alpha_grid
 from retrieval_response.datasets import ir_datasets_layout
-from retrieval_response.datasets.judged_corpus import beir_qrels
-from retrieval_response.datasets.layouts import CORPUS_LAYOUTS, check_options, row_subset
+from retrieval_response.datasets.judged_corpus import beir_qrels, corpus_file, has_records
+from retrieval_response.datasets.layouts import CORPUS_LAYOUTS, TRACES_LAYOUT, check_options, row_subset
+from retrieval_response.datasets.traces import read_qrels, read_trace_records
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.paths import UnsafeNameError, safe_name
 from retrieval_response.infra.secrets import looks_like_secret
 from retrieval_response.llm.config import is_local, provider_problem
 from retrieval_response.llm.prompts import (
     ANSWER_FIELDS,
+    GRADE_CONTEXT_FIELDS,
     GRADE_FIELDS,
     GRADE_GOLD_FIELDS,
     UDCG_FIELDS,
@@ -47,6 +51,10 @@ from retrieval_response.workflow_config.plan import (
     grades_gold,
     judgment_kinds,
     runs_llm,
+    trace_datasets,
+    trace_files,
+    trace_grade_prompts,
+    traces_mode,
 )
 
 LLM_ROLES = ("generator", "grader")
@@ -74,13 +82,16 @@ def check_names(config: Mapping, config_file: str) -> None:
 
 
 def check_designs(config: Mapping, config_file: str) -> None:
-    """Datasets or published data given; embedders known; designs distinct with 1 <= Np < Nc and K <= Nc."""
+    """Datasets or published data given; embedders known (traces need none); designs distinct with 1 <= Np < Nc and K <= Nc."""
     datasets, embedders = config["datasets"], config["embedders"]
     if not config.get("published") and not datasets:
         raise InputError(config_file, "config key datasets", "no dataset configured and no published data given")
-    if any(not embedders and not dataset.get("run") for dataset in datasets.values()):
+    if any(not embedders and not dataset.get("run") and dataset["layout"] != TRACES_LAYOUT
+           for dataset in datasets.values()):
         raise InputError(config_file, "config key embedders", "datasets are configured but no embedder is registered")
     for name in datasets:
+        if datasets[name]["layout"] == TRACES_LAYOUT:
+            continue
         for code in dataset_embedders(config, name):
             if code not in embedders:
                 raise InputError(
@@ -119,10 +130,13 @@ def check_lexical(config: Mapping, config_file: str) -> None:
 def input_files(config: Mapping) -> list[tuple[str, str]]:
     """(config key, path) of every input file the config names: datasets, published files, human grades."""
     files = [(f"datasets.{name}.path", dataset["path"]) for name, dataset in config["datasets"].items() if "path" in dataset]
+    files += [(f"datasets.{name}.{key}", path) for name, dataset in config["datasets"].items()
+              for key in ("paths", "qrels") for path in ([dataset.get(key)] if key == "qrels" else dataset.get(key) or [])
+              if path]
     files += [(f"datasets.{name}.run", dataset["run"]) for name, dataset in config["datasets"].items()
               if dataset.get("run")]
     published = config.get("published") or {}
-    files += [(f"published.{key}", published[key]) for key in ("graded", "ranked", "texts", "human") if published.get(key)]
+    files += [(f"published.{key}", published[key]) for key in ("graded", "ranked", "texts") if published.get(key)]
     if config["analysis"].get("human"):
         files.append(("analysis.human", config["analysis"]["human"]))
     return files
@@ -165,6 +179,74 @@ def check_retrieval(config: Mapping, config_file: str) -> None:
                             ("text_words", "shortening texts applies to pools only")):
             if dataset.get(option) is not None:
                 raise InputError(config_file, f"{key}{option}", why)
+
+
+TRACE_ONLY_OPTIONS = ("paths", "feedback_labels", "qrels", "relevance", "trace_grades")
+"""Dataset keys that apply to the traces layout only."""
+NOT_FOR_TRACES = ("designs", "embedders", "run", "run_code", "K", "text_words", "queries")
+"""Dataset keys that do not apply to traces: their systems ranked and answered already."""
+
+
+def check_traces(config: Mapping, config_file: str) -> None:
+    """A traces dataset (docs/TRACES.md) is not mixed with other datasets nor published files (its
+    analysis has no Np); it has none of :data:`NOT_FOR_TRACES` and retrieval ``pools`` (the
+    default: it retrieves nothing); ``relevance: umbrela`` needs the ``umbrela`` judgment kind,
+    ``relevance: qrels`` a ``qrels`` file; another layout has none of :data:`TRACE_ONLY_OPTIONS`."""
+    traces = [name for name, dataset in config["datasets"].items() if dataset["layout"] == TRACES_LAYOUT]
+    for name, dataset in config["datasets"].items():
+        key = f"config key datasets.{name}."
+        if name not in traces:
+            for option in TRACE_ONLY_OPTIONS:
+                if dataset.get(option) is not None:
+                    raise InputError(config_file, f"{key}{option}", "applies to the traces layout only")
+            continue
+        for option in NOT_FOR_TRACES:
+            if dataset.get(option) is not None:
+                raise InputError(config_file, f"{key}{option}", "does not apply to traces: their systems ranked "
+                                 "and answered already")
+        if dataset.get("retrieval", "pools") != "pools":
+            raise InputError(config_file, f"{key}retrieval", "does not apply to traces: they retrieve nothing")
+        relevance = dataset.get("relevance", "umbrela")
+        if relevance == "umbrela" and "umbrela" not in judgment_kinds(config):
+            raise InputError(config_file, f"{key}relevance", "relevance umbrela labels the traces' documents with "
+                             "UMBRELA: add umbrela to document_judgments.kinds (or give qrels and relevance: qrels)")
+        if relevance == "qrels" and not dataset.get("qrels"):
+            raise InputError(config_file, f"{key}relevance", "relevance qrels needs a qrels file (datasets.<name>.qrels)")
+    if traces and (len(traces) < len(config["datasets"]) or config.get("published")):
+        other = next((n for n in config["datasets"] if n not in traces), "published")
+        raise InputError(config_file, f"config key datasets.{traces[0]}",
+                         f"traces are analysed without Np and cannot share a config with {other!r}: run them "
+                         "in a config of their own")
+
+
+def check_corpus_sizes(config: Mapping, config_file: str) -> None:
+    """A corpus-level ``beir`` or ``trec`` dataset's corpus holds at least max(K) documents (each
+    query retrieves its top 2 max(K), at least max(K)): its first max(K) records are counted
+    (``judged_corpus.has_records``), so a large corpus costs one read of its head. InputError
+    naming the dataset's K key (its own, else the top-level one) and the corpus file."""
+    for name, dataset in config["datasets"].items():
+        if dataset.get("retrieval", "pools") != "corpus" or dataset["layout"] not in ("beir", "trec"):
+            continue
+        corpus = corpus_file(dataset["layout"], dataset["path"])
+        needed = max(dataset.get("K", config["K"]))
+        if corpus is None or (found := has_records(corpus, needed)) >= needed:
+            continue
+        key = f"datasets.{name}.K" if "K" in dataset else "K"
+        raise InputError(config_file, f"config key {key}",
+                         f"corpus {str(corpus)!r} of dataset {name} holds {found} documents, fewer than K = {needed}: "
+                         "a query retrieves at least max(K) documents")
+
+
+def check_trace_records(config: Mapping) -> None:
+    """Every record of every traces dataset's files follows the traces format, and its qrels file
+    parses (``datasets.traces.read_trace_records``, ``read_qrels``): the bad records of a dataset
+    raised at once, one line ``<file>: line N: <rule>`` each. It reads the files, so the workflow
+    runs it in its main process only, after :func:`check_config` (which checks they exist)."""
+    for name in trace_datasets(config):
+        dataset = config["datasets"][name]
+        read_trace_records(trace_files(config, name), dataset.get("feedback_labels"))
+        if dataset.get("qrels"):
+            read_qrels(dataset["qrels"])
 
 
 def check_numbered_subsets(config: Mapping, config_file: str) -> None:
@@ -234,6 +316,12 @@ def check_prompts(config: Mapping, config_file: str) -> None:
     prompts = config["llm"]["prompts"]
     kinds = judgment_kinds(config)
     checked = [("answer", ANSWER_FIELDS, False), ("grade", GRADE_FIELDS, True)]
+    if traces_mode(config):
+        checked = [("answer", ANSWER_FIELDS, False)] if "erag" in kinds else []
+        asked = {key for name in config["datasets"] for key in trace_grade_prompts(config, name)}
+        checked += [(key, fields, True) for prefix, key, fields in (("context", "grade_context", GRADE_CONTEXT_FIELDS),
+                                                                    ("gold", "grade_gold", GRADE_GOLD_FIELDS))
+                    if prefix in asked]
     checked += [("grade_gold", GRADE_GOLD_FIELDS, True)] if grades_gold(config) else []
     checked += [(kind, fields, False) for kind, fields in (("udcg", UDCG_FIELDS), ("umbrela", UMBRELA_FIELDS))
                 if kind in kinds]
@@ -299,12 +387,14 @@ def schema_input_error(error: BaseException, config_file: str) -> InputError | N
 def check_config(config: Mapping, config_file: str, environ: Mapping[str, str] = os.environ) -> None:
     """All start-up checks of a schema-valid config; the first failure raises InputError (one line)."""
     check_names(config, config_file)
+    check_traces(config, config_file)
     check_designs(config, config_file)
     check_lexical(config, config_file)
     check_dataset_options(config, config_file)
     check_retrieval(config, config_file)
     check_numbered_subsets(config, config_file)
     check_input_files(config, config_file)
+    check_corpus_sizes(config, config_file)
     check_ir_datasets(config, config_file)
     check_alpha_grid(config, config_file)
     if runs_llm(config):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from retrieval_response.datasets.layouts import LAYOUTS_WITHOUT_GOLD
+from retrieval_response.datasets.layouts import LAYOUTS_WITHOUT_GOLD, TRACES_LAYOUT
 from retrieval_response.datasets.sampling import design_name as sampling_design_name
 from retrieval_response.infra.errors import InputError
 
@@ -86,8 +86,41 @@ def run_code(config: Mapping, dataset: str) -> str | None:
     return run_tag(entry["run"])
 
 
+def is_traces(config: Mapping, dataset: str) -> bool:
+    """True when ``dataset`` is a deployed system's traces (``layout: traces``, docs/TRACES.md)."""
+    return config["datasets"][dataset]["layout"] == TRACES_LAYOUT
+
+
+def traces_mode(config: Mapping) -> bool:
+    """True when the config analyses traces (its datasets are all traces: checked at start-up)."""
+    return any(is_traces(config, name) for name in config["datasets"])
+
+
+def trace_datasets(config: Mapping) -> list[str]:
+    """The traces datasets of the config, sorted by name."""
+    return sorted(name for name in config["datasets"] if is_traces(config, name))
+
+
+def trace_files(config: Mapping, dataset: str) -> list[str]:
+    """The traces files of ``dataset``: its ``path``, then its ``paths``."""
+    entry = config["datasets"][dataset]
+    return [entry["path"], *(entry.get("paths") or [])]
+
+
+def trace_grade_prompts(config: Mapping, dataset: str) -> dict[str, str]:
+    """The grading prompts of a traces dataset's ``trace_grades``: ``context`` (llm.prompts.grade_context)
+    for ``retrieved``, ``gold`` (llm.prompts.grade_gold) for ``gold``."""
+    asked = config["datasets"][dataset].get("trace_grades", ["retrieved"])
+    prompts = config["llm"]["prompts"]
+    return {prefix: prompts[key] for reference, prefix, key in (("retrieved", "context", "grade_context"),
+                                                                ("gold", "gold", "grade_gold")) if reference in asked}
+
+
 def dataset_rankers(config: Mapping, dataset: str) -> list[str]:
-    """The ranker codes of ``dataset``: its embedders (``dataset_embedders``), then its run's code."""
+    """The ranker codes of ``dataset``: its embedders (``dataset_embedders``), then its run's code;
+    none for traces, whose systems ranked the documents already."""
+    if is_traces(config, dataset):
+        return []
     code = run_code(config, dataset)
     return dataset_embedders(config, dataset) + ([code] if code else [])
 
@@ -125,6 +158,16 @@ def resolve_beir_folders(config: Mapping) -> None:
     for dataset in config["datasets"].values():
         if dataset["layout"] == "beir" and Path(dataset["path"]).is_dir():
             dataset["path"] = str(beir_qrels(dataset["path"], dataset.get("split")))
+
+
+def dataset_source_files(config: Mapping, name: str) -> list[str]:
+    """Every file the dataset ``name`` is read from (``judged_corpus.source_files``: a BEIR or TREC
+    dataset's qrels, corpus and queries files), as the inputs of the rules that read it; none for
+    the ``ir_datasets`` layout (read by its id from the package's cache, checked at start-up)."""
+    from retrieval_response.datasets.judged_corpus import source_files
+
+    dataset = config["datasets"][name]
+    return source_files(dataset["layout"], dataset["path"]) if dataset.get("path") else []
 
 
 def resolve_run_codes(config: Mapping, config_file: str) -> None:
@@ -181,11 +224,6 @@ def grades_gold(config: Mapping) -> bool:
     return runs_llm(config) and config["llm"]["grade_reference"] == "both"
 
 
-def human_grades_file(config: Mapping) -> str | None:
-    """The human grades for the agreement table: ``published.human``, else ``analysis.human``, else None."""
-    return (config.get("published") or {}).get("human") or config["analysis"]["human"]
-
-
 def judges_against_gold(config: Mapping) -> bool:
     """True when the LLM judge is checked against gold answers: in published mode when
     ``published.texts`` is given, else when some dataset's layout can carry gold answers."""
@@ -214,10 +252,16 @@ def unit_texts(config: Mapping, dataset: str, code: str, design: str) -> str:
 
 
 def dataset_unit_texts(config: Mapping, dataset: str) -> list[str]:
-    """The texts table of each unit of ``dataset``, in unit order (``dataset_ranked_files``'s order)."""
+    """The texts table of each unit of ``dataset``, in unit order (``dataset_ranked_files``'s order);
+    a traces dataset's one texts table."""
+    if is_traces(config, dataset):
+        return [f"results/traces/{dataset}/texts.parquet"]
     return [unit_texts(config, d, e, s) for d, e, s in dataset_units(config) if d == dataset]
 
 
 def dataset_ranked_files(config: Mapping, dataset: str) -> list[str]:
-    """The ranked-sample files of ``dataset`` (every embedder and design), in unit order."""
+    """The ranked-sample files of ``dataset`` (every embedder and design), in unit order; a traces
+    dataset's traces table (the ranked layout, one row per trace)."""
+    if is_traces(config, dataset):
+        return [f"results/traces/{dataset}/traces.parquet"]
     return [f"results/ranked/{d}/{e}/{s}.parquet" for d, e, s in dataset_units(config) if d == dataset]

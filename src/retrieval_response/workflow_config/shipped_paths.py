@@ -26,7 +26,8 @@ def shipped_or_local(path: str | None, workflow_dir: str | os.PathLike) -> str |
 def resolve_shipped_paths(config: MutableMapping, workflow_dir: str | os.PathLike) -> None:
     """Apply :func:`shipped_or_local` in place to every dataset ``path`` (the ir_datasets layout has
     none) and ``run``, every
-    ``published`` file, every ``llm.prompts`` file and the ``model_path`` of each configured LLM role."""
+    ``published`` file, the ``analysis.human`` grades, every ``llm.prompts`` file and the
+    ``model_path`` of each configured LLM role."""
     for dataset in config["datasets"].values():
         if "path" in dataset:
             dataset["path"] = shipped_or_local(dataset["path"], workflow_dir)
@@ -35,6 +36,9 @@ def resolve_shipped_paths(config: MutableMapping, workflow_dir: str | os.PathLik
     published = config.get("published") or {}
     for key in published:
         published[key] = shipped_or_local(published[key], workflow_dir)
+    analysis = config.get("analysis") or {}
+    if analysis.get("human"):
+        analysis["human"] = shipped_or_local(analysis["human"], workflow_dir)
     prompts = config["llm"]["prompts"]
     for name in prompts:
         prompts[name] = shipped_or_local(prompts[name], workflow_dir)
