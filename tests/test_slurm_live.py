@@ -150,7 +150,7 @@ def result_tables(workdir: Path) -> dict[str, pl.DataFrame]:
 def tables_equal(left: pl.DataFrame, right: pl.DataFrame) -> bool:
     """Same columns, types and rows; floats (also inside arrays) within FLOAT_RTOL and FLOAT_ATOL."""
     try:
-        assert_frame_equal(left, right, check_exact=False, rtol=FLOAT_RTOL, atol=FLOAT_ATOL)
+        assert_frame_equal(left, right, check_exact=False, rel_tol=FLOAT_RTOL, abs_tol=FLOAT_ATOL)
     except AssertionError:
         return False
     return True

@@ -54,7 +54,8 @@ checkpoint check_dataset_ids:
     """Before any LLM call: no query id in two datasets, and some ranked sample the analysis keeps
     (``analysis.judged_only``, read from the config, included). A checkpoint: the LLM jobs take
     its output as an ancient input, and Snakemake re-plans them once it has run (a rerun of an
-    ancient input's job would otherwise hide every job after it from this run's plan)."""
+    ancient input's job would otherwise hide every job after it from this run's plan).
+    """
     input:
         texts=TEXTS_TARGETS,
         ranked=RANKED_TARGETS,
