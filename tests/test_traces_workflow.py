@@ -1,6 +1,6 @@
 """Traces through Snakemake against the loopback server: prepare_traces, judge_documents (one call per
 distinct (query, document) and kind, none on a rerun), grade_traces, collect_traces and the verdict,
-which reports the measures needing Np as not computable; a bad traces file stops the run at start-up
+which reports the measures needing Np as not computable, and the run summary; a bad traces file stops the run at start-up
 with one line per bad record and writes nothing."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ LLM_OUTPUTS = ("results/judgments/prod.summary.json", "results/traces/prod/grade
 
 def test_traces_are_judged_once_per_pair_and_kind_and_the_verdict_says_what_needs_np(workdir, loopback):
     before = loopback.stats()["requests"]
-    run_snakemake(workdir, "--cores", "2", "results/analysis/verdict.parquet", "results/analysis/traces.json")
+    run_snakemake(workdir, "--cores", "2")  # the default target: verdict, traces report, run summary
     pairs = 10 * 4  # distinct (query, document): the two systems share d1 and d2 of each query
     summary = json.loads((workdir / LLM_OUTPUTS[0]).read_text())
     assert (summary["pairs"], summary["calls"]) == (pairs, pairs * len(KINDS))
@@ -68,6 +68,10 @@ def test_traces_are_judged_once_per_pair_and_kind_and_the_verdict_says_what_need
     report = json.loads((workdir / "results/analysis/traces.json").read_text())
     assert set(report["not_computable"]) == set(NEEDS_NP) and "RR@K" in report["computable"]
     assert report["datasets"]["prod"]["left_out"] == {"unlabelled": 0}
+    run = json.loads((workdir / "results/run_summary.json").read_text())
+    assert set(run["stage_times"]) == {"prepare_traces", "judge_documents", "grade_traces", "collect_traces",
+                                       "verdict"}
+    assert run["total"]["calls"] == summary["calls"] + grades["calls"]
 
     # the LLM jobs alone, forced (the analysis after them makes no call)
     before = loopback.stats()["requests"]

@@ -25,7 +25,18 @@ LLM_SUMMARIES = (
 
 # The benchmark file of every timed job of this config.
 STAGE_BENCHMARKS = (
-    [str(rules.prepare_dataset.benchmark).format(dataset=d) for d in sorted(DATASETS)]
+    [str(rules.prepare_traces.benchmark).format(dataset=d) for d in TRACE_DATASETS]
+    + [
+        str(rules.judge_documents.benchmark).format(dataset=d)
+        for d in (sorted(DATASETS) if JUDGMENT_KINDS else [])
+    ]
+    + [str(rules.grade_traces.benchmark).format(dataset=d) for d in TRACE_DATASETS]
+    + [str(rules.collect_traces.benchmark), str(rules.verdict.benchmark)]
+    if TRACES
+    else [
+        str(rules.prepare_dataset.benchmark).format(dataset=d)
+        for d in sorted(DATASETS)
+    ]
     + sorted(
         str(rules.embed.benchmark).format(embedder=e, dataset=d)
         for d, e in embedded_pairs()
@@ -60,7 +71,7 @@ STAGE_BENCHMARKS = (
         str(rules.correlations.benchmark).format(segmentation=s)
         for s in ANALYSIS["segmentations"]
     ]
-    + [str(rules.figures.benchmark)]
+    + [str(rules.verdict.benchmark), str(rules.figures.benchmark)]
 )
 
 
@@ -96,13 +107,13 @@ rule run_summary:
 
 
 # Everything the default target builds: in published mode the analysis only; for traces the verdict,
-# the traces report and the LLM summary; else the ranked and graded samples, the analysis and the
+# the traces report and the run summary; else the ranked and graded samples, the analysis and the
 # run summary.
 ALL_TARGETS = (
     ANALYSIS_TARGETS
     if PUBLISHED
     else (
-        ANALYSIS_TARGETS + ["results/llm_summary.json"]
+        ANALYSIS_TARGETS + ["results/run_summary.json"]
         if TRACES
         else RANKED_TARGETS
         + GRADED_TARGETS

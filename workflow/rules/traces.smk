@@ -74,6 +74,8 @@ if TRACES:
             report="results/analysis/traces.json",
         log:
             "logs/collect_traces.log",
+        benchmark:
+            "results/benchmarks/collect_traces/collect_traces.tsv"
         localrule: True
         conda:
             "../../envs/analysis.yaml"
