@@ -66,7 +66,9 @@ def test_traces_are_judged_once_per_pair_and_kind_and_the_verdict_says_what_need
         rows = verdict.filter(pl.col("measure") == name, pl.col("target") == "feedback")
         assert rows.height and (rows["reason"] == NOT_COMPUTABLE).all(), name
     report = json.loads((workdir / "results/analysis/traces.json").read_text())
-    assert set(report["not_computable"]) == set(NEEDS_NP) and "RR@K" in report["computable"]
+    assert set(report["not_computable"]) == set(NEEDS_NP) and "RR@K" in report["computed"]
+    assert "UDCG" in report["computed"] and not [m for m in report["computed"] if m.startswith("eRAG")], \
+        "a judgment measure is computed only when its kind was judged"
     assert report["datasets"]["prod"]["left_out"] == {"unlabelled": 0}
     run = json.loads((workdir / "results/run_summary.json").read_text())
     assert set(run["stage_times"]) == {"prepare_traces", "judge_documents", "grade_traces", "collect_traces",

@@ -25,6 +25,7 @@ from retrieval_response.analysis.measures import (
     UMBRELA_RELEVANT,
     positives_in_top_2k,
 )
+from retrieval_response.analysis.samples import default_measures
 from retrieval_response.analysis.umbrela_agreement import umbrela_agreement
 from retrieval_response.datasets import published_texts
 from retrieval_response.datasets.traces import qrels_judged_texts
@@ -333,11 +334,13 @@ def collect_traces(traces: pl.DataFrame, texts: pl.DataFrame, grades: pl.DataFra
 
 
 def traces_report(graded: pl.DataFrame, datasets: dict[str, dict]) -> dict:
-    """The traces report: per dataset its :func:`collect_traces` report, and which measures of the
+    """The traces report: per dataset its :func:`collect_traces` report, which measures of the
     registry are not computable on these samples with the reason (those that need Np, where no
-    sample has one) and which are computed."""
+    sample has one), and which are computed: the analysis's default measures
+    (:func:`~retrieval_response.analysis.samples.default_measures`: a judgment measure only when
+    its judgments were made) that are computable."""
     without_np = graded["Np"].is_null().all()
     not_computable = {name: NOT_COMPUTABLE for name, m in MEASURES.items() if m.needs_Np and without_np}
-    computed = [name for name, m in MEASURES.items() if m.correlatable and name not in not_computable]
+    computed = [name for name in default_measures(graded) if name not in not_computable]
     return {"datasets": datasets, "samples": graded.height, "not_computable": not_computable,
-            "computable": computed}
+            "computed": computed}
