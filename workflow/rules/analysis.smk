@@ -50,6 +50,7 @@ if PUBLISHED:
             graded=PUBLISHED["graded"],
             ranked=PUBLISHED["ranked"] or [],
             texts=PUBLISHED["texts"] or [],
+            judgments=PUBLISHED["judgments"],
         output:
             graded="results/analysis/graded.parquet",
         log:
@@ -57,6 +58,8 @@ if PUBLISHED:
         localrule: True
         conda:
             "../../envs/analysis.yaml"
+        params:
+            erag_metric=config["document_judgments"]["erag_metric"],
         script:
             "../scripts/collect_published.py"
 

@@ -1,4 +1,5 @@
-"""Snakemake script: published samples_graded.json (+ samples_ranked.json, samples_texts.json) -> one analysis table."""
+"""Snakemake script: published samples_graded.json (+ samples_ranked.json, samples_texts.json,
+judgments) -> one analysis table."""
 
 import _workflow_package  # noqa: F401
 
@@ -7,6 +8,7 @@ from retrieval_response.infra.logs import job_log
 from retrieval_response.tables.collect import collect_published
 
 log = job_log(snakemake.log[0])
-graded = collect_published(snakemake.input.graded, snakemake.input.ranked or None, snakemake.input.texts or None)
+graded = collect_published(snakemake.input.graded, snakemake.input.ranked or None, snakemake.input.texts or None,
+                           snakemake.input.judgments, snakemake.params.erag_metric)
 write_parquet(graded, snakemake.output.graded)
 log.info("%d graded samples read from %s", graded.height, snakemake.input.graded)

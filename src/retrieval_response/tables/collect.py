@@ -31,7 +31,13 @@ from retrieval_response.datasets import published_texts
 from retrieval_response.datasets.traces import qrels_judged_texts
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.published import read_published
-from retrieval_response.tables.workflow_tables import gold_answers, read_graded_table, read_ranked_table
+from retrieval_response.tables.workflow_tables import (
+    check_rules,
+    gold_answers,
+    read_graded_table,
+    read_judgments_table,
+    read_ranked_table,
+)
 
 
 def with_top_2k_positives(graded: pl.DataFrame, ranked: pl.DataFrame | None) -> pl.DataFrame:
@@ -157,7 +163,7 @@ def collect_workflow(
         raise ValueError(f"{len(texts_paths)} texts tables, {len(subsets)} subsets and {len(judgments_paths)} judgments "
                          f"tables for {len(graded_paths)} graded files: expected one per graded file")
     gold = {path: gold_answers(path) for path in dict.fromkeys(texts_paths) if path is not None}
-    utilities = {(j, t): judgment_utilities(pl.read_parquet(j), gold[t], erag_metric)
+    utilities = {(j, t): judgment_utilities(read_judgments_table(j), gold[t], erag_metric)
                  for j, t in dict.fromkeys(zip(judgments_paths, texts_paths, strict=True)) if j is not None and t is not None}
     texts = {t: pl.read_parquet(t, columns=["id", "p", "n"]) for _, t in utilities}
     grades = {t: pl.read_parquet(t, columns=["id", *(["p_grade"] if "p_grade" in pl.read_parquet_schema(t) else [])])
@@ -236,36 +242,48 @@ def check_unique_samples(graded: pl.DataFrame, graded_paths: Sequence[str | os.P
                          "give one of them ids of its own")
 
 
-def published_gold_answers(texts_path: str | os.PathLike, graded: pl.DataFrame) -> pl.DataFrame:
-    """``id, answers`` of a published ``samples_texts.json`` for the ids of ``graded``.
-
-    The file is read and validated as the ``published_texts`` layout (its optional ``answer``: a
-    string or a list of strings). InputError naming the texts file and the first graded id it
-    lacks: every graded query must be in the texts file.
-    """
+def published_texts_table(texts_path: str | os.PathLike, graded: pl.DataFrame) -> pl.DataFrame:
+    """``id, p, n, answers`` of a published ``samples_texts.json`` (read and validated as the
+    ``published_texts`` layout; its optional ``answer``: a string or a list of strings).
+    InputError naming the texts file and the first graded id it lacks: every query of ``graded``
+    must be in the texts file."""
     texts, _ = published_texts.read(texts_path, None)
     missing = graded.select("id").unique(maintain_order=True).join(texts.select("id"), on="id", how="anti")
     if missing.height:
         raise InputError(texts_path, f"id {missing['id'][0]}", "a graded query id is missing from the texts file")
-    return texts.select("id", "answers")
+    return texts.select("id", "p", "n", "answers")
 
 
 def collect_published(
     graded_path: str | os.PathLike,
     ranked_path: str | os.PathLike | None,
     texts_path: str | os.PathLike | None = None,
+    judgments_paths: Sequence[str | os.PathLike] = (),
+    erag_metric: str = "answer_contains",
 ) -> pl.DataFrame:
     """A published ``samples_graded.json`` as the analysis table (``np_2K`` if ``samples_ranked.json`` is given).
 
     Each file is checked record by record and each graded sample against its ranked sample
     (``tables.published.read_published``). The optional fields ``grade_expected`` and ``status``
     are kept when the file has them. The answer scores use the gold answers of ``texts_path`` (a
-    published ``samples_texts.json``, joined by id, :func:`published_gold_answers`); without it
-    they are null.
+    published ``samples_texts.json``, joined by id, :func:`published_texts_table`); without it
+    they are null. ``judgments_paths``: judgments tables (:func:`read_judgments_table`) of the
+    texts of ``texts_path``, which it needs; the samples gain the judgment lists as in the
+    workflow (:func:`with_document_judgments`, eRAG answers scored with ``erag_metric``), a text
+    judged in no table null.
     """
     graded, ranked = read_published(graded_path, ranked_path or None)
+    if judgments_paths and not texts_path:
+        raise InputError(judgments_paths[0], "published.judgments", "judgments need published.texts (the texts they judge)")
     if texts_path:
-        graded = graded.join(published_gold_answers(texts_path, graded), on="id", how="left", maintain_order="left")
+        texts = published_texts_table(texts_path, graded)
+        if judgments_paths:
+            judgments = pl.concat([read_judgments_table(p) for p in judgments_paths])
+            check_rules(judgments, ", ".join(map(str, judgments_paths)),
+                        {"the same (id, text) judged in two judgments tables": pl.struct("id", "text").is_duplicated()})
+            utilities = judgment_utilities(judgments, texts.select("id", "answers"), erag_metric)
+            graded = with_document_judgments(graded, texts, utilities)
+        graded = graded.join(texts.select("id", "answers"), on="id", how="left", maintain_order="left")
     return with_answer_scores(with_top_2k_positives(graded, ranked))
 
 

@@ -20,7 +20,9 @@ polars traceback naming no file. The rules are those the writers guarantee (docs
   column, all of them under the same two rules; in the analysis table ``np_2K`` (positives in
   the top 2K) at least ``sum(inK)`` (positives in the top K);
 - texts (:func:`read_texts_table`): unique ids; each ranked id of a design has ``Np`` positives
-  and ``Nc - Np`` negatives to rank (:func:`check_candidates`).
+  and ``Nc - Np`` negatives to rank (:func:`check_candidates`);
+- judgments (:func:`read_judgments_table`): ``id`` and ``text`` given, (id, text) unique, an
+  UMBRELA label in 0..3 and a NO-RESPONSE probability in [0, 1] where given.
 """
 
 from __future__ import annotations
@@ -274,6 +276,24 @@ def read_texts_table(path: str | os.PathLike, columns: Sequence[str] = TEXTS_COL
     texts = read_table(path, list(dict.fromkeys(["id", *columns])), "texts")
     check_rules(texts, path, {"id must not be null": pl.col("id").is_null(), "duplicate id": pl.col("id").is_duplicated()})
     return texts.select(columns)
+
+
+JUDGMENTS_COLUMNS = ("id", "text", "erag_answer", "no_response_p", "umbrela_label")
+"""Columns of a judgments table (``results/judgments/<dataset>.parquet``) the analysis reads."""
+
+
+def read_judgments_table(path: str | os.PathLike) -> pl.DataFrame:
+    """A judgments table (an output of ``judge_documents``) with :data:`JUDGMENTS_COLUMNS`, checked
+    (module docstring); InputError naming the file, the first offending id and the rule."""
+    judgments = read_table(path, JUDGMENTS_COLUMNS, "judgments")
+    check_rules(judgments, path, {
+        "id must not be null": pl.col("id").is_null(),
+        "text must not be null": pl.col("text").is_null(),
+        "duplicate (id, text)": pl.struct("id", "text").is_duplicated(),
+        "umbrela_label outside 0..3": pl.col("umbrela_label").is_not_null() & ~pl.col("umbrela_label").is_between(0, 3),
+        "no_response_p outside [0, 1]": pl.col("no_response_p").is_not_null() & ~pl.col("no_response_p").is_between(0, 1),
+    })
+    return judgments
 
 
 def check_candidates(ranked: pl.DataFrame, texts: pl.DataFrame, ranked_path: str | os.PathLike,

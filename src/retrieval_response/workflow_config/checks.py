@@ -82,10 +82,14 @@ def check_names(config: Mapping, config_file: str) -> None:
 
 
 def check_designs(config: Mapping, config_file: str) -> None:
-    """Datasets or published data given; embedders known (traces need none); designs distinct with 1 <= Np < Nc and K <= Nc."""
+    """Datasets or published data given (published judgments with the texts they judge); embedders
+    known (traces need none); designs distinct with 1 <= Np < Nc and K <= Nc."""
     datasets, embedders = config["datasets"], config["embedders"]
     if not config.get("published") and not datasets:
         raise InputError(config_file, "config key datasets", "no dataset configured and no published data given")
+    if (config.get("published") or {}).get("judgments") and not config["published"].get("texts"):
+        raise InputError(config_file, "config key published.judgments",
+                         "judgments need published.texts, the samples_texts.json of the texts they judge")
     if any(not embedders and not dataset.get("run") and dataset["layout"] != TRACES_LAYOUT
            for dataset in datasets.values()):
         raise InputError(config_file, "config key embedders", "datasets are configured but no embedder is registered")
@@ -137,6 +141,7 @@ def input_files(config: Mapping) -> list[tuple[str, str]]:
               if dataset.get("run")]
     published = config.get("published") or {}
     files += [(f"published.{key}", published[key]) for key in ("graded", "ranked", "texts") if published.get(key)]
+    files += [("published.judgments", path) for path in published.get("judgments") or []]
     if config["analysis"].get("human"):
         files.append(("analysis.human", config["analysis"]["human"]))
     return files

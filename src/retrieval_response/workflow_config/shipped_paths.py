@@ -26,7 +26,7 @@ def shipped_or_local(path: str | None, workflow_dir: str | os.PathLike) -> str |
 def resolve_shipped_paths(config: MutableMapping, workflow_dir: str | os.PathLike) -> None:
     """Apply :func:`shipped_or_local` in place to every dataset ``path`` (the ir_datasets layout has
     none) and ``run``, every
-    ``published`` file, the ``analysis.human`` grades, every ``llm.prompts`` file and the
+    ``published`` file (each of ``published.judgments``), the ``analysis.human`` grades, every ``llm.prompts`` file and the
     ``model_path`` of each configured LLM role."""
     for dataset in config["datasets"].values():
         if "path" in dataset:
@@ -34,8 +34,9 @@ def resolve_shipped_paths(config: MutableMapping, workflow_dir: str | os.PathLik
         if dataset.get("run"):
             dataset["run"] = shipped_or_local(dataset["run"], workflow_dir)
     published = config.get("published") or {}
-    for key in published:
-        published[key] = shipped_or_local(published[key], workflow_dir)
+    for key, value in published.items():
+        published[key] = ([shipped_or_local(path, workflow_dir) for path in value] if isinstance(value, list)
+                          else shipped_or_local(value, workflow_dir))
     analysis = config.get("analysis") or {}
     if analysis.get("human"):
         analysis["human"] = shipped_or_local(analysis["human"], workflow_dir)
