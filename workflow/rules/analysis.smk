@@ -29,7 +29,7 @@ ANALYSIS_TARGETS = (
     + (["results/analysis/agreement.parquet"] if HUMAN_GRADES else [])
     + (
         ["results/analysis/umbrela_agreement.parquet"]
-        if "umbrela" in JUDGMENT_KINDS
+        if "umbrela" in JUDGMENT_KINDS or (PUBLISHED and PUBLISHED["judgments"])
         else []
     )
     + (
@@ -245,8 +245,13 @@ rule agreement:
 
 rule umbrela_agreement:
     input:
-        texts=TEXTS_TARGETS,
-        judgments=JUDGMENT_TARGETS,
+        # published mode: the one samples_texts.json beside each judgments table
+        texts=(
+            [PUBLISHED["texts"]] * len(PUBLISHED["judgments"])
+            if PUBLISHED
+            else TEXTS_TARGETS
+        ),
+        judgments=PUBLISHED["judgments"] if PUBLISHED else JUDGMENT_TARGETS,
     output:
         table="results/analysis/umbrela_agreement.parquet",
     log:
@@ -255,6 +260,7 @@ rule umbrela_agreement:
     conda:
         "../../envs/analysis.yaml"
     params:
+        published=bool(PUBLISHED),
         resamples=ANALYSIS["bootstrap_resamples"],
         seed=ANALYSIS["seed"],
     script:

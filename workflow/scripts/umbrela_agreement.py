@@ -1,15 +1,25 @@
-"""Snakemake script: every dataset's judgments and texts -> UMBRELA's agreement with the qrels."""
+"""Snakemake script: every dataset's judgments and texts (the workflow's texts tables, or in
+published mode the samples_texts.json) -> UMBRELA's agreement with the qrels."""
 
 import _workflow_package  # noqa: F401
 import polars as pl
 
 from retrieval_response.analysis.umbrela_agreement import umbrela_agreement
+from retrieval_response.datasets import published_texts
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log
+from retrieval_response.tables.workflow_tables import read_judgments_table, read_texts_table
+
+
+def texts(path: str) -> pl.DataFrame:
+    """``id, p, n`` of a texts table or, in published mode, of a samples_texts.json."""
+    if snakemake.params.published:
+        return published_texts.read(path, None)[0].select("id", "p", "n")
+    return read_texts_table(path, ["id", "p", "n"])
+
 
 log = job_log(snakemake.log[0])
-tables = [(pl.read_parquet(j), pl.read_parquet(t, columns=["id", "p", "n"]))
-          for j, t in zip(snakemake.input.judgments, snakemake.input.texts, strict=True)]
+tables = [(read_judgments_table(j), texts(t)) for j, t in zip(snakemake.input.judgments, snakemake.input.texts, strict=True)]
 table = umbrela_agreement(tables, snakemake.params.resamples, snakemake.params.seed)
 write_parquet(table, snakemake.output.table)
 log.info("UMBRELA vs qrels: %s", table.filter(pl.col("subset") == "all").row(0, named=True))

@@ -25,7 +25,7 @@ import polars as pl
 from retrieval_response.infra.atomic import write_json, write_parquet
 
 TABLES = ("correlations_fit", "correlations_ratio", "differences_fit", "differences_ratio", "replication",
-          "verdict", "judge_agreement")
+          "verdict", "judge_agreement", "umbrela_agreement")
 """The findings tables, by file stem (present when the analysis built them)."""
 MANIFEST = "samples.sha256.json"
 TOLERANCE = 1e-12
