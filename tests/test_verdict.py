@@ -181,3 +181,23 @@ def test_too_few_resamples_leave_the_family_undecided():
     verdict = verdict_table(graded_by_driver(60, "recall", seed=3), **OPTIONS | {"bootstrap_resamples": 20})
     assert set(verdict["decision"]) == {"undecided"}
     assert verdict["reason"].str.contains("20 bootstrap resamples").all()
+
+
+def test_a_sample_judged_in_part_leaves_the_verdict_and_the_judgment_measure_is_compared(caplog):
+    """UMBRELA labels 3 on positives, 0 on negatives; one sample of five has a text without a
+    label. The verdict drops those samples (and says how many) instead of leaving T_umbrela
+    undecided for being defined on other samples; unlabelled samples would keep it out."""
+    graded = graded_by_driver(60, "precision", seed=4)
+    labels = graded["inK"].list.eval(pl.element().cast(pl.Int8) * 3)
+    partly = pl.Series([i % 5 == 0 and k > 1 for i, k in enumerate(graded["K"])])
+    labels = pl.Series([[None, *ls[1:]] if p else ls for ls, p in zip(labels.to_list(), partly, strict=True)],
+                       dtype=pl.List(pl.Int8))
+    with caplog.at_level("WARNING", logger="retrieval_response"):
+        verdict = verdict_table(graded.with_columns(umbrela_label=labels), **OPTIONS)
+    assert f"{partly.sum()} of {graded.height} samples left out of the verdict" in caplog.text
+    rows = verdict.filter(pl.col("segment") == "all", pl.col("target") == "grade")
+    assert rows["n"].drop_nulls().max() == graded.height - partly.sum()
+    umbrela = rows.filter(pl.col("measure") == "P_umbrela").row(0, named=True)
+    assert umbrela["decision"] != "undecided" or umbrela["same_as"] is not None, umbrela["reason"]
+    judged = rows.filter(pl.col("measure").str.ends_with("_umbrela"))
+    assert judged.height == 3 and not judged["reason"].drop_nulls().str.starts_with("defined on").any()

@@ -24,6 +24,12 @@ K >= Np) and ``all`` (every sample). Within a family:
    error ``1 - level`` over all pairs, so they stay valid although ``best`` itself was chosen
    on the data. ``worse``: the adjusted p-value of (best, measure) is below ``1 - level``;
    ``tied`` otherwise.
+Measures are compared on the same samples: a sample whose top K is judged in part only (some
+text without a judgment, e.g. an unparseable UMBRELA reply) is left out of the verdict when a
+measure built from those judgments takes part (:func:`partly_judged`; the job log counts them),
+so that a judgment measure joins the comparisons instead of being defined on other samples.
+Samples with no judgment at all stay: there the judgment measures are undefined.
+
 5. Power: for a tied or worse measure, the queries with which a true difference of 0.05 and of
    0.10 from the best would be declared with 80% power at the family-wise level
    (``queries_for_0.05``, ``queries_for_0.10``; :func:`queries_needed`): the standard error of
@@ -32,6 +38,7 @@ K >= Np) and ``all`` (every sample). Within a family:
 
 from __future__ import annotations
 
+import logging
 import math
 
 import numpy as np
@@ -40,9 +47,10 @@ import polars as pl
 from retrieval_response.analysis import measures as measures_module
 from retrieval_response.analysis.bootstrap import max_t, percentile_interval
 from retrieval_response.analysis.crossfit_bootstrap import order_ranks, query_resampling, resampled_correlations
-from retrieval_response.analysis.measures import MEASURES, NOT_COMPUTABLE
+from retrieval_response.analysis.measures import JUDGMENT_COLUMNS, MEASURES, NOT_COMPUTABLE
 from retrieval_response.analysis.samples import default_measures, resolve_targets
 
+LOG = logging.getLogger(__name__)
 SEGMENTATIONS = ("fit", "all")
 """The segmentations a verdict is given for: narrow and wide, and all samples together."""
 DETECTABLE = (0.05, 0.10)
@@ -243,6 +251,17 @@ def _decide_family(base: dict, family: pl.DataFrame, names: list[str], results: 
     return [rows[name] for name in names]
 
 
+def partly_judged(graded: pl.DataFrame, names: list[str]) -> pl.Series:
+    """Per sample: True when, for a judgment column some measure of ``names`` is built from
+    (``needs``), its top-K list holds a value and a null (NaN counts as null)."""
+    columns = [c for c in JUDGMENT_COLUMNS if c in graded.columns and any(MEASURES[n].needs == c for n in names)]
+    if not columns:
+        return pl.Series([False] * graded.height, dtype=pl.Boolean)
+    present = [pl.col(c).cast(pl.List(pl.Float64)).list.eval(pl.element().fill_nan(None).is_not_null()) for c in columns]
+    return graded.select(pl.any_horizontal(
+        [p.list.any() & ~p.list.all() for p in present]).fill_null(False))[:, 0]
+
+
 def verdict_table(
     graded: pl.DataFrame,
     *,
@@ -261,10 +280,15 @@ def verdict_table(
     """The verdict table (:data:`COLUMNS`), one row per family x measure (module docstring).
 
     ``measures`` defaults to the analysis's default measures, ``targets`` to every target with a
-    value; the resamples and halves depend only on ``seed`` and the query ids, as in the analysis.
+    value; samples :func:`partly_judged` are left out; the resamples and halves depend only on ``seed`` and the query ids, as in the analysis.
     """
     grid = measures_module.alpha_grid(alpha_grid) if isinstance(alpha_grid, str) else np.asarray(alpha_grid)
     names = measures or default_measures(graded, ranked)
+    partly = partly_judged(graded, names)
+    if partly.any():
+        LOG.warning("%d of %d samples left out of the verdict: their top K is judged in part only (a text "
+                    "without a judgment), and the measures are compared on the same samples", partly.sum(), graded.height)
+    graded = graded.filter(~partly)
     target_names = resolve_targets(graded, targets)
     out = []
     # narrow and wide compare K with Np: without Np (traces) the verdict is given on all samples only
