@@ -7,7 +7,8 @@ designs such that each embedder ranks 10,748 samples (as in the published set), 
 ``snakemake -n`` on it. Baseline for comparison: a dry run of the same workflow with one
 dataset of 10 queries, timed in the same run.
 
-Last line: ``dry_run_seconds=<s> jobs=<n>``.
+Wall and CPU seconds (user + system) are both reported: on a loaded machine the wall clock
+counts waiting for a core. Last line: ``dry_run_seconds=<s> dry_run_cpu_seconds=<s> jobs=<n>``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -76,30 +78,36 @@ def small_config(folder: Path) -> dict:
     }
 
 
-def dry_run_rules(folder: Path, configfile: Path) -> tuple[float, dict[str, int]]:
-    """Seconds of ``snakemake -n --forceall`` in ``folder`` with ``configfile`` and its jobs by rule
-    (``total`` included). The API keys the configs name are set to a placeholder when unset: a dry
-    run sends nothing."""
+def children_cpu_seconds() -> float:
+    """User + system CPU seconds of this process's finished children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def dry_run_rules(folder: Path, configfile: Path) -> tuple[float, float, dict[str, int]]:
+    """Wall and CPU seconds (user + system) of ``snakemake -n --forceall`` in ``folder`` with
+    ``configfile``, and its jobs by rule (``total`` included). The API keys the configs name are
+    set to a placeholder when unset: a dry run sends nothing."""
     cmd = [str(SNAKEMAKE), "-n", "--forceall", "--snakefile", str(REPO / "Snakefile"), "--directory", str(folder),
            "--configfile", str(configfile), "--quiet", "rules"]
     env = {**os.environ, "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY") or "dry-run",
            "RR_LOOPBACK_KEY": os.environ.get("RR_LOOPBACK_KEY") or "dry-run"}
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), children_cpu_seconds()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, children_cpu_seconds() - cpu_start
     if proc.returncode != 0:
         sys.exit(f"dry run failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     rules = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout + proc.stderr, re.MULTILINE))
     if "total" not in rules:
         sys.exit(f"no job count in the dry-run output:\n{proc.stdout[-3000:]}")
-    return seconds, {rule: int(count) for rule, count in rules.items()}
+    return seconds, cpu, {rule: int(count) for rule, count in rules.items()}
 
 
-def dry_run(folder: Path, config: dict) -> tuple[float, int]:
-    """Seconds of ``snakemake -n`` on ``config`` (written to ``folder``) and its job count."""
+def dry_run(folder: Path, config: dict) -> tuple[float, float, int]:
+    """Wall and CPU seconds of ``snakemake -n`` on ``config`` (written to ``folder``) and its job count."""
     (folder / "config.yaml").write_text(yaml.safe_dump(config))
-    seconds, rules = dry_run_rules(folder, folder / "config.yaml")
-    return seconds, rules["total"]
+    seconds, cpu, rules = dry_run_rules(folder, folder / "config.yaml")
+    return seconds, cpu, rules["total"]
 
 
 def main() -> None:
@@ -107,14 +115,17 @@ def main() -> None:
     parser.add_argument("--json", metavar="PATH", help="also write the results, with their provenance, to this JSON file")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as small_dir, tempfile.TemporaryDirectory() as big_dir:
-        small_seconds, small_jobs = dry_run(Path(small_dir), small_config(Path(small_dir)))
-        big_seconds, big_jobs = dry_run(Path(big_dir), paper_scale_config(Path(big_dir)))
-    print(f"baseline (1 dataset, 10 queries): dry_run_seconds={small_seconds:.2f} jobs={small_jobs}")
-    print(f"paper scale / baseline: time ratio {big_seconds / small_seconds:.2f}, job ratio {big_jobs / small_jobs:.1f}")
-    print(f"dry_run_seconds={big_seconds:.2f} jobs={big_jobs}")
+        small_seconds, small_cpu, small_jobs = dry_run(Path(small_dir), small_config(Path(small_dir)))
+        big_seconds, big_cpu, big_jobs = dry_run(Path(big_dir), paper_scale_config(Path(big_dir)))
+    print(f"baseline (1 dataset, 10 queries): dry_run_seconds={small_seconds:.2f} ({small_cpu:.2f} s CPU) "
+          f"jobs={small_jobs}")
+    print(f"paper scale / baseline: time ratio {big_seconds / small_seconds:.2f} (CPU {big_cpu / small_cpu:.2f}), "
+          f"job ratio {big_jobs / small_jobs:.1f}")
+    print(f"dry_run_seconds={big_seconds:.2f} dry_run_cpu_seconds={big_cpu:.2f} jobs={big_jobs}")
     if args.json:
-        write_benchmark_json(args.json, {"dry_run_seconds": big_seconds, "jobs": big_jobs,
-                                         "baseline_dry_run_seconds": small_seconds, "baseline_jobs": small_jobs})
+        write_benchmark_json(args.json, {"dry_run_seconds": big_seconds, "dry_run_cpu_seconds": big_cpu,
+                                         "jobs": big_jobs, "baseline_dry_run_seconds": small_seconds,
+                                         "baseline_dry_run_cpu_seconds": small_cpu, "baseline_jobs": small_jobs})
 
 
 if __name__ == "__main__":

@@ -66,7 +66,7 @@ def main() -> None:
         (folder / "config.yaml").write_text(yaml.safe_dump(paper_scale_config(folder)))
         runs = {"smoke": (REPO / ".test", REPO / ".test/config_smoke.yaml"), "default": (REPO, REPO / "config.yaml"),
                 "paper_scale": (folder, folder / "config.yaml")}
-        results = {name: counts(dry_run_rules(*run)[1], local) for name, run in runs.items()}
+        results = {name: counts(dry_run_rules(*run)[-1], local) for name, run in runs.items()}
     for name, result in results.items():
         print(f"{name}: snakemake_jobs={result['snakemake_jobs']} slurm_jobs={result['slurm_jobs']} "
               f"llm_jobs={result['llm_jobs']}")

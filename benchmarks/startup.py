@@ -1,22 +1,28 @@
-"""Start-up against work of the default run's small jobs: ``correlations`` and ``figures``.
+"""Start-up against work of the default run's analysis jobs: ``correlations``, ``segments``,
+``verdict`` and ``figures``.
 
-Each job kind runs its workflow script (``workflow/scripts/<kind>.py``, the file Snakemake runs)
-on inputs of the default run's shape (``config.yaml``: 192 graded samples, subsets Hs-h and M,
-three embedders, all five targets; the analysis settings of ``config.yaml``), written to a
-temporary folder by this script:
+Each job runs its workflow script (``workflow/scripts/<kind>.py``, the file Snakemake runs) on
+inputs of the default run's shape (``config.yaml``: 192 graded samples, subsets Hs-h and M, three
+embedders, all five targets; the analysis settings of ``config.yaml``), written to a temporary
+folder by this script, in the workflow's order (figures reads the other jobs' tables):
 
-- cold: in a fresh Python process, as Snakemake starts a job (interpreter, imports, numba kernels
-  from their on-disk cache, the work), wall seconds from the start of the process to its end;
-- first: the same in a fresh process with an empty numba cache (``NUMBA_CACHE_DIR``), as the first
-  run after a clone, which compiles every kernel it calls;
+- first: in a fresh Python process with an empty numba cache (``NUMBA_CACHE_DIR``), as the first
+  run after a clone without install.sh's kernel cache, which compiles every kernel it calls;
+- cold: in a fresh Python process, as Snakemake starts a job after install.sh (interpreter,
+  imports, numba kernels loaded from the cache that ``python -m
+  retrieval_response.analysis.kernel_cache`` wrote, as install.sh runs it; a kernel it missed is
+  compiled here, and counted);
 - work (the baseline): the script run again in this process, already warm (modules imported,
   kernels compiled), the median of ``--repeats`` runs.
 
-Start-up = cold - work. Ratios: ``cold_over_work`` and ``first_over_work``. The ``snakemake``
-object a script reads is stood in by one that names the same inputs, outputs and parameters;
-Snakemake's own preamble of a job (unpickling that object) is not timed.
+Each is measured in wall seconds and in CPU seconds (user + system, of the child process or of
+this one): on a loaded machine the wall clock counts waiting for a core, CPU time does not.
+Start-up = cold - work. Ratios: ``cold_over_work`` and ``first_over_work`` (wall), and
+``cold_cpu_over_work_cpu``. The ``snakemake`` object a script reads is stood in by one that names
+the same inputs, outputs and parameters; Snakemake's own preamble of a job (unpickling that
+object) is not timed.
 
-Usage: python benchmarks/startup.py [--repeats N] [--json PATH]
+Usage: python benchmarks/startup.py [--repeats N] [--kinds KIND ...] [--json PATH]
 Last line: ``<kind>_cold_over_work=<r> ...`` for each kind.
 """
 
@@ -26,6 +32,7 @@ import argparse
 import builtins
 import json
 import os
+import resource
 import runpy
 import statistics
 import subprocess
@@ -39,10 +46,10 @@ from types import SimpleNamespace
 # script imports, and nothing more.
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "workflow/scripts"
-KINDS = ("correlations", "figures")
 # the default run (config.yaml): subset -> (queries, Nc, Np, K values); three embedders
 DEFAULT_SUBSETS = {"Hs-h": (8, 6, 3, (1, 2, 3, 4)), "M": (16, 5, 2, (1, 2))}
 DEFAULT_EMBEDDERS = ("ML6", "ME5S", "PML3")
+KINDS = ("correlations", "segments", "verdict", "figures")
 
 
 class Named(list):
@@ -51,6 +58,11 @@ class Named(list):
     def __init__(self, items=(), **named):
         super().__init__([*items, *named.values()])
         self.__dict__.update(named)
+        self._names = list(named)
+
+    def keys(self) -> list[str]:
+        """The names of the named items."""
+        return self._names
 
 
 def default_run_graded():
@@ -72,6 +84,7 @@ def job_objects(folder: Path) -> dict[str, dict]:
     analysis = config["analysis"]
     graded = str(folder / "graded.parquet")
     segmentations = analysis["segmentations"]
+    figure_segmentations = sorted({*segmentations, "ratio"})  # workflow/rules/analysis.smk
     jobs = {}
     for segmentation in segmentations:
         jobs[f"correlations_{segmentation}"] = {
@@ -82,14 +95,33 @@ def job_objects(folder: Path) -> dict[str, dict]:
             "params": {key: analysis.get(key) for key in ("alpha_grid", "corr_types", "min_segment_samples", "finer_keys",
                                                           "bootstrap_resamples", "seed", "targets", "compat")},
         }
+    for segmentation in figure_segmentations:
+        jobs[f"segments_{segmentation}"] = {
+            "script": "segments", "input": {"graded": graded},
+            "output": {"segments": str(folder / f"segments_{segmentation}.parquet")},
+            "log": [str(folder / f"segments_{segmentation}.log")], "wildcards": {"segmentation": segmentation},
+            "params": {key: analysis.get(key) for key in ("min_segment_samples", "finer_keys", "targets")},
+        }
+    jobs["verdict"] = {
+        "script": "verdict", "input": {"graded": graded},
+        "output": {"table": str(folder / "verdict.parquet"), "text": str(folder / "verdict.txt"),
+                   "rst": str(folder / "verdict.rst")},
+        "log": [str(folder / "verdict.log")], "wildcards": {},
+        "params": {**{key: analysis.get(key) for key in ("alpha_grid", "min_segment_samples", "bootstrap_resamples",
+                                                          "seed", "targets", "compat")},
+                   "corr_type": analysis["corr_types"][0]},
+    }
     jobs["figures"] = {
         "script": "figures",
         "input": {"graded": graded,
+                  "segments": [str(folder / f"segments_{s}.parquet") for s in figure_segmentations],
                   "correlations": [str(folder / f"correlations_{s}.parquet") for s in segmentations],
-                  "differences": [str(folder / f"differences_{s}.parquet") for s in segmentations]},
+                  "differences": [str(folder / f"differences_{s}.parquet") for s in segmentations],
+                  "verdict": str(folder / "verdict.parquet")},
         "output": {"": str(folder / "figures")}, "log": [str(folder / "figures.log")], "wildcards": {},
-        "params": {"segmentations": segmentations, "corr_types": analysis["corr_types"],
-                   "min_segment_samples": analysis["min_segment_samples"], "embedders": config["embedders"]},
+        "params": {"segmentations": segmentations, "figure_segmentations": figure_segmentations,
+                   "corr_types": analysis["corr_types"], "min_segment_samples": analysis["min_segment_samples"],
+                   "embedders": config["embedders"]},
     }
     return jobs
 
@@ -104,7 +136,7 @@ def snakemake_object(job: dict) -> SimpleNamespace:
 
     return SimpleNamespace(input=named(job["input"]), output=named(job["output"]), log=named(job["log"]),
                            params=SimpleNamespace(**job["params"]), wildcards=SimpleNamespace(**job["wildcards"]),
-                           threads=1)
+                           threads=job.get("threads", 1))
 
 
 def run_job(job: dict) -> None:
@@ -115,17 +147,35 @@ def run_job(job: dict) -> None:
     runpy.run_path(str(SCRIPTS / f"{job['script']}.py"), run_name="__main__")
 
 
-def cold_seconds(job: dict, env: dict[str, str]) -> float:
-    """Wall seconds of a fresh Python process that runs ``job`` (this script's :func:`run_job`)."""
+def children_cpu_seconds() -> float:
+    """User + system CPU seconds of this process's finished children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def cold_seconds(job: dict, env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds of a fresh Python process that runs ``job`` (this script's
+    :func:`run_job`)."""
     command = [sys.executable, __file__, "--run-job", json.dumps(job)]
+    cpu_before = children_cpu_seconds()
     start = time.perf_counter()
     subprocess.run(command, check=True, env=env)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, children_cpu_seconds() - cpu_before
+
+
+def warm_seconds(job: dict) -> tuple[float, float]:
+    """Wall and CPU seconds of ``job`` run in this (warm) process."""
+    cpu_before = time.process_time()
+    start = time.perf_counter()
+    run_job(job)
+    return time.perf_counter() - start, time.process_time() - cpu_before
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3, help="warm runs per kind (the median is the work)")
+    parser.add_argument("--kinds", nargs="+", default=KINDS, choices=KINDS,
+                        help="job kinds to time (the others only run once, for the inputs of the next)")
     parser.add_argument("--json", metavar="PATH", help="also write the results to this JSON file")
     parser.add_argument("--run-job", metavar="JOB", help=argparse.SUPPRESS)  # a child process: run one job
     args = parser.parse_args()
@@ -137,29 +187,37 @@ def main() -> None:
         default_run_graded().write_parquet(folder / "graded.parquet")
         jobs = job_objects(folder)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
-        empty_cache = folder / "numba_cache"
+        installed = {**env, "NUMBA_CACHE_DIR": str(folder / "numba_installed")}
+        cpu_before = children_cpu_seconds()
+        subprocess.run([sys.executable, "-m", "retrieval_response.analysis.kernel_cache"], check=True, env=installed)
+        kernel_cache_cpu = children_cpu_seconds() - cpu_before
         results = {}
-        for name, job in jobs.items():  # in the workflow's order: figures reads the correlations
-            first = cold_seconds(job, {**env, "NUMBA_CACHE_DIR": str(empty_cache / name)})
-            cold = cold_seconds(job, env)
-            run_job(job)
-            warm = []
-            for _ in range(args.repeats):
-                start = time.perf_counter()
+        for name, job in jobs.items():
+            if job["script"] not in args.kinds:
                 run_job(job)
-                warm.append(time.perf_counter() - start)
-            work = statistics.median(warm)
+                continue
+            first, first_cpu = cold_seconds(job, {**env, "NUMBA_CACHE_DIR": str(folder / "numba_empty" / name)})
+            cold, cold_cpu = cold_seconds(job, installed)
+            run_job(job)
+            warm = [warm_seconds(job) for _ in range(args.repeats)]
+            work, work_cpu = statistics.median(w for w, _ in warm), statistics.median(c for _, c in warm)
             results[name] = {"first_seconds": round(first, 3), "cold_seconds": round(cold, 3),
                              "work_seconds": round(work, 3), "startup_seconds": round(cold - work, 3),
-                             "cold_over_work": round(cold / work, 2), "first_over_work": round(first / work, 2)}
-            print(f"{name}: first {first:.2f} s, cold {cold:.2f} s, work {work:.2f} s (warm, median of "
-                  f"{args.repeats}): start-up {cold - work:.2f} s, cold/work {cold / work:.2f}, "
-                  f"first/work {first / work:.2f}", flush=True)
+                             "first_cpu_seconds": round(first_cpu, 3), "cold_cpu_seconds": round(cold_cpu, 3),
+                             "work_cpu_seconds": round(work_cpu, 3),
+                             "startup_cpu_seconds": round(cold_cpu - work_cpu, 3),
+                             "cold_over_work": round(cold / work, 2), "first_over_work": round(first / work, 2),
+                             "cold_cpu_over_work_cpu": round(cold_cpu / work_cpu, 2)}
+            print(f"{name}: first {first:.2f} s, cold {cold:.2f} s ({cold_cpu:.2f} s CPU), work {work:.2f} s "
+                  f"({work_cpu:.2f} s CPU; warm, median of {args.repeats}): start-up {cold - work:.2f} s "
+                  f"({cold_cpu - work_cpu:.2f} s CPU), cold/work {cold / work:.2f}, first/work {first / work:.2f}",
+                  flush=True)
     if args.json:
         sys.path.insert(0, str(REPO / "src"))
         from retrieval_response.reports.benchmark_record import write_benchmark_json
 
-        write_benchmark_json(args.json, {"jobs": results, "repeats": args.repeats})
+        write_benchmark_json(args.json, {"jobs": results, "repeats": args.repeats,
+                                         "kernel_cache_cpu_seconds": round(kernel_cache_cpu, 3)})
     print(" ".join(f"{name}_cold_over_work={r['cold_over_work']}" for name, r in results.items()))
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import polars as pl
 import pytest
 
 from analysis_reference import anchor_reference, reference_first_max, scipy_curves
-from conftest import benchmark
+from conftest import benchmark, python_env
 from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.correlations import (
     CORR_TYPES,
@@ -152,3 +155,20 @@ def test_full_paper_grid_on_one_segment(graded):
             ).row(0, named=True)
             assert row["value"] == pytest.approx(best, abs=1e-9)
             assert row["alpha"] == grid[index]
+
+
+# A fresh process runs an analysis job: scipy.stats (about a second of imports) is not imported
+# unless a Pearson value made of rounding noise needs it.
+ANALYSIS_CHILD = """
+import sys
+from retrieval_response.analysis.correlation_tables import analysis_tables
+from retrieval_response.testing.synthetic import synthetic_analysis_table
+analysis_tables(synthetic_analysis_table({"A": (12, 6, 3, (1, 2, 3, 4))}, ("E1",)), segmentation="fit",
+                alpha_grid="linear:5", min_segment_samples=2, bootstrap_resamples=2)
+print("scipy.stats" in sys.modules)
+"""
+
+
+def test_an_analysis_job_does_not_import_scipy_stats():
+    proc = subprocess.run([sys.executable, "-c", ANALYSIS_CHILD], capture_output=True, text=True, env=python_env())
+    assert (proc.returncode, proc.stdout.split()) == (0, ["False"]), proc.stderr[-2000:]

@@ -71,7 +71,6 @@ import warnings
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from retrieval_response.analysis import measures as measures_module
 from retrieval_response.analysis._double_double import _exact_values
@@ -174,6 +173,10 @@ def _paper_pearson(pearson: np.ndarray, values: np.ndarray, cell: np.ndarray, ta
     noise = np.zeros(pearson.shape, dtype=np.bool_)
     _rounding_noise(values, np.argsort(values, axis=-1, kind="stable"), np.ascontiguousarray(weight.T > 0),
                     PAPER_PEARSON_NOISE, noise)
+    if not noise.any():
+        return
+    from scipy import stats  # imported only when needed (see correlations.sample_correlation)
+
     with warnings.catch_warnings():  # scipy warns that such input is nearly constant: that is the point here
         warnings.simplefilter("ignore", stats.NearConstantInputWarning)
         for t, a in zip(*np.nonzero(noise), strict=True):

@@ -16,7 +16,6 @@ samples, a constant measure or a constant grade) are NaN, as in scipy, never an 
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from retrieval_response.analysis._kernels import _anchor_sorted, _correlate_table
 
@@ -75,7 +74,11 @@ def sample_correlation(x: np.ndarray, y: np.ndarray, corr_type: str) -> float:
     """scipy's correlation of two sample arrays: spearmanr, pearsonr, kendalltau b or c.
 
     NaN (never an exception) when there are fewer than 2 samples or either input is constant.
+    scipy.stats is imported here, not with this module: importing it costs a job about a second,
+    and the analysis calls this function only for the rare Pearson values made of rounding noise.
     """
+    from scipy import stats
+
     x = np.asarray(x, np.float64)
     y = np.asarray(y, np.float64)
     if len(x) < 2 or np.all(x == x[0]) or np.all(y == y[0]):
