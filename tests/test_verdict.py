@@ -5,12 +5,15 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from retrieval_response.analysis.crossfit_bootstrap import distinct_order_alphas
 from retrieval_response.analysis.measures import MEASURES, alpha_grid
+from retrieval_response.analysis.samples import segment_table
 from retrieval_response.decide.summary import verdict_text
 from retrieval_response.decide.verdict import (
     COLUMNS,
+    SEGMENTATIONS,
     max_t_adjust,
     queries_needed,
     verdict_table,
@@ -181,3 +184,19 @@ def test_too_few_resamples_leave_the_family_undecided():
     verdict = verdict_table(graded_by_driver(60, "recall", seed=3), **OPTIONS | {"bootstrap_resamples": 20})
     assert set(verdict["decision"]) == {"undecided"}
     assert verdict["reason"].str.contains("20 bootstrap resamples").all()
+
+
+def test_the_verdict_leaves_out_what_the_segments_table_leaves_out_with_its_reason():
+    graded = graded_by_driver(60, "recall", seed=3)
+    options = {k: v for k, v in OPTIONS.items() if k != "min_segment_samples"} | {"bootstrap_resamples": 100}
+    segments = {s: segment_table(graded, segmentation=s, min_segment_samples=15) for s in SEGMENTATIONS}
+    assert_frame_equal(verdict_table(graded, segments=segments, **options),
+                       verdict_table(graded, min_segment_samples=15, **options))
+    left_out = segments["all"].with_columns(
+        kept=pl.when(pl.col("measure") == "P").then(False).otherwise(pl.col("kept")),
+        reason=pl.when(pl.col("measure") == "P").then(pl.lit("n < 999: left out by the table")).otherwise(pl.col("reason")))
+    verdict = verdict_table(graded, segments=segments | {"all": left_out}, **options)
+    P = verdict.filter(pl.col("measure") == "P")
+    assert P.filter(segment="all")["reason"].to_list() == ["n < 999: left out by the table"] * P.filter(segment="all").height
+    assert P.filter(segment="all")["decision"].eq("undecided").all()
+    assert not P.filter(pl.col("segment") != "all")["reason"].str.contains("left out by the table").any()

@@ -96,6 +96,7 @@ from retrieval_response.analysis.samples import (
     MeasureCells,
     default_measures,
     measure_cells,
+    measure_sizes,
     prepare_samples,
     resolve_targets,
     with_segment_keys,
@@ -276,7 +277,8 @@ def analysis_tables(
     for target in target_names:
         for name in measure_names:
             measure = MEASURES[name]
-            cells = measure_cells(prepared, measure, target, min_segment_samples)
+            cells = measure_cells(prepared, measure, target,
+                                  measure_sizes(prepared, measure, target, min_segment_samples))
             value, alpha_index, value_crossfit = _correlate_measure(measure, cells, grid, corr_types, compat)
             boot = (
                 _bootstrap_measure(measure, cells, grid, corr_types, compat, alpha_index, weights)

@@ -45,7 +45,7 @@ import polars as pl
 from retrieval_response.analysis import measures as measures_module
 from retrieval_response.analysis.bootstrap import max_t, percentile_interval
 from retrieval_response.analysis.crossfit_bootstrap import query_resampling, resampled_correlations
-from retrieval_response.analysis.samples import default_measures
+from retrieval_response.analysis.samples import default_measures, measure_sizes
 from retrieval_response.analysis.segments import FINER_KEYS
 
 HIGH_RATIO = 2.0
@@ -143,7 +143,9 @@ def adjusted_claims(graded: pl.DataFrame, segmentations, targets: list[str], *, 
         resampling = query_resampling(graded, None, segmentation, targets, compat, seed, bootstrap_resamples)
         segments = resampling.prepared.segments
         for target in targets:
-            results = resampled_correlations(resampling, names, target, grid, corr_type, compat, min_segment_samples)
+            sizes = {name: measure_sizes(resampling.prepared, measures_module.MEASURES[name], target, min_segment_samples)
+                     for name in names}
+            results = resampled_correlations(resampling, names, target, grid, corr_type, compat, sizes)
             for claim in CLAIMS:
                 chosen = segments.filter(_segment_filter(claim, segmentation))
                 for seg, E, subset, segment in chosen.select("seg", "E", "subset", "segment").iter_rows():
