@@ -20,7 +20,9 @@ import polars as pl
 from retrieval_response.analysis import targets as target_registry
 from retrieval_response.analysis.correlations import tie_anchors
 from retrieval_response.analysis.crossfit import query_halves
-from retrieval_response.analysis.measures import JUDGMENT_COLUMNS, MEASURES, add_features
+from retrieval_response.analysis.features import add_features
+from retrieval_response.analysis.judgment_measures import JUDGMENT_COLUMNS
+from retrieval_response.analysis.measures import MEASURES
 from retrieval_response.analysis.segments import assign_segments, kept_and_reason, segment_keys
 from retrieval_response.infra.errors import InputError
 
