@@ -8,9 +8,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from retrieval_response.analysis.agreement import read_human_grades
 from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.features import add_features
+from retrieval_response.analysis.human_llm_agreement import read_human_grades
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.published import read_graded, read_ranked
 

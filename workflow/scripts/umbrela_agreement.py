@@ -3,7 +3,7 @@
 import _workflow_package  # noqa: F401
 import polars as pl
 
-from retrieval_response.analysis.umbrela_agreement import umbrela_agreement
+from retrieval_response.analysis.umbrela_qrels_agreement import umbrela_agreement
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log
 

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 from scipy.stats import spearmanr
 
-from retrieval_response.analysis.agreement import (
+from retrieval_response.analysis.human_llm_agreement import (
     agreement_table,
     krippendorff_alpha_ordinal,
     read_human_grades,
