@@ -180,8 +180,9 @@ def test_run_ties_are_broken_by_the_rank_column_not_by_relevance(tmp_path):
     ],
 )
 def test_retrieval_options_that_do_not_apply_are_refused_in_one_line(dataset, message):
-    with pytest.raises(InputError, match=message):
+    with pytest.raises(InputError, match=message) as caught:
         check_retrieval({"datasets": {"d": {"path": "x", **dataset}}}, "config.yaml")
+    assert str(caught.value).startswith("config.yaml: config key ") and "\n" not in str(caught.value)
 
 
 def test_graded_ndcg_of_the_analysis_equals_the_corpus_measures_with_graded_qrels():
