@@ -28,6 +28,7 @@ from pathlib import Path
 
 import yaml
 
+from retrieval_response.llm.config import ModelConfig
 from retrieval_response.llm.document_judgments import UDCG_MAX_TOKENS, UMBRELA_MAX_TOKENS
 from retrieval_response.reports.benchmark_record import write_benchmark_json
 from retrieval_response.reports.config_workload import config_workload, load_prompts
@@ -42,6 +43,8 @@ from retrieval_response.workflow_config.checks import LLM_ROLES
 from retrieval_response.workflow_config.defaults import with_defaults
 from retrieval_response.workflow_config.plan import judgment_kinds
 
+UNCONFIGURED_GENERATOR = "openai/gpt-4o-mini"
+"""The model a config without ``llm.generator`` (published mode: no LLM runs) is priced at: the paper's."""
 GENERATOR_STAGES = ("ideal", "topk", "erag", "udcg")
 """Stages priced at the generator's model; the others (grade, umbrela) at the grader's."""
 
@@ -129,9 +132,8 @@ def estimate(config: dict, base: Path, answer_tokens: int | None = None,
     traces config is counted on its traces files only; one not yet built is named and not counted."""
     config = with_defaults(config)
     llm = config.get("llm") or {}
-    generator = llm.get("generator") or {}
-    model = generator.get("model", "openai/gpt-4o-mini")
-    max_answer_tokens = generator.get("max_tokens", 200)
+    generator = ModelConfig.from_mapping(llm.get("generator") or {"model": UNCONFIGURED_GENERATOR})
+    model, max_answer_tokens = generator.model, generator.max_tokens
     answer_tokens = max_answer_tokens if answer_tokens is None else answer_tokens
     kinds = judgment_kinds(config)
     counter = Counter(model, *load_prompts(config, base))
