@@ -6,23 +6,13 @@ from __future__ import annotations
 
 import polars as pl
 
+from retrieval_response.analysis import judgment_measures as judged
 from retrieval_response.analysis.formulas import (
     average_precision_at_k,
     graded_ndcg_at_k,
     ndcg_at_k,
     ndcg_paper,
     reciprocal_rank_at_k,
-)
-from retrieval_response.analysis.judgment_measures import (
-    JUDGMENT_COLUMNS,
-    aligned_judgments,
-    erag_mrr,
-    erag_ndcg,
-    erag_precision,
-    erag_success,
-    udcg,
-    umbrela_ndcg,
-    umbrela_positives,
 )
 
 
@@ -76,7 +66,7 @@ def add_features(graded: pl.DataFrame, ranked: pl.DataFrame | None = None) -> pl
     graded gains when ``grades`` and ``ideal_grades`` are given, :func:`graded_ndcg_at_k`),
     np_partner (nullable i64) and, when ``ranked`` is given
     or a column ``np_2K`` already exists, np_2K (nullable i64; counted from ``ranked`` wins).
-    With judgment columns (:data:`JUDGMENT_COLUMNS`): eRAG_P and eRAG_success (from
+    With judgment columns (:data:`.judgment_measures.JUDGMENT_COLUMNS`): eRAG_P and eRAG_success (from
     ``erag_utility``; eRAG_MRR and eRAG_nDCG too, null unless the utilities are 0/1), UDCG
     (``udcg_utility``), n_p_umbrela (i64) and nDCG_umbrela (``umbrela_label``), each null where a
     judgment of the top K is missing.
@@ -97,19 +87,19 @@ def add_features(graded: pl.DataFrame, ranked: pl.DataFrame | None = None) -> pl
         out = out.with_columns(pl.Series("nDCG@K", graded_ndcg_at_k(graded["grades"], graded["ideal_grades"],
                                                                           graded["K"].to_numpy()),
                                          dtype=pl.Float64).fill_nan(None))
-    present = [c for c in JUDGMENT_COLUMNS if c in graded.columns]
+    present = [c for c in judged.JUDGMENT_COLUMNS if c in graded.columns]
     if present:
-        lists = graded.select("inK", *(aligned_judgments(c) for c in present))
+        lists = graded.select("inK", *(judged.aligned_judgments(c) for c in present))
         values = {}
         if "erag_utility" in present:
             utility = lists["erag_utility"]
-            values |= {"eRAG_P": erag_precision(utility), "eRAG_success": erag_success(utility),
-                       "eRAG_MRR": erag_mrr(utility), "eRAG_nDCG": erag_ndcg(utility)}
+            values |= {"eRAG_P": judged.erag_precision(utility), "eRAG_success": judged.erag_success(utility),
+                       "eRAG_MRR": judged.erag_mrr(utility), "eRAG_nDCG": judged.erag_ndcg(utility)}
         if "udcg_utility" in present:
-            values["UDCG"] = udcg(lists["udcg_utility"], lists["inK"])
+            values["UDCG"] = judged.udcg(lists["udcg_utility"], lists["inK"])
         if "umbrela_label" in present:
-            values |= {"n_p_umbrela": umbrela_positives(lists["umbrela_label"]),
-                       "nDCG_umbrela": umbrela_ndcg(lists["umbrela_label"])}
+            values |= {"n_p_umbrela": judged.umbrela_positives(lists["umbrela_label"]),
+                       "nDCG_umbrela": judged.umbrela_ndcg(lists["umbrela_label"])}
         out = out.with_columns(pl.Series(name, value, dtype=pl.Float64).fill_nan(None) for name, value in values.items())
         if "n_p_umbrela" in values:
             out = out.with_columns(pl.col("n_p_umbrela").cast(pl.Int64))

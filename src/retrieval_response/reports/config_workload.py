@@ -25,16 +25,7 @@ from retrieval_response.datasets.judged_corpus import beir_qrels
 from retrieval_response.datasets.layouts import corpus_table, prepare_judged_queries
 from retrieval_response.datasets.traces import read_traces
 from retrieval_response.llm.document_judgments import KINDS
-from retrieval_response.llm.prompts import (
-    ANSWER_FIELDS,
-    GRADE_CONTEXT_FIELDS,
-    GRADE_FIELDS,
-    GRADE_GOLD_FIELDS,
-    UDCG_FIELDS,
-    UMBRELA_FIELDS,
-    Prompt,
-    load_prompt,
-)
+from retrieval_response.llm.prompts import PROMPT_FIELDS, Prompt, load_prompt
 from retrieval_response.reports.llm_workload import (
     Counter,
     Stage,
@@ -80,11 +71,10 @@ def load_prompts(config: dict, base: Path) -> tuple[Prompt, Prompt, dict[str, Pr
     """The answer and grade prompts of ``config`` and the prompts of its udcg and umbrela judgments."""
     prompts = {**DEFAULT_PROMPTS, **(config.get("llm") or {}).get("prompts", {})}
     kinds = set((config.get("document_judgments") or {}).get("kinds") or [])
-    judgment_fields = {"udcg": UDCG_FIELDS, "umbrela": UMBRELA_FIELDS}
-    return (load_prompt(shipped_or_local(prompts["answer"], base), ANSWER_FIELDS),
-            load_prompt(shipped_or_local(prompts["grade"], base), GRADE_FIELDS),
-            {kind: load_prompt(shipped_or_local(prompts[kind], base), fields)
-             for kind, fields in judgment_fields.items() if kind in kinds})
+    return (load_prompt(shipped_or_local(prompts["answer"], base), PROMPT_FIELDS["answer"]),
+            load_prompt(shipped_or_local(prompts["grade"], base), PROMPT_FIELDS["grade"]),
+            {kind: load_prompt(shipped_or_local(prompts[kind], base), PROMPT_FIELDS[kind])
+             for kind in ("udcg", "umbrela") if kind in kinds})
 
 
 def traces_dataset_workload(config: dict, name: str, dataset: dict, source: Path, base: Path, counter: Counter,
@@ -93,8 +83,7 @@ def traces_dataset_workload(config: dict, name: str, dataset: dict, source: Path
     rule reads them, its grading prompts those of its ``trace_grades``)."""
     files = [source, *(shipped_or_local(p, base) for p in dataset.get("paths") or [])]
     texts, traces, _ = read_traces(files, feedback_labels=dataset.get("feedback_labels"), subset=dataset.get("subset"))
-    fields = {"context": GRADE_CONTEXT_FIELDS, "gold": GRADE_GOLD_FIELDS}
-    grade_prompts = {prefix: load_prompt(shipped_or_local(path, base), fields[prefix], needs_reask=True)
+    grade_prompts = {prefix: load_prompt(shipped_or_local(path, base), PROMPT_FIELDS[f"grade_{prefix}"], needs_reask=True)
                      for prefix, path in trace_grade_prompts(config, name).items()}
     return traces_workload(texts, traces, counter, answer_tokens, kinds, grade_prompts)
 
