@@ -10,10 +10,10 @@ from polars.testing import assert_frame_equal
 from retrieval_response.analysis.crossfit_bootstrap import distinct_order_alphas
 from retrieval_response.analysis.measures import MEASURES, alpha_grid
 from retrieval_response.analysis.samples import segment_table
+from retrieval_response.analysis.segments import VERDICT_SEGMENTATIONS
 from retrieval_response.decide.summary import verdict_text
 from retrieval_response.decide.verdict import (
     COLUMNS,
-    SEGMENTATIONS,
     max_t_adjust,
     queries_needed,
     verdict_table,
@@ -189,7 +189,7 @@ def test_too_few_resamples_leave_the_family_undecided():
 def test_the_verdict_leaves_out_what_the_segments_table_leaves_out_with_its_reason():
     graded = graded_by_driver(60, "recall", seed=3)
     options = {k: v for k, v in OPTIONS.items() if k != "min_segment_samples"} | {"bootstrap_resamples": 100}
-    segments = {s: segment_table(graded, segmentation=s, min_segment_samples=15) for s in SEGMENTATIONS}
+    segments = {s: segment_table(graded, segmentation=s, min_segment_samples=15) for s in VERDICT_SEGMENTATIONS}
     assert_frame_equal(verdict_table(graded, segments=segments, **options),
                        verdict_table(graded, min_segment_samples=15, **options))
     left_out = segments["all"].with_columns(

@@ -1,7 +1,7 @@
 """Stage 6: the verdict, which measure predicts each target best, by how much and how sure."""
 
 from retrieval_response.decide.summary import VERDICT_RST, VERDICT_TEXT
-from retrieval_response.decide.verdict import SEGMENTATIONS as VERDICT_SEGMENTATIONS
+from retrieval_response.analysis.segments import VERDICT_SEGMENTATIONS
 from retrieval_response.figures.run_end import VERDICT_CATEGORY
 
 

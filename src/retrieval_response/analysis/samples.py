@@ -4,10 +4,10 @@ per (measure, target), how many samples each segment has and whether the analysi
 
 :func:`measure_sizes` is the one count: a (segment, target, measure) is kept when at least
 ``min_segment_samples`` samples have the measure's features and the target
-(:func:`.segments.kept_and_reason`). The correlations (:mod:`.correlation_tables`) and the
-replication's resampled correlations (:mod:`.crossfit_bootstrap`) collapse the segments it keeps
-into cells (:func:`measure_cells`); :func:`segment_table` writes it for every segment, and the
-figures and the verdict read that table (:func:`table_sizes`).
+(:func:`.segments.kept_and_reason`). The correlations (:mod:`.correlation_tables`) collapse the
+segments it keeps into cells (:func:`measure_cells`); :func:`segment_table` writes it for every
+segment, and the figures, the verdict and the replication's adjusted verdicts read that table
+(:func:`table_sizes`) and count nothing themselves.
 """
 
 from __future__ import annotations

@@ -43,10 +43,9 @@ from retrieval_response.analysis.bootstrap import max_t, percentile_interval
 from retrieval_response.analysis.crossfit_bootstrap import order_ranks, query_resampling, resampled_correlations
 from retrieval_response.analysis.measures import MEASURES, NOT_COMPUTABLE
 from retrieval_response.analysis.samples import default_measures, resolve_targets, segment_table, table_sizes
+from retrieval_response.analysis.segments import VERDICT_SEGMENTATIONS
 from retrieval_response.infra.errors import InputError
 
-SEGMENTATIONS = ("fit", "all")
-"""The segmentations a verdict is given for: narrow and wide, and all samples together."""
 DETECTABLE = (0.05, 0.10)
 """Differences of correlation the power plan sizes the queries for."""
 MIN_QUERIES = 10
@@ -264,7 +263,7 @@ def verdict_table(
 
     Which segments each measure x target has enough samples in is read from ``segments``, the
     segments tables (:func:`~retrieval_response.analysis.samples.segment_table`, no finer keys) of
-    the segmentations of :data:`SEGMENTATIONS` by name, written with the same measures and
+    the segmentations of :data:`VERDICT_SEGMENTATIONS` by name, written with the same measures and
     targets; when None they are made here with ``min_segment_samples``. ``measures`` defaults to
     the analysis's default measures, ``targets`` to every target with a value; the resamples and
     halves depend only on ``seed`` and the query ids, as in the analysis.
@@ -274,7 +273,7 @@ def verdict_table(
     target_names = resolve_targets(graded, targets)
     out = []
     # narrow and wide compare K with Np: without Np (traces) the verdict is given on all samples only
-    segmentations = SEGMENTATIONS if graded["Np"].is_not_null().any() else ("all",)
+    segmentations = VERDICT_SEGMENTATIONS if graded["Np"].is_not_null().any() else ("all",)
     if segments is None:
         if min_segment_samples is None:
             raise ValueError("verdict_table: give the segments tables or min_segment_samples")
