@@ -18,6 +18,7 @@ from retrieval_response.decide.verdict import (
     queries_needed,
     verdict_table,
 )
+from retrieval_response.infra.errors import InputError
 from retrieval_response.testing.synthetic import graded_by_driver
 
 pytestmark = pytest.mark.unit
@@ -200,3 +201,12 @@ def test_the_verdict_leaves_out_what_the_segments_table_leaves_out_with_its_reas
     assert P.filter(segment="all")["reason"].to_list() == ["n < 999: left out by the table"] * P.filter(segment="all").height
     assert P.filter(segment="all")["decision"].eq("undecided").all()
     assert not P.filter(pl.col("segment") != "all")["reason"].str.contains("left out by the table").any()
+
+
+def test_a_segments_table_of_other_measures_is_refused_not_recounted():
+    graded = graded_by_driver(30, "recall", seed=6)
+    options = {k: v for k, v in OPTIONS.items() if k != "min_segment_samples"} | {"bootstrap_resamples": 100}
+    segments = {s: segment_table(graded, segmentation=s, min_segment_samples=15, measures=["P", "R"])
+                for s in VERDICT_SEGMENTATIONS}
+    with pytest.raises(InputError, match="segments table"):
+        verdict_table(graded, segments=segments, **options)
