@@ -266,7 +266,8 @@ def library_curves(graded, segmentation: str, grid: np.ndarray, compat: str, nam
     from retrieval_response.analysis.correlations import CORR_TYPES, TIE_ULPS
 
     prepared = tables.prepare_samples(graded, None, segmentation, (), [target], TIE_ULPS if compat == "exact" else 0, 0)
-    cells = tables.measure_cells(prepared, tables.MEASURES[name], target, minimum)
+    measure = tables.MEASURES[name]
+    cells = tables.measure_cells(prepared, measure, target, tables.measure_sizes(prepared, measure, target, minimum))
     keys = {row[0]: tuple(row[1:]) for row in prepared.segments.select("seg", "E", "subset", "segment").iter_rows()}
     out = {}
     for s, seg in enumerate(cells.seg.tolist()):

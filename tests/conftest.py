@@ -188,3 +188,15 @@ def llm_workdir(workdir: Path, config: dict, texts: dict[str, pl.DataFrame] | No
     if texts:
         (workdir / "results/texts/ids_checked.json").write_text("{}")
     return workdir
+
+
+def refused_record(read, path: Path, record: str, rule: str):
+    """The InputError of ``read(path)``, asserted to name ``path`` and ``record`` first and to hold
+    ``rule`` in its rule."""
+    from retrieval_response.infra.errors import InputError
+
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value).startswith(f"{path}: {record}: ")
+    assert rule in error.value.rule
+    return error.value

@@ -7,7 +7,7 @@ import yaml
 
 from conftest import REPO
 from retrieval_response.analysis.correlations import CORR_TYPES
-from retrieval_response.analysis.measures import COMPAT_MODES
+from retrieval_response.analysis.formulas import COMPAT_MODES
 from retrieval_response.analysis.segments import FINER_KEYS, SEGMENTATIONS
 from retrieval_response.analysis.targets import TARGETS
 from retrieval_response.datasets.hotpotqa import GRANULARITIES

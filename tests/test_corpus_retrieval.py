@@ -180,14 +180,15 @@ def test_run_ties_are_broken_by_the_rank_column_not_by_relevance(tmp_path):
     ],
 )
 def test_retrieval_options_that_do_not_apply_are_refused_in_one_line(dataset, message):
-    with pytest.raises(InputError, match=message):
+    with pytest.raises(InputError, match=message) as caught:
         check_retrieval({"datasets": {"d": {"path": "x", **dataset}}}, "config.yaml")
+    assert str(caught.value).startswith("config.yaml: config key ") and "\n" not in str(caught.value)
 
 
 def test_graded_ndcg_of_the_analysis_equals_the_corpus_measures_with_graded_qrels():
     """nDCG@K with gains 2^grade - 1 as the analysis computes it (from each top-K text's grade and
     the query's positive grades) against ``corpus_measures``; 0/1 grades give the binary nDCG@K."""
-    from retrieval_response.analysis.measures import graded_ndcg_at_k, ndcg_at_k
+    from retrieval_response.analysis.formulas import graded_ndcg_at_k, ndcg_at_k
 
     rng = np.random.default_rng(3)
     docs = [f"d{i}" for i in range(30)]
@@ -215,7 +216,7 @@ def run_against_trec_eval(tmp_path: Path, lengths: list[int], seed: int):
     ``lengths[i % len(lengths)]`` documents of a 40-document corpus (0: the query is not in the run)."""
     import pytrec_eval
 
-    from retrieval_response.analysis.measures import add_features
+    from retrieval_response.analysis.features import add_features
     from retrieval_response.llm.pipeline import topk_selections
 
     rng = np.random.default_rng(seed)
@@ -260,7 +261,7 @@ def test_runs_of_any_length_give_trec_eval_measures_on_the_retrieved_list(tmp_pa
     """P, R, nDCG@K, RR@K, AP@K and F_e's positives in the top 2K of a run with 0, 1, max(K) - 1,
     max(K), between max(K) and 2 max(K) - 1, and 2 max(K) documents per query equal pytrec_eval's
     (no ``-c``) on the retrieved list; every K is kept; nothing unretrieved is counted."""
-    from retrieval_response.analysis.measures import f_estimated
+    from retrieval_response.analysis.formulas import f_estimated
 
     ours, expected, report, runs, rows = run_against_trec_eval(tmp_path, lengths, seed)
     in_run = [q for q, r in runs.items() if r]

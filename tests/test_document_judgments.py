@@ -16,9 +16,10 @@ import pytrec_eval
 
 from conftest import REPO
 from retrieval_response.analysis.correlation_tables import analysis_tables
-from retrieval_response.analysis.measures import MEASURES, add_features, alpha_grid
+from retrieval_response.analysis.features import add_features
+from retrieval_response.analysis.measures import MEASURES, alpha_grid
 from retrieval_response.analysis.samples import default_measures
-from retrieval_response.analysis.umbrela_agreement import kappa, umbrela_agreement
+from retrieval_response.analysis.umbrela_qrels_agreement import kappa, umbrela_agreement
 from retrieval_response.infra.errors import JobFailure
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient

@@ -108,7 +108,8 @@ def test_judgments_are_priced_at_the_model_each_kind_uses(tmp_path):
 def test_answers_and_grades_fan_out_over_the_workflows_units(tmp_path):
     """Top-K answers and grades: one per served query, K and unit of ``plan.dataset_units`` (the
     dataset's own embedder list, not the registry's two)."""
-    from retrieval_response.reports.llm_cost import estimate, with_defaults
+    from retrieval_response.reports.llm_cost import estimate
+    from retrieval_response.workflow_config.defaults import with_defaults
     from retrieval_response.workflow_config.plan import dataset_units
 
     config = _tiny(tmp_path, [{"Nc": 3, "Np": 1, "K": [1, 3]}])
@@ -207,3 +208,17 @@ def test_queries_scale_each_datasets_workload_per_query(tmp_path):
                                      for name, d in config["datasets"].items()}}
     with pytest.raises(ValueError, match="--queries"):
         estimate(missing, tmp_path, queries=50)
+
+
+def test_a_price_in_the_config_prices_its_model_and_the_command_line_wins(tmp_path):
+    """``llm.<role>.price_per_million`` prices a model litellm has no price for; ``--price`` (here
+    ``prices``) wins over it; the key is no setting of the calls (``ModelConfig`` leaves it out)."""
+    from retrieval_response.llm.config import ModelConfig
+
+    config = _tiny(tmp_path, [{"Nc": 3, "Np": 1, "K": [1, 3]}], "llamacpp/self-hosted", "llamacpp/self-hosted")
+    config["llm"]["generator"]["price_per_million"] = {"input": 2.0, "output": 8.0}
+    est = llm_cost.estimate(config, tmp_path)
+    assert est.price_per_million("llamacpp/self-hosted") == (2.0, 8.0) and est.dollars() is not None
+    assert llm_cost.estimate(config, tmp_path, prices={"llamacpp/self-hosted": (1.0, 1.0)}).price_per_million(
+        "llamacpp/self-hosted") == (1.0, 1.0)
+    assert ModelConfig.from_mapping(config["llm"]["generator"]) == ModelConfig("llamacpp/self-hosted")

@@ -22,7 +22,7 @@ from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.logs import log_to_file, redact_url_secrets
 from retrieval_response.llm.accounting import CallJournal
 from retrieval_response.llm.cache import ResponseCache
-from retrieval_response.llm.client import LLMClient, endpoint
+from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import (
     API_BASES_ENV,
     ModelConfig,
@@ -30,6 +30,7 @@ from retrieval_response.llm.config import (
     with_api_base_secret,
     withhold_api_base_secrets,
 )
+from retrieval_response.llm.endpoint import endpoint
 from retrieval_response.testing.openai_server import OpenAIServer, serve_in_subprocess
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
 

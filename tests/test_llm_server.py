@@ -18,8 +18,9 @@ import pytest
 
 from conftest import REPO, SHIPPED_GGUF, needs_local_server
 from retrieval_response.llm.cache import ResponseCache
-from retrieval_response.llm.client import LOCAL_KEY_FIELDS, LLMClient
+from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
+from retrieval_response.llm.local_model import LOCAL_KEY_FIELDS
 from retrieval_response.llm.server import LlamaServer, available_cores, server_threads
 
 GGUF = SHIPPED_GGUF

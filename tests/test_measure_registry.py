@@ -6,7 +6,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from retrieval_response.analysis.measures import MEASURES, add_features
+from retrieval_response.analysis.features import add_features
+from retrieval_response.analysis.measures import MEASURES
 
 pytestmark = pytest.mark.unit
 

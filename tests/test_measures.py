@@ -8,19 +8,17 @@ import numpy as np
 import polars as pl
 import pytest
 
-from retrieval_response.analysis.measures import (
-    add_features,
-    alpha_grid,
+from retrieval_response.analysis.features import add_features, partner_positives, positives_in_top_2k
+from retrieval_response.analysis.formulas import (
     f_estimated,
     f_estimated_partner,
     f_measure,
     ndcg_at_k,
     ndcg_paper,
-    partner_positives,
-    positives_in_top_2k,
     t_measure,
     t_unnormalised,
 )
+from retrieval_response.analysis.measures import alpha_grid
 
 pytestmark = pytest.mark.unit
 

@@ -11,14 +11,9 @@ import pytest
 from analysis_reference import random_graded, reference_first_max, scipy_curves
 from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.crossfit import crossfit, query_halves
-from retrieval_response.analysis.measures import (
-    MEASURES,
-    add_features,
-    alpha_grid,
-    f_estimated_partner,
-    f_measure,
-    t_measure,
-)
+from retrieval_response.analysis.features import add_features
+from retrieval_response.analysis.formulas import f_estimated_partner, f_measure, t_measure
+from retrieval_response.analysis.measures import MEASURES, alpha_grid
 from retrieval_response.analysis.segments import assign_segments
 
 pytestmark = pytest.mark.unit

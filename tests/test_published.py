@@ -8,9 +8,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from retrieval_response.analysis.agreement import read_human_grades
+from conftest import refused_record
 from retrieval_response.analysis.correlation_tables import analysis_tables
-from retrieval_response.analysis.measures import add_features
+from retrieval_response.analysis.features import add_features
+from retrieval_response.analysis.human_llm_agreement import read_human_grades
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.published import read_graded, read_ranked
 
@@ -56,10 +57,7 @@ def test_bad_graded_record_names_file_record_and_rule(tmp_path, change, rule):
     change(records[2])
     path = tmp_path / "samples_graded.json"
     path.write_text(json.dumps(records))
-    with pytest.raises(InputError) as error:
-        read_graded(path)
-    assert str(error.value).startswith(f"{path}: record 3 (id A-1): ")
-    assert rule in error.value.rule
+    refused_record(read_graded, path, "record 3 (id A-1)", rule)
 
 
 def test_gold_grades_are_read_where_given_and_null_where_not_asked(tmp_path):

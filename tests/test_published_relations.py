@@ -47,9 +47,14 @@ def write(folder: Path, name: str, records: list[dict], lines: bool = False) -> 
 
 
 def refused(read, path: Path) -> InputError:
+    """The InputError of ``read(path)``, asserted to be lines naming the file (one for one broken
+    record; InputErrors: one per broken record, the first ones) and not a wrapped overflow or OS error."""
     with pytest.raises(InputError) as error:
         read(path)
     assert not isinstance(error.value.__cause__, (OverflowError, OSError))
+    lines = str(error.value).splitlines()
+    assert len(lines) == 1 or isinstance(error.value, InputErrors)
+    assert all(line.startswith(f"{path}: ") for line in lines)
     return error.value
 
 

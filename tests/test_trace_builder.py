@@ -11,7 +11,7 @@ import pytest
 from conftest import REPO, loopback_model
 from retrieval_response.datasets.trace_builder import FEEDBACK_SOURCE, build
 from retrieval_response.datasets.traces import read_traces
-from retrieval_response.reports.llm_cost import with_defaults
+from retrieval_response.workflow_config.defaults import with_defaults
 
 pytestmark = pytest.mark.unit
 

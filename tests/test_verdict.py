@@ -5,9 +5,12 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from retrieval_response.analysis.crossfit_bootstrap import distinct_order_alphas
 from retrieval_response.analysis.measures import MEASURES, alpha_grid
+from retrieval_response.analysis.samples import segment_table
+from retrieval_response.analysis.segments import VERDICT_SEGMENTATIONS
 from retrieval_response.decide.summary import verdict_text
 from retrieval_response.decide.verdict import (
     COLUMNS,
@@ -15,6 +18,7 @@ from retrieval_response.decide.verdict import (
     queries_needed,
     verdict_table,
 )
+from retrieval_response.infra.errors import InputError
 from retrieval_response.testing.synthetic import graded_by_driver
 
 pytestmark = pytest.mark.unit
@@ -201,3 +205,28 @@ def test_a_sample_judged_in_part_leaves_the_verdict_and_the_judgment_measure_is_
     assert umbrela["decision"] != "undecided" or umbrela["same_as"] is not None, umbrela["reason"]
     judged = rows.filter(pl.col("measure").str.ends_with("_umbrela"))
     assert judged.height == 3 and not judged["reason"].drop_nulls().str.starts_with("defined on").any()
+
+
+def test_the_verdict_leaves_out_what_the_segments_table_leaves_out_with_its_reason():
+    graded = graded_by_driver(60, "recall", seed=3)
+    options = {k: v for k, v in OPTIONS.items() if k != "min_segment_samples"} | {"bootstrap_resamples": 100}
+    segments = {s: segment_table(graded, segmentation=s, min_segment_samples=15) for s in VERDICT_SEGMENTATIONS}
+    assert_frame_equal(verdict_table(graded, segments=segments, **options),
+                       verdict_table(graded, min_segment_samples=15, **options))
+    left_out = segments["all"].with_columns(
+        kept=pl.when(pl.col("measure") == "P").then(False).otherwise(pl.col("kept")),
+        reason=pl.when(pl.col("measure") == "P").then(pl.lit("n < 999: left out by the table")).otherwise(pl.col("reason")))
+    verdict = verdict_table(graded, segments=segments | {"all": left_out}, **options)
+    P = verdict.filter(pl.col("measure") == "P")
+    assert P.filter(segment="all")["reason"].to_list() == ["n < 999: left out by the table"] * P.filter(segment="all").height
+    assert P.filter(segment="all")["decision"].eq("undecided").all()
+    assert not P.filter(pl.col("segment") != "all")["reason"].str.contains("left out by the table").any()
+
+
+def test_a_segments_table_of_other_measures_is_refused_not_recounted():
+    graded = graded_by_driver(30, "recall", seed=6)
+    options = {k: v for k, v in OPTIONS.items() if k != "min_segment_samples"} | {"bootstrap_resamples": 100}
+    segments = {s: segment_table(graded, segmentation=s, min_segment_samples=15, measures=["P", "R"])
+                for s in VERDICT_SEGMENTATIONS}
+    with pytest.raises(InputError, match="segments table"):
+        verdict_table(graded, segments=segments, **options)

@@ -140,6 +140,15 @@ rule replication:
             if "ratio" in ANALYSIS["segmentations"]
             else []
         ),
+        # the adjusted verdicts' segments (computed without finer keys only)
+        segments=(
+            []
+            if ANALYSIS["finer_keys"]
+            else expand(
+                "results/analysis/segments_{segmentation}.parquet",
+                segmentation=ANALYSIS["segmentations"],
+            )
+        ),
     output:
         table="results/analysis/replication.parquet",
     log:
@@ -151,7 +160,6 @@ rule replication:
         segmentations=ANALYSIS["segmentations"],
         corr_types=ANALYSIS["corr_types"],
         alpha_grid=ANALYSIS["alpha_grid"],
-        min_segment_samples=ANALYSIS["min_segment_samples"],
         finer_keys=ANALYSIS["finer_keys"],
         bootstrap_resamples=ANALYSIS["bootstrap_resamples"],
         seed=ANALYSIS["seed"],
@@ -174,6 +182,7 @@ rule segments:
         min_segment_samples=ANALYSIS["min_segment_samples"],
         finer_keys=ANALYSIS["finer_keys"],
         targets=ANALYSIS.get("targets"),
+        verdict_samples=False,
     script:
         "../scripts/segments.py"
 

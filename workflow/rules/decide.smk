@@ -1,12 +1,38 @@
 """Stage 6: the verdict, which measure predicts each target best, by how much and how sure."""
 
 from retrieval_response.decide.summary import VERDICT_RST, VERDICT_TEXT
+from retrieval_response.analysis.segments import VERDICT_SEGMENTATIONS
 from retrieval_response.figures.run_end import VERDICT_CATEGORY
+
+
+rule verdict_segments:
+    input:
+        graded="results/analysis/graded.parquet",
+    output:
+        segments="results/analysis/verdict_segments_{segmentation}.parquet",
+    log:
+        "logs/verdict_segments/{segmentation}.log",
+    wildcard_constraints:
+        segmentation="|".join(VERDICT_SEGMENTATIONS),
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        min_segment_samples=ANALYSIS["min_segment_samples"],
+        finer_keys=[],
+        targets=ANALYSIS.get("targets"),
+        # counted on the samples the verdict compares (decide.verdict.verdict_samples)
+        verdict_samples=True,
+    script:
+        "../scripts/segments.py"
 
 
 rule verdict:
     input:
         graded="results/analysis/graded.parquet",
+        segments=expand(
+            "results/analysis/verdict_segments_{segmentation}.parquet",
+            segmentation=VERDICT_SEGMENTATIONS,
+        ),
     output:
         table="results/analysis/verdict.parquet",
         text=report(
@@ -26,7 +52,6 @@ rule verdict:
         mem_mb=6000,
     params:
         alpha_grid=ANALYSIS["alpha_grid"],
-        min_segment_samples=ANALYSIS["min_segment_samples"],
         bootstrap_resamples=ANALYSIS["bootstrap_resamples"],
         seed=ANALYSIS["seed"],
         targets=ANALYSIS.get("targets"),

@@ -2,7 +2,7 @@
 
 import _workflow_package  # noqa: F401
 
-from retrieval_response.analysis.agreement import agreement_table, read_human_grades
+from retrieval_response.analysis.human_llm_agreement import agreement_table, read_human_grades
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log
 

@@ -1,5 +1,5 @@
-"""Snakemake script: differences, K/Np correlations and the analysis table -> the paper's conclusions
-with verdicts, plain and family-wise adjusted."""
+"""Snakemake script: differences, K/Np correlations, the analysis table and its segments tables -> the
+paper's conclusions with verdicts, plain and family-wise adjusted (without finer keys)."""
 
 import _workflow_package  # noqa: F401
 import polars as pl
@@ -21,12 +21,15 @@ adjusted = None
 if not snakemake.params.finer_keys:
     graded = read_analysis_table(snakemake.input.graded)
     targets = list(snakemake.params.targets) if snakemake.params.targets else None
+    segments = {
+        segmentation: pl.read_parquet(path)
+        for segmentation, path in zip(snakemake.params.segmentations, snakemake.input.segments, strict=True)
+    }
     adjusted = adjusted_claims(
         graded,
-        snakemake.params.segmentations,
+        segments,
         resolve_targets(graded, targets),
         alpha_grid=snakemake.params.alpha_grid,
-        min_segment_samples=snakemake.params.min_segment_samples,
         bootstrap_resamples=snakemake.params.bootstrap_resamples,
         seed=snakemake.params.seed,
         corr_type=corr_type,

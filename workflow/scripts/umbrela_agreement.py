@@ -4,7 +4,7 @@ published mode the samples_texts.json) -> UMBRELA's agreement with the qrels."""
 import _workflow_package  # noqa: F401
 import polars as pl
 
-from retrieval_response.analysis.umbrela_agreement import umbrela_agreement
+from retrieval_response.analysis.umbrela_qrels_agreement import umbrela_agreement
 from retrieval_response.datasets import published_texts
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log

@@ -1,7 +1,10 @@
-"""Snakemake script: analysis table -> the verdict table, the verdict in words and its headline as reStructuredText."""
+"""Snakemake script: analysis table and the verdict's segments tables -> the verdict table, the
+verdict in words and its headline as reStructuredText."""
 
 import _workflow_package  # noqa: F401
+import polars as pl
 
+from retrieval_response.analysis.segments import VERDICT_SEGMENTATIONS
 from retrieval_response.decide.summary import verdict_rst, write_verdict_text
 from retrieval_response.decide.verdict import verdict_table
 from retrieval_response.infra.atomic import write_parquet, write_text
@@ -12,7 +15,7 @@ log = job_log(snakemake.log[0])
 verdict = verdict_table(
     read_analysis_table(snakemake.input.graded),
     alpha_grid=snakemake.params.alpha_grid,
-    min_segment_samples=snakemake.params.min_segment_samples,
+    segments=dict(zip(VERDICT_SEGMENTATIONS, map(pl.read_parquet, snakemake.input.segments), strict=True)),
     bootstrap_resamples=snakemake.params.bootstrap_resamples,
     seed=snakemake.params.seed,
     targets=list(snakemake.params.targets) if snakemake.params.targets else None,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from retrieval_response.analysis import measures
+from retrieval_response.analysis import formulas, measures
 
 _SPLITTER = 134217729.0  # 2^27 + 1
 
@@ -111,11 +111,11 @@ def _trade_off_unnormalised(n_p, K, alpha):
 
 
 _DOUBLE_DOUBLE = {
-    measures.f_measure: _harmonic,
-    measures.f_estimated: _harmonic,
-    measures.f_estimated_partner: _harmonic,
-    measures.t_measure: _trade_off,
-    measures.t_unnormalised: _trade_off_unnormalised,
+    formulas.f_measure: _harmonic,
+    formulas.f_estimated: _harmonic,
+    formulas.f_estimated_partner: _harmonic,
+    formulas.t_measure: _trade_off,
+    formulas.t_unnormalised: _trade_off_unnormalised,
 }
 """The double-double version of each float64 formula with alpha, by the formula; a registry entry
 built from one of them is evaluated with it on the entry's features, in that order."""

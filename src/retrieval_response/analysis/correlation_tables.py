@@ -52,7 +52,7 @@ segment, target, measure, corr_type, resamples``, the correlation on every boots
 draws behind ``ci_low, ci_high``), for statistics of several correlations on the same draws
 (:mod:`.replication`).
 
-Ties and ``compat`` (:data:`~.measures.COMPAT_MODES`): ``"exact"`` (default) evaluates the
+Ties and ``compat`` (:data:`~.formulas.COMPAT_MODES`): ``"exact"`` (default) evaluates the
 measures with their exact ties (:mod:`.measures`) and treats values within
 :data:`~.correlations.TIE_ULPS` units in the last place as equal, on the measure's and on the
 target's side (:func:`~.correlations.tie_anchors`): a measure spread by rounding only is
@@ -89,12 +89,14 @@ from retrieval_response.analysis.correlations import (
     table_correlations,
 )
 from retrieval_response.analysis.crossfit import crossfit
-from retrieval_response.analysis.measures import COMPAT_MODES, MEASURES
+from retrieval_response.analysis.formulas import COMPAT_MODES
+from retrieval_response.analysis.measures import MEASURES
 from retrieval_response.analysis.sample_correlations import sample_correlations
 from retrieval_response.analysis.samples import (
     MeasureCells,
     default_measures,
     measure_cells,
+    measure_sizes,
     prepare_samples,
     resolve_targets,
     with_segment_keys,
@@ -279,7 +281,8 @@ def analysis_tables(
     for target in target_names:
         for name in measure_names:
             measure = MEASURES[name]
-            cells = measure_cells(prepared, measure, target, min_segment_samples)
+            cells = measure_cells(prepared, measure, target,
+                                  measure_sizes(prepared, measure, target, min_segment_samples))
             value, alpha_index, value_crossfit = _correlate_measure(measure, cells, grid, corr_types, compat)
             boot = (
                 _bootstrap_measure(measure, cells, grid, corr_types, compat, alpha_index, weights)

@@ -10,6 +10,7 @@ adjusted replication verdicts stand on these draws.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,15 +119,15 @@ def crossfit_correlation(measure, cells: MeasureCells, s: int, grid: np.ndarray,
 
 
 def resampled_correlations(resampling: QueryResampling, names: list[str], target: str, grid: np.ndarray,
-                           corr_type: str, compat: str, min_segment_samples: int) -> dict[int, dict[str, tuple]]:
-    """segment id -> measure -> (n, value, draws (R,), alpha) for the measures of ``names`` with at
-    least ``min_segment_samples`` samples in the segment: the (cross-fitted) correlation with
-    ``target``, its value on every resample and the alpha of its maximum on the full data
-    (:func:`crossfit_correlation`)."""
+                           corr_type: str, compat: str, sizes: Mapping[str, pl.DataFrame]) -> dict[int, dict[str, tuple]]:
+    """segment id -> measure -> (n, value, draws (R,), alpha) for the measures of ``names`` in the
+    segments their ``sizes`` frame keeps (:func:`~.samples.measure_sizes` or
+    :func:`~.samples.table_sizes`): the (cross-fitted) correlation with ``target``, its value on
+    every resample and the alpha of its maximum on the full data (:func:`crossfit_correlation`)."""
     results: dict[int, dict[str, tuple]] = {}
     for name in names:
         measure = MEASURES[name]
-        cells = measure_cells(resampling.prepared, measure, target, min_segment_samples)
+        cells = measure_cells(resampling.prepared, measure, target, sizes[name])
         for s, seg in enumerate(cells.seg):
             value, draws, alpha = crossfit_correlation(measure, cells, s, grid, corr_type, compat,
                                                        resampling.weights, resampling.half_a)

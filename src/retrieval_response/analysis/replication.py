@@ -37,6 +37,7 @@ One correlation type is used (:func:`replication_corr_type`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,7 +46,7 @@ import polars as pl
 from retrieval_response.analysis import measures as measures_module
 from retrieval_response.analysis.bootstrap import max_t, percentile_interval
 from retrieval_response.analysis.crossfit_bootstrap import query_resampling, resampled_correlations
-from retrieval_response.analysis.samples import default_measures
+from retrieval_response.analysis.samples import default_measures, table_sizes
 from retrieval_response.analysis.segments import FINER_KEYS
 
 HIGH_RATIO = 2.0
@@ -127,25 +128,27 @@ def _family_adjusted(cells: list[dict], draws: list[np.ndarray], level: float) -
     return out
 
 
-def adjusted_claims(graded: pl.DataFrame, segmentations, targets: list[str], *, alpha_grid: str,
-                    min_segment_samples: int, bootstrap_resamples: int, seed: int, corr_type: str = "spearman",
+def adjusted_claims(graded: pl.DataFrame, segments: Mapping[str, pl.DataFrame], targets: list[str], *,
+                    alpha_grid: str, bootstrap_resamples: int, seed: int, corr_type: str = "spearman",
                     compat: str = "exact", ci_level: float = 0.95) -> pl.DataFrame:
     """C1-C3 cells (:data:`CELL_KEYS`) with the verdict's machinery: ``value_crossfit`` = the
     difference of the two measures' correlations, alpha cross-fitted (on the full data and inside
     every query resample, :mod:`.crossfit_bootstrap`); ``p_adjusted`` from single-step max-t over
     the cells of one (conclusion, target) family, every subset, segment and embedder;
-    ``verdict_adjusted`` from it (:func:`adjusted_verdicts`)."""
+    ``verdict_adjusted`` from it (:func:`adjusted_verdicts`). ``segments``: the segments table
+    (:func:`~.samples.segment_table`, no finer keys) of each segmentation, by name, which says
+    where each measure has enough samples with each target."""
     grid = measures_module.alpha_grid(alpha_grid)
     present = default_measures(graded)
     names = [m for m in dict.fromkeys(n for c in CLAIMS for n in (c.first, c.second)) if m in present]
     cells, draws = [], []
-    for segmentation in segmentations:
+    for segmentation, table in segments.items():
         resampling = query_resampling(graded, None, segmentation, targets, compat, seed, bootstrap_resamples)
-        segments = resampling.prepared.segments
         for target in targets:
-            results = resampled_correlations(resampling, names, target, grid, corr_type, compat, min_segment_samples)
+            sizes = {name: table_sizes(resampling.prepared, table, name, target) for name in names}
+            results = resampled_correlations(resampling, names, target, grid, corr_type, compat, sizes)
             for claim in CLAIMS:
-                chosen = segments.filter(_segment_filter(claim, segmentation))
+                chosen = resampling.prepared.segments.filter(_segment_filter(claim, segmentation))
                 for seg, E, subset, segment in chosen.select("seg", "E", "subset", "segment").iter_rows():
                     found = results.get(seg, {})
                     if claim.first not in found or claim.second not in found:

@@ -4,10 +4,10 @@ per (measure, target), how many samples each segment has and whether the analysi
 
 :func:`measure_sizes` is the one count: a (segment, target, measure) is kept when at least
 ``min_segment_samples`` samples have the measure's features and the target
-(:func:`.segments.kept_and_reason`). The correlations (:mod:`.correlation_tables`), the
-verdict's and the replication's resampled correlations (:mod:`.crossfit_bootstrap`) use it
-through :func:`measure_cells`; :func:`segment_table` writes it for every segment, and the
-figures read that table.
+(:func:`.segments.kept_and_reason`). The correlations (:mod:`.correlation_tables`) collapse the
+segments it keeps into cells (:func:`measure_cells`); :func:`segment_table` writes it for every
+segment, and the figures, the verdict and the replication's adjusted verdicts read that table
+(:func:`table_sizes`) and count nothing themselves.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ import polars as pl
 from retrieval_response.analysis import targets as target_registry
 from retrieval_response.analysis.correlations import tie_anchors
 from retrieval_response.analysis.crossfit import query_halves
-from retrieval_response.analysis.measures import JUDGMENT_COLUMNS, MEASURES, add_features
+from retrieval_response.analysis.features import add_features
+from retrieval_response.analysis.judgment_measures import JUDGMENT_COLUMNS
+from retrieval_response.analysis.measures import MEASURES
 from retrieval_response.analysis.segments import assign_segments, kept_and_reason, segment_keys
 from retrieval_response.infra.errors import InputError
 
@@ -164,16 +166,25 @@ def measure_sizes(prepared: PreparedSamples, measure, target: str, min_segment_s
     )
 
 
-def measure_cells(prepared: PreparedSamples, measure, target: str, min_segment_samples: int) -> MeasureCells:
-    """The samples of ``measure`` x ``target`` collapsed into cells, in the segments
-    :func:`measure_sizes` keeps (:class:`MeasureCells`)."""
+def table_sizes(prepared: PreparedSamples, segments: pl.DataFrame, measure_name: str, target: str) -> pl.DataFrame:
+    """:func:`measure_sizes`' frame for ``measure_name`` x ``target`` read from a segments table
+    (:func:`segment_table`) of the segmentation and segment keys of ``prepared``, instead of counted
+    again. :class:`InputError` when the table has no row for a segment of the samples."""
+    keys = [c for c in prepared.segments.columns if c != "seg"]
+    rows = segments.filter((pl.col("target") == target) & (pl.col("measure") == measure_name))
+    sizes = prepared.segments.join(rows.select(*keys, "n", "n_missing_target", "kept", "reason"), on=keys, how="left")
+    if sizes["kept"].null_count():
+        raise InputError("segments table", f"{measure_name} x {target}",
+                         "has no row for some segment of the samples: written from another table or other settings")
+    return sizes.select("seg", "n", "n_missing_target", "kept", "reason").sort("seg")
+
+
+def measure_cells(prepared: PreparedSamples, measure, target: str, sizes: pl.DataFrame) -> MeasureCells:
+    """The samples of ``measure`` x ``target`` collapsed into cells, in the segments that ``sizes``
+    (:func:`measure_sizes` or :func:`table_sizes`) keeps (:class:`MeasureCells`)."""
     columns = list(measure.features)
     measured = _measured(prepared, measure, target)
-    sizes = (
-        measure_sizes(prepared, measure, target, min_segment_samples)
-        .filter(pl.col("kept")).select("seg", "n", "n_missing_target")
-        .with_row_index("local")
-    )
+    sizes = sizes.filter(pl.col("kept")).select("seg", "n", "n_missing_target").with_row_index("local")
     rows = measured.drop_nulls("y").join(sizes.select("seg", "local"), on="seg", how="inner")
     cells = rows.select("local", *columns).unique().sort(["local", *columns]).with_row_index("cell")
     rows = rows.join(cells, on=["local", *columns], how="left").sort("local", "cell")

@@ -19,6 +19,8 @@ from __future__ import annotations
 import polars as pl
 
 SEGMENTATIONS = ("fit", "ratio")
+VERDICT_SEGMENTATIONS = ("fit", "all")
+"""The segmentations a verdict is given for: narrow and wide, and all samples together."""
 FINER_KEYS = ("level", "Nc", "Np")
 
 

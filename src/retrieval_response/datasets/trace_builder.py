@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", help="the traces file (default: the config's traces dataset's path)")
     args = parser.parse_args(argv)
-    from retrieval_response.reports.llm_cost import with_defaults
+    from retrieval_response.workflow_config.defaults import with_defaults
 
     config = with_defaults(yaml.safe_load(Path(args.config).read_text(encoding="utf-8")))
     out = args.out or next(d["path"] for d in config["datasets"].values() if d["layout"] == TRACES_LAYOUT)

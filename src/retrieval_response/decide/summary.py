@@ -30,7 +30,7 @@ REASON_SHORT: tuple[tuple[str, str], ...] = (
     (r"^only \d+ quer(y|ies) ", "too few queries"),
     (r"^the target \S+ takes one value", "target constant"),
     (r"^\d+ bootstrap resamples", "too few resamples"),
-    (r"^fewer than (\d+) samples with this measure", "n < {0}"),
+    (r"^n < (\d+): ", "n < {0}"),
     (r"^at K = 1 the eRAG answer", "circular at K = 1"),
     (r"^defined on \d+ of the \d+ samples", "on other samples"),
     (r"^constant in this segment", "constant"),

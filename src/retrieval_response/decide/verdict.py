@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Mapping
 
 import numpy as np
 import polars as pl
@@ -47,12 +48,13 @@ import polars as pl
 from retrieval_response.analysis import measures as measures_module
 from retrieval_response.analysis.bootstrap import max_t, percentile_interval
 from retrieval_response.analysis.crossfit_bootstrap import order_ranks, query_resampling, resampled_correlations
-from retrieval_response.analysis.measures import JUDGMENT_COLUMNS, MEASURES, NOT_COMPUTABLE
-from retrieval_response.analysis.samples import default_measures, resolve_targets
+from retrieval_response.analysis.judgment_measures import JUDGMENT_COLUMNS
+from retrieval_response.analysis.measures import MEASURES, NOT_COMPUTABLE
+from retrieval_response.analysis.samples import default_measures, resolve_targets, segment_table, table_sizes
+from retrieval_response.analysis.segments import VERDICT_SEGMENTATIONS
+from retrieval_response.infra.errors import InputError
 
 LOG = logging.getLogger(__name__)
-SEGMENTATIONS = ("fit", "all")
-"""The segmentations a verdict is given for: narrow and wide, and all samples together."""
 DETECTABLE = (0.05, 0.10)
 """Differences of correlation the power plan sizes the queries for."""
 MIN_QUERIES = 10
@@ -185,12 +187,12 @@ def _undecided(base: dict, name: str, n: int, reason: str, same_as: str | None =
     return base | {"measure": name, "n": n, "decision": "undecided", "reason": reason, "same_as": same_as}
 
 
-def _decide_family(base: dict, family: pl.DataFrame, names: list[str], results: dict, grid, compat: str,
-                   level: float, min_queries: int, min_segment_samples: int, resamples: int) -> list[dict]:
+def _decide_family(base: dict, family: pl.DataFrame, names: list[str], results: dict, left_out: dict[str, str],
+                   grid, compat: str, level: float, min_queries: int, resamples: int) -> list[dict]:
     """The rows of one family, in the order of ``names`` (module docstring): undecided measures
-    with their reason, then best, tied and worse among the others. Of measures ordering the
-    samples alike, one without alpha is compared (its correlation needs no cross-fitting), else
-    the first of ``names``."""
+    with their reason (``left_out``: the segments table's reason of each measure it leaves out),
+    then best, tied and worse among the others. Of measures ordering the samples alike, one
+    without alpha is compared (its correlation needs no cross-fitting), else the first of ``names``."""
     n_queries = family["id"].n_unique()
     base = base | {"n_queries": n_queries}
     reason = _family_reason(family, base["target"], min_queries, resamples)
@@ -204,8 +206,7 @@ def _decide_family(base: dict, family: pl.DataFrame, names: list[str], results: 
             rows[name] = _undecided(base, name, 0, NOT_COMPUTABLE)
             continue
         if name not in results:
-            rows[name] = _undecided(base, name, 0, f"fewer than {min_segment_samples} samples with this measure "
-                                    "and the target (analysis.min_segment_samples)")
+            rows[name] = _undecided(base, name, 0, left_out[name])
             continue
         n, value, draws, alpha = results[name]
         low, high = percentile_interval(draws[None, :], level)
@@ -262,12 +263,23 @@ def partly_judged(graded: pl.DataFrame, names: list[str]) -> pl.Series:
         [p.list.any() & ~p.list.all() for p in present]).fill_null(False))[:, 0]
 
 
+def verdict_samples(graded: pl.DataFrame, names: list[str] | None = None) -> pl.DataFrame:
+    """The samples the verdict compares ``names`` (default: the default measures) on: ``graded``
+    without the samples :func:`partly_judged`, whose number is logged as a warning."""
+    partly = partly_judged(graded, names or default_measures(graded))
+    if partly.any():
+        LOG.warning("%d of %d samples left out of the verdict: their top K is judged in part only (a text "
+                    "without a judgment), and the measures are compared on the same samples", partly.sum(), graded.height)
+    return graded.filter(~partly)
+
+
 def verdict_table(
     graded: pl.DataFrame,
     *,
     alpha_grid: str | np.ndarray,
-    min_segment_samples: int,
     bootstrap_resamples: int,
+    segments: Mapping[str, pl.DataFrame] | None = None,
+    min_segment_samples: int | None = None,
     seed: int = 0,
     ranked: pl.DataFrame | None = None,
     measures: list[str] | None = None,
@@ -279,31 +291,44 @@ def verdict_table(
 ) -> pl.DataFrame:
     """The verdict table (:data:`COLUMNS`), one row per family x measure (module docstring).
 
-    ``measures`` defaults to the analysis's default measures, ``targets`` to every target with a
-    value; samples :func:`partly_judged` are left out; the resamples and halves depend only on ``seed`` and the query ids, as in the analysis.
+    Which segments each measure x target has enough samples in is read from ``segments``, the
+    segments tables (:func:`~retrieval_response.analysis.samples.segment_table`, no finer keys) of
+    the segmentations of :data:`VERDICT_SEGMENTATIONS` by name, written with the same measures and
+    targets; when None they are made here with ``min_segment_samples``. ``measures`` defaults to
+    the analysis's default measures, ``targets`` to every target with a value; samples
+    :func:`partly_judged` are left out (the ``verdict_segments`` tables count without them); the resamples and
+    halves depend only on ``seed`` and the query ids, as in the analysis.
     """
     grid = measures_module.alpha_grid(alpha_grid) if isinstance(alpha_grid, str) else np.asarray(alpha_grid)
     names = measures or default_measures(graded, ranked)
-    partly = partly_judged(graded, names)
-    if partly.any():
-        LOG.warning("%d of %d samples left out of the verdict: their top K is judged in part only (a text "
-                    "without a judgment), and the measures are compared on the same samples", partly.sum(), graded.height)
-    graded = graded.filter(~partly)
+    graded = verdict_samples(graded, names)
     target_names = resolve_targets(graded, targets)
     out = []
     # narrow and wide compare K with Np: without Np (traces) the verdict is given on all samples only
-    segmentations = SEGMENTATIONS if graded["Np"].is_not_null().any() else ("all",)
+    segmentations = VERDICT_SEGMENTATIONS if graded["Np"].is_not_null().any() else ("all",)
+    if segments is None:
+        if min_segment_samples is None:
+            raise ValueError("verdict_table: give the segments tables or min_segment_samples")
+        segments = {segmentation: segment_table(graded, segmentation=segmentation, ranked=ranked, measures=names,
+                                                targets=target_names, min_segment_samples=min_segment_samples)
+                    for segmentation in segmentations}
     for segmentation in segmentations:
+        if segmentation not in segments:
+            raise InputError("segments tables", f"segmentation {segmentation}", "required by the verdict")
         resamples = bootstrap_resamples if bootstrap_resamples >= MIN_RESAMPLES else 0  # too few: undecided anyway
         resampling = query_resampling(graded, ranked, segmentation, target_names, compat, seed, resamples)
         prepared = resampling.prepared
         for target in target_names:
-            results = resampled_correlations(resampling, names, target, grid, corr_type, compat, min_segment_samples)
+            sizes = {name: table_sizes(prepared, segments[segmentation], name, target) for name in names}
+            results = resampled_correlations(resampling, names, target, grid, corr_type, compat, sizes)
+            reasons = {name: dict(frame.filter(~pl.col("kept")).select("seg", "reason").iter_rows())
+                       for name, frame in sizes.items()}
             for seg, E, subset, segment in prepared.segments.select("seg", "E", "subset", "segment").iter_rows():
                 family = prepared.rows.filter((pl.col("seg") == seg) & pl.col(target).is_not_null())
                 if family.height == 0:
                     continue
                 base = {"target": target, "subset": subset, "E": E, "segment": segment, "corr_type": corr_type}
-                out += _decide_family(base, family, names, results.get(seg, {}), grid, compat, level, min_queries,
-                                      min_segment_samples, bootstrap_resamples)
+                left_out = {name: by_seg[seg] for name, by_seg in reasons.items() if seg in by_seg}
+                out += _decide_family(base, family, names, results.get(seg, {}), left_out, grid, compat, level,
+                                      min_queries, bootstrap_resamples)
     return pl.DataFrame(out, schema=_SCHEMA).select(COLUMNS)

@@ -18,32 +18,32 @@ the first one's response instead of paying for it again.
 The API key is read from the environment variable the config names, at call time, and goes
 nowhere but into the litellm call; credentials in ``api_base`` go nowhere but into its
 ``Authorization`` header, and its query string (``?token=...``) nowhere but into the query of each
-request (see ``Endpoint``).
+request (:mod:`.endpoint`). A response is read into its cache record by :mod:`.responses`; a
+``llamacpp/<alias>`` model is served by the run's llama-server (:mod:`.local_model`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import functools
 import os
 import random
 import sys
-import urllib.parse
 from collections.abc import Awaitable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from tqdm import tqdm
 
 from retrieval_response.infra.logs import redact_library_loggers
-from retrieval_response.llm.accounting import CallJournal, CallStats, possible_cost, usage_count
+from retrieval_response.llm.accounting import CallJournal, CallStats
 from retrieval_response.llm.cache import ResponseCache, request_key
 from retrieval_response.llm.claims import Claim, KeyClaims
 from retrieval_response.llm.config import TOP_LOGPROBS, ModelConfig, PacingConfig, provider_error_text
-from retrieval_response.llm.gguf import model_file
+from retrieval_response.llm.endpoint import endpoint
+from retrieval_response.llm.local_model import LOCAL_KEY_FIELDS, local_key_fields, local_server
 from retrieval_response.llm.pacing import Pacer, estimate_tokens
+from retrieval_response.llm.responses import response_problem, response_record
 from retrieval_response.llm.retry import (
     PROMPT_EXCEEDS_CONTEXT,
     ErrorKind,
@@ -52,7 +52,7 @@ from retrieval_response.llm.retry import (
     classify,
     litellm_module,
 )
-from retrieval_response.llm.server import LlamaServer, bypass_proxy_for_loopback, server_threads
+from retrieval_response.llm.server import bypass_proxy_for_loopback
 from retrieval_response.llm.shared_server import serving
 
 if TYPE_CHECKING:
@@ -61,8 +61,6 @@ if TYPE_CHECKING:
 redact_library_loggers()
 T = TypeVar("T")
 CLAIM_POLL_S = (0.05, 2.0)  # first and longest wait between looks for a claimed key's response
-ENGINE = "llama-server"  # part of a local model's cache key: the engine that computed a response
-LOCAL_KEY_FIELDS = ("engine", "model_file", "model_bytes", "parallel", "repack_weights")  # in the cache key, not sent
 
 
 @dataclass(frozen=True)
@@ -78,85 +76,6 @@ class Completion:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
-
-
-def _logprobs_content(choice) -> list[dict] | None:
-    raw = getattr(choice, "logprobs", None)
-    if raw is None:
-        return None
-    try:
-        data = raw.model_dump() if hasattr(raw, "model_dump") else dict(raw)
-        return [{"token": e["token"], "logprob": float(e["logprob"]),
-                 "top_logprobs": [{"token": t["token"], "logprob": float(t["logprob"])}
-                                  for t in e.get("top_logprobs") or []]}
-                for e in data.get("content") or []] or None
-    except (KeyError, TypeError, ValueError, AttributeError):  # logprobs of another shape: none
-        return None
-
-
-def response_usage(response) -> tuple[dict[str, int], bool]:
-    """({prompt_tokens, cached_prompt_tokens, completion_tokens}, whether any was impossible): each
-    reported count that ``usage_count`` accepts (an absent or null one is 0); an impossible one
-    (negative, fractional, NaN, huge, not a number) counts 0 and makes the usage invalid."""
-    usage = getattr(response, "usage", None)
-    raw = {"prompt_tokens": getattr(usage, "prompt_tokens", None),
-           "cached_prompt_tokens": getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None),
-           "completion_tokens": getattr(usage, "completion_tokens", None)}
-    counts = {name: 0 if value is None else usage_count(value) for name, value in raw.items()}
-    return {name: count or 0 for name, count in counts.items()}, None in counts.values()
-
-
-def response_record(response, model: str) -> dict:
-    """The cache record of a litellm ``ModelResponse`` of any shape: content, logprobs (token,
-    logprob, top_logprobs), usage (``response_usage``; ``usage_invalid`` true when the server
-    reported impossible counts), cost (None when litellm has no price, or when the usage it was
-    priced from is invalid), finish reason and response id, each None (usage 0) when the
-    response lacks it."""
-    choices = getattr(response, "choices", None) or []
-    choice = choices[0] if choices else None
-    usage, usage_invalid = response_usage(response)
-    cost = possible_cost((getattr(response, "_hidden_params", None) or {}).get("response_cost"))
-    return {"model": model, "content": getattr(getattr(choice, "message", None), "content", None),
-            "logprobs": _logprobs_content(choice), **usage, "usage_invalid": usage_invalid,
-            "cost_usd": None if usage_invalid else cost,
-            "finish_reason": getattr(choice, "finish_reason", None),
-            "response_id": getattr(response, "id", None)}
-
-
-def response_problem(response) -> str | None:
-    """Why a returned response has no usable answer (``no_choices``, ``no_message``,
-    ``null_content``), or None when its first choice has a content."""
-    choices = getattr(response, "choices", None) or []
-    if not choices:
-        return "no_choices"
-    message = getattr(choices[0], "message", None)
-    if message is None:
-        return "no_message"
-    return "null_content" if getattr(message, "content", None) is None else None
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """Where and how to reach an ``api_base``: ``base`` = the URL without ``user:password@``,
-    query string or fragment; ``headers`` = those credentials as an HTTP Basic ``Authorization``
-    header (which replaces the bearer key, as httpx does with credentials in a URL; litellm's
-    aiohttp transport rejects them in the URL); ``query`` = the query parameters, sent with every
-    request (litellm would append ``chat/completions`` after them)."""
-
-    base: str
-    headers: dict[str, str]
-    query: dict[str, str]
-
-
-def endpoint(api_base: str) -> Endpoint:
-    """The ``Endpoint`` of ``api_base`` (see ``Endpoint``)."""
-    parts = urllib.parse.urlsplit(api_base)
-    headers = {}
-    if parts.username is not None or parts.password is not None:
-        credentials = f"{urllib.parse.unquote(parts.username or '')}:{urllib.parse.unquote(parts.password or '')}"
-        headers["Authorization"] = "Basic " + base64.b64encode(credentials.encode()).decode()
-    base = urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2], query="", fragment=""))
-    return Endpoint(base, headers, dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True)))
 
 
 class LLMClient:
@@ -207,9 +126,7 @@ class LLMClient:
         if self.model.logprobs:
             params |= {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
         if self._server:
-            params |= {"engine": ENGINE, "model_file": Path(self.model.model_path).name,
-                       "model_bytes": Path(self.model.model_path).stat().st_size,
-                       "parallel": self._server.slots, "repack_weights": self._server.repack_weights}
+            params |= local_key_fields(self.model, self._server)
         return params
 
     def key(self, messages: list[dict]) -> str:
@@ -459,17 +376,3 @@ def litellm_context_tokens(model: str) -> int | None:
         return litellm_module().get_model_info(model).get("max_input_tokens")
     except Exception:  # litellm raises for models it does not know
         return None
-
-
-def local_server(model: ModelConfig, pacing: PacingConfig, threads: int | None,
-                 log_path: str | None) -> LlamaServer | None:
-    """The ``llama-server`` that serves a ``llamacpp/<alias>`` model (``model_path`` required):
-    ``model.parallel`` slots (at most ``pacing.concurrency``) of ``model.n_ctx`` tokens each;
-    None for any other model."""
-    if not model.model.startswith("llamacpp/"):
-        return None
-    if not model.model_path:
-        raise ValueError(f"model {model.model}: a llamacpp model needs model_path (a GGUF file)")
-    return LlamaServer(model_path=str(model_file(model.model_path)), alias=model.model.split("/", 1)[1],
-                       slots=min(model.parallel, pacing.concurrency), ctx_per_slot=model.n_ctx,
-                       threads=server_threads(threads), repack_weights=model.repack_weights, log_path=log_path)

@@ -19,6 +19,11 @@ TOP_LOGPROBS = 5  # alternatives asked per token when a model config sets logpro
 API_BASES_ENV = "RR_API_BASES"  # JSON {public api_base: api_base as configured}, set at start-up
 
 
+COST_ONLY_KEYS = ("price_per_million",)
+"""Keys of a model section that only the cost estimate reads (:mod:`retrieval_response.reports.llm_cost`):
+they change no call, so they are not part of a job's settings and changing them reruns nothing."""
+
+
 @dataclass(frozen=True)
 class ModelConfig:
     """One LLM reached through litellm. ``api_key_env`` names the environment variable holding
@@ -41,8 +46,9 @@ class ModelConfig:
 
     @classmethod
     def from_mapping(cls, values: Mapping) -> ModelConfig:
-        """Build from a config mapping (unknown keys raise TypeError)."""
-        return cls(**dict(values))
+        """Build from a config mapping, without the keys of :data:`COST_ONLY_KEYS` (unknown keys
+        raise TypeError)."""
+        return cls(**{key: value for key, value in values.items() if key not in COST_ONLY_KEYS})
 
     def param_form(self) -> dict:
         """Every field, with ``api_base`` reduced to its public part (no user, password, query

@@ -12,8 +12,9 @@ from retrieval_response.infra.errors import InputError, JobFailure
 from retrieval_response.infra.logs import tell
 from retrieval_response.llm.accounting import JOURNAL_DIR, CallJournal, CallStats
 from retrieval_response.llm.cache import ResponseCache
-from retrieval_response.llm.client import LLMClient, endpoint
+from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig, is_local, with_api_base_secret
+from retrieval_response.llm.endpoint import endpoint
 
 
 def client_from_config(model: Mapping, llm: Mapping, threads: int, stage: str, job: str,

@@ -24,6 +24,9 @@ GRADE_GOLD_FIELDS = frozenset({"query", "gold_answers", "answer"})
 GRADE_CONTEXT_FIELDS = frozenset({"query", "references", "answer"})
 UDCG_FIELDS = frozenset({"query", "document"})
 UMBRELA_FIELDS = frozenset({"query", "passage"})
+PROMPT_FIELDS = {"answer": ANSWER_FIELDS, "grade": GRADE_FIELDS, "grade_gold": GRADE_GOLD_FIELDS,
+                 "grade_context": GRADE_CONTEXT_FIELDS, "udcg": UDCG_FIELDS, "umbrela": UMBRELA_FIELDS}
+"""The placeholders of each prompt, by its key under ``llm.prompts``."""
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ answer_contains`` (top-K answer) and ``ideal_f1, ideal_em, ideal_recall, ideal_c
 answer), null when the query has no gold answer, the answer is
 missing, or (published files) no texts table (``samples_texts.json``) is given. With document judgments
 (``results/judgments/<dataset>.parquet``) it also gains the per-sample lists of
-:data:`~retrieval_response.analysis.measures.JUDGMENT_COLUMNS`, one value per top-K text in rank
+:data:`~retrieval_response.analysis.judgment_measures.JUDGMENT_COLUMNS`, one value per top-K text in rank
 order (:func:`with_document_judgments`).
 """
 
@@ -18,15 +18,11 @@ from collections.abc import Sequence
 import polars as pl
 
 from retrieval_response.analysis.answer_scores import SCORES, best_scores
-from retrieval_response.analysis.measures import (
-    JUDGMENT_COLUMNS,
-    MEASURES,
-    NOT_COMPUTABLE,
-    UMBRELA_RELEVANT,
-    positives_in_top_2k,
-)
+from retrieval_response.analysis.features import positives_in_top_2k
+from retrieval_response.analysis.judgment_measures import JUDGMENT_COLUMNS, UMBRELA_RELEVANT
+from retrieval_response.analysis.measures import MEASURES, NOT_COMPUTABLE
 from retrieval_response.analysis.samples import default_measures
-from retrieval_response.analysis.umbrela_agreement import umbrela_agreement
+from retrieval_response.analysis.umbrela_qrels_agreement import umbrela_agreement
 from retrieval_response.datasets import published_texts
 from retrieval_response.datasets.traces import qrels_judged_texts
 from retrieval_response.infra.errors import InputError
@@ -309,7 +305,7 @@ def collect_traces(traces: pl.DataFrame, texts: pl.DataFrame, grades: pl.DataFra
     (:func:`with_answer_scores`), ``feedback`` and the grades of ``grades``
     (``llm.pipeline.grade_traces``). The report counts traces kept and left out by reason, and,
     with qrels and UMBRELA labels both (either ``relevance``), their agreement on the qrels-judged
-    pairs as ``umbrela_vs_qrels`` (``analysis.umbrela_agreement``: rows of subset ``Tr`` and
+    pairs as ``umbrela_vs_qrels`` (``analysis.umbrela_qrels_agreement``: rows of subset ``Tr`` and
     ``all``, a bootstrap interval over queries from ``resamples`` and ``seed``)."""
     if relevance not in TRACE_RELEVANCE:
         raise ValueError(f"relevance {relevance!r}: expected one of {TRACE_RELEVANCE}")

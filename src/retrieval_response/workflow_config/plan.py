@@ -64,6 +64,12 @@ def design_cutoffs(config: Mapping, design: Mapping) -> list[int]:
     return sorted(design.get("K", config["K"]))
 
 
+def designs_with_cutoffs(config: Mapping, designs: list[Mapping]) -> list[tuple[int, int, list[int]]]:
+    """(Nc, Np, sorted K list) of each of ``designs``, in their order: the grain of the LLM stages,
+    one top-K answer and one grade per served query, ranker, design and K."""
+    return [(design["Nc"], design["Np"], design_cutoffs(config, design)) for design in designs]
+
+
 def dataset_embedders(config: Mapping, dataset: str) -> list[str]:
     """The embedder codes run on ``dataset``: its own list, else every registered code."""
     return config["datasets"][dataset].get("embedders", sorted(config["embedders"]))

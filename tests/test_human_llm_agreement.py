@@ -11,7 +11,8 @@ import polars as pl
 import pytest
 from scipy.stats import spearmanr
 
-from retrieval_response.analysis.agreement import (
+from conftest import refused_record
+from retrieval_response.analysis.human_llm_agreement import (
     agreement_table,
     krippendorff_alpha_ordinal,
     read_human_grades,
@@ -112,10 +113,7 @@ def test_json_reader_names_file_record_and_rule(tmp_path, change, record, rule):
     records[2].update(change)
     path = tmp_path / "human.json"
     path.write_text(json.dumps(records))
-    with pytest.raises(InputError) as error:
-        read_human_grades(path)
-    assert str(error.value).startswith(f"{path}: {record}: ")
-    assert rule in error.value.rule
+    refused_record(read_human_grades, path, record, rule)
 
 
 def test_csv_and_jsonl_errors_name_lines(tmp_path):
