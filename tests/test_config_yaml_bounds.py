@@ -59,7 +59,7 @@ def test_an_alias_bomb_is_one_line_naming_file_line_and_rule(tmp_path, bomb):
     start = time.monotonic()
     with pytest.raises(InputError) as error:
         check_yaml_expansion(path)
-    assert time.monotonic() - start < 2
+    assert time.monotonic() - start < 15  # refused while parsing: an expanded bomb takes minutes
     message = str(error.value)
     assert message.startswith(f"{path}: line ") and "\n" not in message
     assert f"expands the config to more than {MAX_VALUES} values" in error.value.rule and "alias *" in error.value.rule
