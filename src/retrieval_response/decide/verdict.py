@@ -24,11 +24,11 @@ K >= Np) and ``all`` (every sample). Within a family:
    error ``1 - level`` over all pairs, so they stay valid although ``best`` itself was chosen
    on the data. ``worse``: the adjusted p-value of (best, measure) is below ``1 - level``;
    ``tied`` otherwise.
-Measures are compared on the same samples: a sample whose top K is judged in part only (some
-text without a judgment, e.g. an unparseable UMBRELA reply) is left out of the verdict when a
-measure built from those judgments takes part (:func:`partly_judged`; the job log counts them),
-so that a judgment measure joins the comparisons instead of being defined on other samples.
-Samples with no judgment at all stay: there the judgment measures are undefined.
+Measures are compared on the same samples: where a measure built from judgments takes part and
+its subset and ranker have judgments, a sample whose top K lacks one (a text never judged, or an
+unparseable UMBRELA reply) is left out of the verdict (:func:`partly_judged`; the job log counts
+them), so that the judgment measure joins the comparisons instead of being defined on other
+samples. A subset and ranker without any judgment keep every sample.
 
 5. Power: for a tied or worse measure, the queries with which a true difference of 0.05 and of
    0.10 from the best would be declared with 80% power at the family-wise level
@@ -254,13 +254,15 @@ def _decide_family(base: dict, family: pl.DataFrame, names: list[str], results: 
 
 def partly_judged(graded: pl.DataFrame, names: list[str]) -> pl.Series:
     """Per sample: True when, for a judgment column some measure of ``names`` is built from
-    (``needs``), its top-K list holds a value and a null (NaN counts as null)."""
+    (``needs``), its top-K list lacks a value (a null or NaN element, or no list) while some sample
+    of its subset and ranker (``subset``, ``E``) has one: the judgment measures are defined there,
+    on the other samples only. A subset and ranker without any judgment keep every sample."""
     columns = [c for c in JUDGMENT_COLUMNS if c in graded.columns and any(MEASURES[n].needs == c for n in names)]
     if not columns:
         return pl.Series([False] * graded.height, dtype=pl.Boolean)
     present = [pl.col(c).cast(pl.List(pl.Float64)).list.eval(pl.element().fill_nan(None).is_not_null()) for c in columns]
     return graded.select(pl.any_horizontal(
-        [p.list.any() & ~p.list.all() for p in present]).fill_null(False))[:, 0]
+        [~p.list.all().fill_null(False) & p.list.any().fill_null(False).any().over("subset", "E") for p in present]))[:, 0]
 
 
 def verdict_samples(graded: pl.DataFrame, names: list[str] | None = None) -> pl.DataFrame:
@@ -268,8 +270,9 @@ def verdict_samples(graded: pl.DataFrame, names: list[str] | None = None) -> pl.
     without the samples :func:`partly_judged`, whose number is logged as a warning."""
     partly = partly_judged(graded, names or default_measures(graded))
     if partly.any():
-        LOG.warning("%d of %d samples left out of the verdict: their top K is judged in part only (a text "
-                    "without a judgment), and the measures are compared on the same samples", partly.sum(), graded.height)
+        LOG.warning("%d of %d samples left out of the verdict: their top K lacks a judgment that other samples "
+                    "of their subset and ranker have, and the measures are compared on the same samples",
+                    partly.sum(), graded.height)
     return graded.filter(~partly)
 
 
