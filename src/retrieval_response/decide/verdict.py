@@ -26,7 +26,7 @@ K >= Np) and ``all`` (every sample). Within a family:
    ``tied`` otherwise.
 Measures are compared on the same samples: where a measure built from judgments takes part and
 its subset and ranker have judgments, a sample whose top K lacks one (a text never judged, or an
-unparseable UMBRELA reply) is left out of the verdict (:func:`partly_judged`; the job log counts
+unparseable UMBRELA reply) is left out of the verdict (:func:`lacking_judgments`; the job log counts
 them), so that the judgment measure joins the comparisons instead of being defined on other
 samples. A subset and ranker without any judgment keep every sample.
 
@@ -252,7 +252,7 @@ def _decide_family(base: dict, family: pl.DataFrame, names: list[str], results: 
     return [rows[name] for name in names]
 
 
-def partly_judged(graded: pl.DataFrame, names: list[str]) -> pl.Series:
+def lacking_judgments(graded: pl.DataFrame, names: list[str]) -> pl.Series:
     """Per sample: True when, for a judgment column some measure of ``names`` is built from
     (``needs``), its top-K list lacks a value (a null or NaN element, or no list) while some sample
     of its subset and ranker (``subset``, ``E``) has one: the judgment measures are defined there,
@@ -267,13 +267,13 @@ def partly_judged(graded: pl.DataFrame, names: list[str]) -> pl.Series:
 
 def verdict_samples(graded: pl.DataFrame, names: list[str] | None = None) -> pl.DataFrame:
     """The samples the verdict compares ``names`` (default: the default measures) on: ``graded``
-    without the samples :func:`partly_judged`, whose number is logged as a warning."""
-    partly = partly_judged(graded, names or default_measures(graded))
-    if partly.any():
+    without the samples :func:`lacking_judgments`, whose number is logged as a warning."""
+    lacking = lacking_judgments(graded, names or default_measures(graded))
+    if lacking.any():
         LOG.warning("%d of %d samples left out of the verdict: their top K lacks a judgment that other samples "
                     "of their subset and ranker have, and the measures are compared on the same samples",
-                    partly.sum(), graded.height)
-    return graded.filter(~partly)
+                    lacking.sum(), graded.height)
+    return graded.filter(~lacking)
 
 
 def verdict_table(
@@ -299,7 +299,7 @@ def verdict_table(
     the segmentations of :data:`VERDICT_SEGMENTATIONS` by name, written with the same measures and
     targets; when None they are made here with ``min_segment_samples``. ``measures`` defaults to
     the analysis's default measures, ``targets`` to every target with a value; samples
-    :func:`partly_judged` are left out (the ``verdict_segments`` tables count without them); the resamples and
+    :func:`lacking_judgments` are left out (the ``verdict_segments`` tables count without them); the resamples and
     halves depend only on ``seed`` and the query ids, as in the analysis.
     """
     grid = measures_module.alpha_grid(alpha_grid) if isinstance(alpha_grid, str) else np.asarray(alpha_grid)
