@@ -34,8 +34,7 @@ STAGE_BENCHMARKS = (
     + [str(rules.collect_traces.benchmark), str(rules.verdict.benchmark)]
     if TRACES
     else [
-        str(rules.prepare_dataset.benchmark).format(dataset=d)
-        for d in sorted(DATASETS)
+        str(rules.prepare_dataset.benchmark).format(dataset=d) for d in sorted(DATASETS)
     ]
     + sorted(
         str(rules.embed.benchmark).format(embedder=e, dataset=d)
