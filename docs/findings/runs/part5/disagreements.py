@@ -40,8 +40,9 @@ def main() -> None:
         subset=pl.col("id").str.extract(r"^([A-Za-z]+)"),
         kind=pl.when((pl.col("grade_gold") == 5) & ~pl.col("contains")).then(pl.lit("grade_high"))
         .when((pl.col("grade_gold") <= 3) & pl.col("contains")).then(pl.lit("grade_low")))
-    print(answers.group_by("subset").agg(answers=pl.len(), contains=pl.col("contains").sum(), grade_high=(pl.col("kind") == "grade_high").sum(),
-                                          grade_low=(pl.col("kind") == "grade_low").sum()).sort("subset"))
+    print(answers.group_by("subset").agg(answers=pl.len(), contains=pl.col("contains").sum(),
+                                         grade_high=(pl.col("kind") == "grade_high").sum(),
+                                         grade_low=(pl.col("kind") == "grade_low").sum()).sort("subset"))
     drawn = (answers.filter(pl.col("kind").is_not_null())
              .group_by("kind", "subset", maintain_order=True)
              .map_groups(lambda cell: cell.sample(min(PER_CELL, cell.height), seed=0))
