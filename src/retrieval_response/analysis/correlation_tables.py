@@ -78,13 +78,13 @@ from retrieval_response.analysis._kernels import _rounding_noise
 from retrieval_response.analysis.bootstrap import (
     percentile_interval,
     resample_weights,
-    resampled_tables,
     share_positive,
 )
 from retrieval_response.analysis.correlations import (
     CORR_TYPES,
     TIE_ULPS,
     first_max,
+    resampled_table_correlations,
     sample_correlation,
     table_correlations,
 )
@@ -132,13 +132,6 @@ def segment_curves(measure, cells: MeasureCells, s: int, grid, corr_types, compa
     else:
         values, pearson_values = measure.evaluate(features, grid, compat), None
         tie_ulps = TIE_ULPS if compat == "exact" else 0
-    queries, local_q = np.unique(cells.row_q[r0:r1], return_inverse=True)
-    if query_weights is None:
-        half = np.zeros(len(queries))
-        half[local_q] = cells.row_half[r0:r1]
-        weights = np.stack([np.ones(len(queries)), half == 0, half == 1]).astype(np.float64)
-    else:
-        weights = query_weights[:, queries]
     local_cell = cells.row_cell[r0:r1] - lo
     if cells.counts is not None and query_weights is None:
         halves = cells.counts[lo:hi]
@@ -146,9 +139,17 @@ def segment_curves(measure, cells: MeasureCells, s: int, grid, corr_types, compa
         curves = table_correlations(values, tables, cells.target_values, corr_types, tie_ulps, pearson_values)
     elif cells.counts is not None:
         index = np.searchsorted(cells.target_values, cells.row_target[r0:r1])
-        tables = resampled_tables(weights, local_q, local_cell, index, hi - lo, len(cells.target_values))
-        curves = table_correlations(values, tables, cells.target_values, corr_types, tie_ulps, pearson_values)
-    else:
+        curves = resampled_table_correlations(values, cells.row_q[r0:r1], local_cell, index, query_weights,
+                                              cells.target_values, corr_types, tie_ulps, pearson_values)
+    if cells.counts is None or compat == "paper":
+        queries, local_q = np.unique(cells.row_q[r0:r1], return_inverse=True)
+        if query_weights is None:
+            half = np.zeros(len(queries))
+            half[local_q] = cells.row_half[r0:r1]
+            weights = np.stack([np.ones(len(queries)), half == 0, half == 1]).astype(np.float64)
+        else:
+            weights = query_weights[:, queries]
+    if cells.counts is None:
         curves = sample_correlations(values, local_cell, cells.row_target[r0:r1], local_q, weights, corr_types, tie_ulps,
                                      pearson_values=pearson_values)
     if compat == "paper" and "pearson" in curves:
