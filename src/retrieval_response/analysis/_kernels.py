@@ -409,12 +409,11 @@ def _sweep_kendall(block_start, cell, group, weights, cell_group, n_groups, s_ou
 
 @numba.njit(cache=True)
 def _correlate_samples(values, sorted_values, order, pearson_values, block_start, cell, target, group, weights, use_matrix,
-                       count_kendall, out):
+                       out):
     """Kernel of :func:`.sample_correlations.sample_correlations`: out[type, t, a]; ``weights`` (Q, T), tables innermost.
 
     ``values`` (A, C) by cell and ``sorted_values``/``order`` decide ranks and ties;
-    ``pearson_values`` (A, C), by cell, are what Pearson's r is computed from. Without
-    ``count_kendall`` Kendall's S is not counted and both taus are NaN.
+    ``pearson_values`` (A, C), by cell, are what Pearson's r is computed from.
     """
     n_alphas, n_cells = values.shape
     n_tables = weights.shape[1]
@@ -425,7 +424,7 @@ def _correlate_samples(values, sorted_values, order, pearson_values, block_start
     _target_moments(block_start, cell, target, group, weights, rows, w_rank, w_value, moments)
     n = moments[0]
     kendall = np.zeros((n_alphas, n_tables))
-    if count_kendall and use_matrix:
+    if use_matrix:
         matrix = np.zeros((n_cells, n_cells, n_tables))
         _pair_signs(block_start, cell, group, weights, rows, matrix)
         _walk_kendall(values, matrix, kendall)
@@ -439,7 +438,7 @@ def _correlate_samples(values, sorted_values, order, pearson_values, block_start
             if i > 0 and sorted_values[a, i] != sorted_values[a, i - 1]:
                 n_groups += 1
             cell_group[order[a, i]] = n_groups
-        if count_kendall and not use_matrix:
+        if not use_matrix:
             _sweep_kendall(block_start, cell, group, weights, cell_group, n_groups + 1, kendall[a])
         sums[:] = 0.0
         for c in range(n_cells):
@@ -473,8 +472,6 @@ def _correlate_samples(values, sorted_values, order, pearson_values, block_start
         for t in range(n_tables):
             _store_correlations(out, t, a, n[t], sums[6, t], moments[1, t], sums[1, t], sums[2, t], moments[3, t],
                                sums[3, t], sums[4, t], moments[4, t], kendall[a, t], sums[5, t], moments[2, t])
-    if not count_kendall:
-        out[2:] = np.nan
 
 
 @numba.njit(cache=True)

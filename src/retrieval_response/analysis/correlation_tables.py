@@ -91,7 +91,7 @@ from retrieval_response.analysis.correlations import (
 from retrieval_response.analysis.crossfit import crossfit
 from retrieval_response.analysis.formulas import COMPAT_MODES
 from retrieval_response.analysis.measures import MEASURES
-from retrieval_response.analysis.sample_correlations import KENDALL_TYPES, sample_correlations
+from retrieval_response.analysis.sample_correlations import sample_correlations
 from retrieval_response.analysis.samples import (
     MeasureCells,
     default_measures,
@@ -222,26 +222,18 @@ def _correlate_measure(measure, cells: MeasureCells, grid, corr_types, compat):
 
 
 def _bootstrap_measure(measure, cells: MeasureCells, grid, corr_types, compat, alpha_index, weights) -> np.ndarray:
-    """(S, corr types, R) correlations on the resamples, at the alpha chosen on the full data.
-
-    On the per-sample path the Kendall types and the others are evaluated apart, each at the
-    alphas they chose: Kendall's S, the costly part, is counted at the Kendall types' alphas only.
-    """
+    """(S, corr types, R) correlations on the resamples, at the alpha chosen on the full data."""
     out = np.full((len(cells.seg), len(corr_types), weights.shape[0]), np.nan)
-    kendall = np.isin(corr_types, KENDALL_TYPES)
-    families = [np.ones(len(corr_types), bool)] if cells.counts is not None else [~kendall, kendall]
     for s in range(len(cells.seg)):
-        for family in families:
-            chosen = np.where(family, alpha_index[s], -1)
-            if (chosen < 0).all():
-                continue
-            distinct = np.unique(chosen[chosen >= 0])
-            grid_values = grid[distinct] if measure.has_alpha else np.zeros(1)
-            types = [corr_type for corr_type, member in zip(corr_types, family, strict=True) if member]
-            curves = segment_curves(measure, cells, s, grid_values, types, compat, weights)
-            for k, corr_type in enumerate(corr_types):
-                if chosen[k] >= 0:
-                    out[s, k] = curves[corr_type][:, int(np.searchsorted(distinct, chosen[k]))]
+        chosen = alpha_index[s]
+        if (chosen < 0).all():
+            continue
+        distinct = np.unique(chosen[chosen >= 0])
+        grid_values = grid[distinct] if measure.has_alpha else np.zeros(1)
+        curves = segment_curves(measure, cells, s, grid_values, corr_types, compat, weights)
+        for k, corr_type in enumerate(corr_types):
+            if chosen[k] >= 0:
+                out[s, k] = curves[corr_type][:, int(np.searchsorted(distinct, chosen[k]))]
     return out
 
 

@@ -28,8 +28,6 @@ import numpy as np
 from retrieval_response.analysis._kernels import _correlate_samples
 from retrieval_response.analysis.correlations import CORR_TYPES, sorted_tie_anchors
 
-KENDALL_TYPES = ("kendall_b", "kendall_c")
-"""The correlations made of Kendall's S, the costly part: counted only when one of them is asked for."""
 MATRIX_BYTES = 256 * 2**20
 """Largest pair-sign matrix stack (tables x cells x cells, float64) the ``matrix`` method builds."""
 
@@ -55,8 +53,7 @@ def sample_correlations(
     or either side is constant). Target ties are equal float64 values (anchor them first with
     :func:`~retrieval_response.analysis.correlations.tie_anchors` for a tolerance); measure values are
     anchored with ``tie_ulps`` (same function) as in :func:`~retrieval_response.analysis.correlations.table_correlations`.
-    ``method``: how Kendall's S is counted (module docstring), ``"auto"`` the cheaper one; it is
-    counted only when ``corr_types`` has a Kendall type.
+    ``method``: how Kendall's S is counted (module docstring), ``"auto"`` the cheaper one.
     ``pearson_values`` (A, C): what Pearson's r is computed from, as in
     :func:`~retrieval_response.analysis.correlations.table_correlations`.
     """
@@ -75,11 +72,10 @@ def sample_correlations(
     weights = np.ascontiguousarray(np.asarray(group_weights, np.float64).T)
     n_tables, (n_alphas, n_cells), n = weights.shape[1], values.shape, len(target)
     use_matrix = _use_matrix(method, n_tables, n_alphas, n_cells, n)
-    count_kendall = any(corr_type in KENDALL_TYPES for corr_type in corr_types)
     out = np.empty((len(CORR_TYPES), n_tables, n_alphas))
     _correlate_samples(
         values, sorted_values, order, pearson_values, block_start, np.ascontiguousarray(np.asarray(cell, np.int64)[by_target]),
-        target, np.ascontiguousarray(np.asarray(group, np.int64)[by_target]), weights, use_matrix, count_kendall, out,
+        target, np.ascontiguousarray(np.asarray(group, np.int64)[by_target]), weights, use_matrix, out,
     )
     return {corr_type: out[CORR_TYPES.index(corr_type)] for corr_type in corr_types}
 
