@@ -409,11 +409,12 @@ def _sweep_kendall(block_start, cell, group, weights, cell_group, n_groups, s_ou
 
 @numba.njit(cache=True)
 def _correlate_samples(values, sorted_values, order, pearson_values, block_start, cell, target, group, weights, use_matrix,
-                       out):
+                       kendall_alphas, out):
     """Kernel of :func:`.sample_correlations.sample_correlations`: out[type, t, a]; ``weights`` (Q, T), tables innermost.
 
     ``values`` (A, C) by cell and ``sorted_values``/``order`` decide ranks and ties;
-    ``pearson_values`` (A, C), by cell, are what Pearson's r is computed from.
+    ``pearson_values`` (A, C), by cell, are what Pearson's r is computed from. Kendall's S is
+    counted at the alphas where ``kendall_alphas`` (A,) is True; elsewhere both taus are NaN.
     """
     n_alphas, n_cells = values.shape
     n_tables = weights.shape[1]
@@ -438,7 +439,7 @@ def _correlate_samples(values, sorted_values, order, pearson_values, block_start
             if i > 0 and sorted_values[a, i] != sorted_values[a, i - 1]:
                 n_groups += 1
             cell_group[order[a, i]] = n_groups
-        if not use_matrix:
+        if kendall_alphas[a] and not use_matrix:
             _sweep_kendall(block_start, cell, group, weights, cell_group, n_groups + 1, kendall[a])
         sums[:] = 0.0
         for c in range(n_cells):
@@ -472,6 +473,8 @@ def _correlate_samples(values, sorted_values, order, pearson_values, block_start
         for t in range(n_tables):
             _store_correlations(out, t, a, n[t], sums[6, t], moments[1, t], sums[1, t], sums[2, t], moments[3, t],
                                sums[3, t], sums[4, t], moments[4, t], kendall[a, t], sums[5, t], moments[2, t])
+        if not kendall_alphas[a]:
+            out[2:, :, a] = np.nan
 
 
 @numba.njit(cache=True)
