@@ -56,110 +56,187 @@ def _store_correlations(out, t, a, n, distinct_x, distinct_y, cov_rank, var_x_ra
     out[3, t, a] = min(1.0, max(-1.0, 2.0 * s / (n * n * (classes - 1.0) / classes)))
 
 
+TABLE_CHUNK = 32
+"""Count tables correlated together by :func:`_correlate_counts` (tables are the inner axis of its arrays)."""
+
+
 @numba.njit(cache=True)
-def _close_group(stats, n_grades, grade_cum, below, group_grades, group_u, group_w_rank, mean_rank):
-    """Add one tie group's terms to ``stats`` (cov_rank, var_rank, kendall_s, x_ties, distinct_x)."""
-    total = 0.0
+def _close_groups(stats, grade_cum, below, group_grades, group_w_rank, mean_rank, total, lower):
+    """Add one tie group's terms to ``stats`` (5, W): cov_rank, var_rank, kendall_s, x_ties, distinct_x, per table.
+
+    ``group_grades`` (G, W) and ``group_w_rank`` (W,) are the group's sums; they are added to
+    ``grade_cum`` and ``below`` and reset. With the group's total count m and midrank deviation
+    dx: cov_rank += dx group_w_rank, var_rank += m dx^2, x_ties += m(m-1)/2, distinct_x += [m > 0];
+    Kendall's S gains, per grade j, (group samples above grade j - below it) times the lower
+    groups' samples of grade j. A table in which the group is empty gains zeros. ``total``,
+    ``lower`` (W,): scratch. Every loop runs over the tables, innermost.
+    """
+    n_grades, width = group_grades.shape
+    total[:] = 0.0
     for j in range(n_grades):
-        total += group_grades[j]
-    if total > 0:
-        dx = below + (total + 1.0) / 2.0 - mean_rank
-        stats[0] += dx * group_w_rank
-        stats[1] += total * dx * dx
+        for t in range(width):
+            total[t] += group_grades[j, t]
+    for t in range(width):
+        m = total[t]
+        dx = below[t] + (m + 1.0) / 2.0 - mean_rank[t]
+        stats[0, t] += dx * group_w_rank[t]
+        stats[1, t] += m * dx * dx
+        stats[3, t] += m * (m - 1.0) / 2.0
+        stats[4, t] += 1.0 if m > 0 else 0.0
+        below[t] += m
+        group_w_rank[t] = 0.0
+        lower[t] = 0.0
+    for j in range(n_grades):
+        for t in range(width):
+            count = group_grades[j, t]
+            stats[2, t] += (total[t] - lower[t] - count - lower[t]) * grade_cum[j, t]
+            lower[t] += count
+            grade_cum[j, t] += count
+            group_grades[j, t] = 0.0
+
+
+@numba.njit(cache=True)
+def _correlate_counts(sorted_values, order, pearson_values, table, grade_values, out, first):
+    """out[type, first + t, a] for types (spearman, pearson, tau-b, tau-c) of the count tables ``table`` (C, G, W).
+
+    ``sorted_values``/``order`` (A, C): cell values sorted ascending and the cell index of each,
+    which decide ranks and ties; ``pearson_values`` (A, C), by cell: the values Pearson's r is
+    computed from; ``table[c, g, t]`` the count of cell c and grade g in table t (tables
+    innermost: every loop runs over the W tables at once). One pass over the sorted cells per
+    alpha, merging equal values.
+    """
+    n_alphas, n_cells = sorted_values.shape
+    _, n_grades, width = table.shape
+    rows = np.zeros((n_cells, width))
+    grade_totals = np.zeros((n_grades, width))
+    for c in range(n_cells):
         for j in range(n_grades):
-            stats[2] += group_u[j] * grade_cum[j]
-        stats[3] += total * (total - 1.0) / 2.0
-        stats[4] += 1.0
+            for t in range(width):
+                rows[c, t] += table[c, j, t]
+                grade_totals[j, t] += table[c, j, t]
+    n = np.zeros(width)
+    distinct_y = np.zeros(width)
+    mean_y = np.zeros(width)
     for j in range(n_grades):
-        grade_cum[j] += group_grades[j]
-        group_grades[j] = 0.0
-        group_u[j] = 0.0
-    return below + total
+        for t in range(width):
+            n[t] += grade_totals[j, t]
+            if grade_totals[j, t] > 0:
+                distinct_y[t] += 1.0
+            mean_y[t] += grade_totals[j, t] * grade_values[j]
+    mean_rank = np.empty(width)
+    for t in range(width):
+        mean_rank[t] = (n[t] + 1.0) / 2.0
+        mean_y[t] = mean_y[t] / n[t] if n[t] > 0 else 0.0
+    dy_rank = np.zeros((n_grades, width))
+    dy_value = np.zeros((n_grades, width))
+    var_y_rank = np.zeros(width)
+    var_y_value = np.zeros(width)
+    y_ties = np.zeros(width)
+    cum = np.zeros(width)
+    for j in range(n_grades):
+        for t in range(width):
+            total = grade_totals[j, t]
+            dy_rank[j, t] = cum[t] + (total + 1.0) / 2.0 - mean_rank[t]
+            dy_value[j, t] = grade_values[j] - mean_y[t]
+            cum[t] += total
+            var_y_rank[t] += total * dy_rank[j, t] * dy_rank[j, t]
+            var_y_value[t] += total * dy_value[j, t] * dy_value[j, t]
+            y_ties[t] += total * (total - 1.0) / 2.0
+    w_rank = np.zeros((n_cells, width))
+    w_value = np.zeros((n_cells, width))
+    for c in range(n_cells):
+        for j in range(n_grades):
+            for t in range(width):
+                w_rank[c, t] += table[c, j, t] * dy_rank[j, t]
+                w_value[c, t] += table[c, j, t] * dy_value[j, t]
+    stats = np.zeros((5, width))
+    grade_cum = np.zeros((n_grades, width))
+    group_grades = np.zeros((n_grades, width))
+    group_w_rank = np.zeros(width)
+    scratch = np.zeros((2, width))
+    below = np.zeros(width)
+    mean_x = np.zeros(width)
+    cov_value = np.zeros(width)
+    var_x_value = np.zeros(width)
+    for a in range(n_alphas):
+        mean_x[:] = 0.0
+        for i in range(n_cells):
+            c = order[a, i]
+            x = pearson_values[a, c]
+            for t in range(width):
+                mean_x[t] += rows[c, t] * x
+        for t in range(width):
+            mean_x[t] = mean_x[t] / n[t] if n[t] > 0 else 0.0
+        cov_value[:] = 0.0
+        var_x_value[:] = 0.0
+        stats[:] = 0.0
+        grade_cum[:] = 0.0
+        below[:] = 0.0
+        group_w_rank[:] = 0.0
+        for i in range(n_cells):
+            if i > 0 and sorted_values[a, i] != sorted_values[a, i - 1]:
+                _close_groups(stats, grade_cum, below, group_grades, group_w_rank, mean_rank, scratch[0], scratch[1])
+            c = order[a, i]
+            x = pearson_values[a, c]
+            for t in range(width):
+                dx = x - mean_x[t]
+                cov_value[t] += dx * w_value[c, t]
+                var_x_value[t] += rows[c, t] * dx * dx
+                group_w_rank[t] += w_rank[c, t]
+            for j in range(n_grades):
+                for t in range(width):
+                    group_grades[j, t] += table[c, j, t]
+        _close_groups(stats, grade_cum, below, group_grades, group_w_rank, mean_rank, scratch[0], scratch[1])
+        for t in range(width):
+            _store_correlations(out, first + t, a, n[t], stats[4, t], distinct_y[t], stats[0, t], stats[1, t],
+                               var_y_rank[t], cov_value[t], var_x_value[t], var_y_value[t], stats[2, t], stats[3, t],
+                               y_ties[t])
 
 
 @numba.njit(cache=True)
 def _correlate_table(sorted_values, order, pearson_values, counts, grade_values, out):
-    """Kernel of :func:`.correlations.table_correlations`: out[type, t, a] for types (spearman, pearson, tau-b, tau-c).
+    """Kernel of :func:`.correlations.table_correlations`: out[type, t, a] of the count tables ``counts`` (T, C, G).
 
-    ``sorted_values``/``order`` (A, C): cell values sorted ascending and the cell index of each,
-    which decide ranks and ties; ``pearson_values`` (A, C), by cell: the values Pearson's r is
-    computed from (the same values, or any shift of them); ``counts`` (T, C, G). One pass over
-    the sorted cells per (t, a), merging equal values.
+    The tables are correlated :data:`TABLE_CHUNK` at a time by :func:`_correlate_counts`.
     """
-    n_alphas, n_cells = sorted_values.shape
-    n_tables, _, n_grades = counts.shape
-    grade_cum = np.zeros(n_grades)
-    group_grades = np.zeros(n_grades)
-    group_u = np.zeros(n_grades)
-    stats = np.zeros(5)
-    for t in range(n_tables):
-        table = counts[t]
-        rows = np.zeros(n_cells)
-        grade_totals = np.zeros(n_grades)
-        for c in range(n_cells):
-            for j in range(n_grades):
-                rows[c] += table[c, j]
-                grade_totals[j] += table[c, j]
-        n = 0.0
-        distinct_y = 0
-        for j in range(n_grades):
-            n += grade_totals[j]
-            if grade_totals[j] > 0:
-                distinct_y += 1
-        mean_rank = (n + 1.0) / 2.0
-        mean_y = 0.0
-        for j in range(n_grades):
-            mean_y += grade_totals[j] * grade_values[j]
-        mean_y = mean_y / n if n > 0 else 0.0
-        dy_rank = np.zeros(n_grades)
-        dy_value = np.zeros(n_grades)
-        var_y_rank = 0.0
-        var_y_value = 0.0
-        y_ties = 0.0
-        cum = 0.0
-        for j in range(n_grades):
-            dy_rank[j] = cum + (grade_totals[j] + 1.0) / 2.0 - mean_rank
-            dy_value[j] = grade_values[j] - mean_y
-            cum += grade_totals[j]
-            var_y_rank += grade_totals[j] * dy_rank[j] * dy_rank[j]
-            var_y_value += grade_totals[j] * dy_value[j] * dy_value[j]
-            y_ties += grade_totals[j] * (grade_totals[j] - 1.0) / 2.0
-        w_rank = np.zeros(n_cells)
-        w_value = np.zeros(n_cells)
-        u = np.zeros((n_cells, n_grades))
-        for c in range(n_cells):
-            lower = 0.0
-            for j in range(n_grades):
-                w_rank[c] += table[c, j] * dy_rank[j]
-                w_value[c] += table[c, j] * dy_value[j]
-                u[c, j] = rows[c] - lower - table[c, j] - lower
-                lower += table[c, j]
-        for a in range(n_alphas):
-            sum_x = 0.0
-            for i in range(n_cells):
-                sum_x += rows[order[a, i]] * pearson_values[a, order[a, i]]
-            mean_x = sum_x / n if n > 0 else 0.0
-            cov_value = 0.0
-            var_x_value = 0.0
-            stats[:] = 0.0
-            grade_cum[:] = 0.0
-            below = 0.0
-            group_w_rank = 0.0
-            for i in range(n_cells):
-                if i > 0 and sorted_values[a, i] != sorted_values[a, i - 1]:
-                    below = _close_group(stats, n_grades, grade_cum, below, group_grades, group_u, group_w_rank, mean_rank)
-                    group_w_rank = 0.0
-                c = order[a, i]
-                dx = pearson_values[a, c] - mean_x
-                cov_value += dx * w_value[c]
-                var_x_value += rows[c] * dx * dx
-                group_w_rank += w_rank[c]
+    n_tables, n_cells, n_grades = counts.shape
+    for first in range(0, n_tables, TABLE_CHUNK):
+        width = min(TABLE_CHUNK, n_tables - first)
+        table = np.empty((n_cells, n_grades, width))
+        for t in range(width):
+            for c in range(n_cells):
                 for j in range(n_grades):
-                    group_grades[j] += table[c, j]
-                    group_u[j] += u[c, j]
-            _close_group(stats, n_grades, grade_cum, below, group_grades, group_u, group_w_rank, mean_rank)
-            _store_correlations(out, t, a, n, stats[4], float(distinct_y), stats[0], stats[1], var_y_rank, cov_value,
-                               var_x_value, var_y_value, stats[2], stats[3], y_ties)
+                    table[c, j, t] = counts[first + t, c, j]
+        _correlate_counts(sorted_values, order, pearson_values, table, grade_values, out, first)
+
+
+@numba.njit(cache=True)
+def _correlate_resampled(sorted_values, order, pearson_values, queries, entry_start, entry_query, weights, n_grades,
+                         grade_values, out):
+    """out[type, r, a]: the correlations of :func:`_correlate_table` on the count table of every resample r.
+
+    Entry e = cell * G + grade holds the samples entry_start[e]:entry_start[e+1] of ``entry_query``,
+    each the index of its query in ``queries``; sample i enters table r ``weights[r, queries[entry_query[i]]]``
+    times (``weights`` (R, Q)). The tables are built :data:`TABLE_CHUNK` resamples at a time, each
+    entry the sum of its samples' weights, and correlated at once by :func:`_correlate_counts`.
+    """
+    n_resamples = weights.shape[0]
+    n_cells = sorted_values.shape[1]
+    n_queries = queries.shape[0]
+    for first in range(0, n_resamples, TABLE_CHUNK):
+        width = min(TABLE_CHUNK, n_resamples - first)
+        local = np.empty((n_queries, width))
+        for t in range(width):
+            for k in range(n_queries):
+                local[k, t] = weights[first + t, queries[k]]
+        table = np.zeros((n_cells * n_grades, width))
+        for e in range(n_cells * n_grades):
+            for i in range(entry_start[e], entry_start[e + 1]):
+                k = entry_query[i]
+                for t in range(width):
+                    table[e, t] += local[k, t]
+        _correlate_counts(sorted_values, order, pearson_values, table.reshape((n_cells, n_grades, width)), grade_values,
+                          out, first)
 
 
 @numba.njit(cache=True)
@@ -332,11 +409,12 @@ def _sweep_kendall(block_start, cell, group, weights, cell_group, n_groups, s_ou
 
 @numba.njit(cache=True)
 def _correlate_samples(values, sorted_values, order, pearson_values, block_start, cell, target, group, weights, use_matrix,
-                       out):
+                       kendall_alphas, out):
     """Kernel of :func:`.sample_correlations.sample_correlations`: out[type, t, a]; ``weights`` (Q, T), tables innermost.
 
     ``values`` (A, C) by cell and ``sorted_values``/``order`` decide ranks and ties;
-    ``pearson_values`` (A, C), by cell, are what Pearson's r is computed from.
+    ``pearson_values`` (A, C), by cell, are what Pearson's r is computed from. Kendall's S is
+    counted at the alphas where ``kendall_alphas`` (A,) is True; elsewhere both taus are NaN.
     """
     n_alphas, n_cells = values.shape
     n_tables = weights.shape[1]
@@ -361,7 +439,7 @@ def _correlate_samples(values, sorted_values, order, pearson_values, block_start
             if i > 0 and sorted_values[a, i] != sorted_values[a, i - 1]:
                 n_groups += 1
             cell_group[order[a, i]] = n_groups
-        if not use_matrix:
+        if kendall_alphas[a] and not use_matrix:
             _sweep_kendall(block_start, cell, group, weights, cell_group, n_groups + 1, kendall[a])
         sums[:] = 0.0
         for c in range(n_cells):
@@ -395,6 +473,8 @@ def _correlate_samples(values, sorted_values, order, pearson_values, block_start
         for t in range(n_tables):
             _store_correlations(out, t, a, n[t], sums[6, t], moments[1, t], sums[1, t], sums[2, t], moments[3, t],
                                sums[3, t], sums[4, t], moments[4, t], kendall[a, t], sums[5, t], moments[2, t])
+        if not kendall_alphas[a]:
+            out[2:, :, a] = np.nan
 
 
 @numba.njit(cache=True)

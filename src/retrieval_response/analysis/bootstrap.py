@@ -43,14 +43,41 @@ def resampled_tables(
 
 
 def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile interval over the last axis, ignoring NaN resamples: ((1-level)/2, (1+level)/2) quantiles."""
+    """Percentile interval over the last axis, ignoring NaN resamples: ((1-level)/2, (1+level)/2) quantiles.
+
+    Each quantile is numpy's ``nanquantile`` (method "linear"), computed for all rows at once
+    (:func:`_linear_quantile`); NaN where a row has no value.
+    """
     samples = np.asarray(samples, np.float64)
     low = np.full(samples.shape[:-1], np.nan)
     high = np.full(samples.shape[:-1], np.nan)
     finite = ~np.isnan(samples).all(axis=-1)
     if finite.any():
-        low[finite], high[finite] = np.nanquantile(samples[finite], [(1 - level) / 2, (1 + level) / 2], axis=-1)
+        rows = samples[finite]
+        ordered = np.sort(rows, axis=-1)
+        count = np.count_nonzero(~np.isnan(rows), axis=-1)
+        low[finite] = _linear_quantile(ordered, count, (1 - level) / 2)
+        high[finite] = _linear_quantile(ordered, count, (1 + level) / 2)
     return low, high
+
+
+def _linear_quantile(ordered: np.ndarray, count: np.ndarray, q: float) -> np.ndarray:
+    """Quantile ``q`` of each row of ``ordered`` (m, R): ascending, its ``count`` (m,) >= 1 values first, NaN after.
+
+    numpy's "linear" method, operation for operation: v = (n - 1) q, i = floor(v), a, b the
+    values at i and i + 1 (both the largest when v >= n - 1, with gamma = v + 1), gamma = v - i,
+    a + (b - a) gamma, or b - (b - a)(1 - gamma) where gamma >= 0.5.
+    """
+    virtual = (count - 1) * np.float64(q)
+    previous = np.floor(virtual)
+    above = virtual >= count - 1
+    lower = np.where(above, count - 1, previous).astype(np.intp)
+    upper = np.where(above, count - 1, previous + 1).astype(np.intp)
+    gamma = virtual - np.where(above, -1.0, previous)
+    a = np.take_along_axis(ordered, lower[:, None], axis=-1)[:, 0]
+    b = np.take_along_axis(ordered, upper[:, None], axis=-1)[:, 0]
+    diff = b - a
+    return np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
 
 
 def share_positive(differences: np.ndarray) -> np.ndarray:

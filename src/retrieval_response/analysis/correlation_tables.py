@@ -78,20 +78,20 @@ from retrieval_response.analysis._kernels import _rounding_noise
 from retrieval_response.analysis.bootstrap import (
     percentile_interval,
     resample_weights,
-    resampled_tables,
     share_positive,
 )
 from retrieval_response.analysis.correlations import (
     CORR_TYPES,
     TIE_ULPS,
     first_max,
+    resampled_table_correlations,
     sample_correlation,
     table_correlations,
 )
 from retrieval_response.analysis.crossfit import crossfit
 from retrieval_response.analysis.formulas import COMPAT_MODES
 from retrieval_response.analysis.measures import MEASURES
-from retrieval_response.analysis.sample_correlations import sample_correlations
+from retrieval_response.analysis.sample_correlations import KENDALL_TYPES, sample_correlations
 from retrieval_response.analysis.samples import (
     MeasureCells,
     default_measures,
@@ -113,7 +113,8 @@ DIFFERENCES = (("T", "F"), ("T_u", "T"), ("nDCG", "F"), ("F_e", "F"), ("F_e_part
 """Paired differences reported when both measures were computed."""
 
 
-def segment_curves(measure, cells: MeasureCells, s: int, grid, corr_types, compat, query_weights=None):
+def segment_curves(measure, cells: MeasureCells, s: int, grid, corr_types, compat, query_weights=None,
+                   kendall_alphas=None):
     """Correlations (T, A) per corr type of segment ``s`` at the alphas ``grid``.
 
     Tables: full data, half A, half B when ``query_weights`` is None, else one per row of
@@ -122,6 +123,8 @@ def segment_curves(measure, cells: MeasureCells, s: int, grid, corr_types, compa
     differences (:mod:`._double_double`); for the others float64 values with ties within
     :data:`TIE_ULPS`. Paper mode: float64 values in the paper's order, exact float ties, and
     Pearson of the paper's computation where the values are rounding noise (:func:`_paper_pearson`).
+    ``kendall_alphas`` (A,) bool: on the per-sample path, the alphas at which the Kendall types
+    are computed (NaN elsewhere; :func:`.sample_correlations.sample_correlations`); default all.
     """
     lo, hi = cells.cell_start[s], cells.cell_start[s + 1]
     r0, r1 = cells.row_start[s], cells.row_start[s + 1]
@@ -132,13 +135,6 @@ def segment_curves(measure, cells: MeasureCells, s: int, grid, corr_types, compa
     else:
         values, pearson_values = measure.evaluate(features, grid, compat), None
         tie_ulps = TIE_ULPS if compat == "exact" else 0
-    queries, local_q = np.unique(cells.row_q[r0:r1], return_inverse=True)
-    if query_weights is None:
-        half = np.zeros(len(queries))
-        half[local_q] = cells.row_half[r0:r1]
-        weights = np.stack([np.ones(len(queries)), half == 0, half == 1]).astype(np.float64)
-    else:
-        weights = query_weights[:, queries]
     local_cell = cells.row_cell[r0:r1] - lo
     if cells.counts is not None and query_weights is None:
         halves = cells.counts[lo:hi]
@@ -146,11 +142,19 @@ def segment_curves(measure, cells: MeasureCells, s: int, grid, corr_types, compa
         curves = table_correlations(values, tables, cells.target_values, corr_types, tie_ulps, pearson_values)
     elif cells.counts is not None:
         index = np.searchsorted(cells.target_values, cells.row_target[r0:r1])
-        tables = resampled_tables(weights, local_q, local_cell, index, hi - lo, len(cells.target_values))
-        curves = table_correlations(values, tables, cells.target_values, corr_types, tie_ulps, pearson_values)
-    else:
+        curves = resampled_table_correlations(values, cells.row_q[r0:r1], local_cell, index, query_weights,
+                                              cells.target_values, corr_types, tie_ulps, pearson_values)
+    if cells.counts is None or compat == "paper":
+        queries, local_q = np.unique(cells.row_q[r0:r1], return_inverse=True)
+        if query_weights is None:
+            half = np.zeros(len(queries))
+            half[local_q] = cells.row_half[r0:r1]
+            weights = np.stack([np.ones(len(queries)), half == 0, half == 1]).astype(np.float64)
+        else:
+            weights = query_weights[:, queries]
+    if cells.counts is None:
         curves = sample_correlations(values, local_cell, cells.row_target[r0:r1], local_q, weights, corr_types, tie_ulps,
-                                     pearson_values=pearson_values)
+                                     pearson_values=pearson_values, kendall_alphas=kendall_alphas)
     if compat == "paper" and "pearson" in curves:
         order = np.argsort(cells.row_file[r0:r1], kind="stable")
         _paper_pearson(curves["pearson"], values, local_cell[order], cells.row_target[r0:r1][order],
@@ -221,15 +225,20 @@ def _correlate_measure(measure, cells: MeasureCells, grid, corr_types, compat):
 
 
 def _bootstrap_measure(measure, cells: MeasureCells, grid, corr_types, compat, alpha_index, weights) -> np.ndarray:
-    """(S, corr types, R) correlations on the resamples, at the alpha chosen on the full data."""
+    """(S, corr types, R) correlations on the resamples, at the alpha chosen on the full data.
+
+    Kendall's S (per-sample path) is counted only at the alphas a Kendall type chose.
+    """
     out = np.full((len(cells.seg), len(corr_types), weights.shape[0]), np.nan)
+    kendall = np.isin(corr_types, KENDALL_TYPES)
     for s in range(len(cells.seg)):
         chosen = alpha_index[s]
         if (chosen < 0).all():
             continue
         distinct = np.unique(chosen[chosen >= 0])
         grid_values = grid[distinct] if measure.has_alpha else np.zeros(1)
-        curves = segment_curves(measure, cells, s, grid_values, corr_types, compat, weights)
+        kendall_alphas = np.isin(distinct, chosen[kendall & (chosen >= 0)])
+        curves = segment_curves(measure, cells, s, grid_values, corr_types, compat, weights, kendall_alphas)
         for k, corr_type in enumerate(corr_types):
             if chosen[k] >= 0:
                 out[s, k] = curves[corr_type][:, int(np.searchsorted(distinct, chosen[k]))]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from retrieval_response.analysis._kernels import _anchor_sorted, _correlate_table
+from retrieval_response.analysis._kernels import _anchor_sorted, _correlate_resampled, _correlate_table
 
 CORR_TYPES = ("spearman", "pearson", "kendall_b", "kendall_c")
 
@@ -126,6 +126,46 @@ def table_correlations(
     pearson_values = _pearson_values(pearson_values, order, sorted_values)
     out = np.empty((len(CORR_TYPES), counts.shape[0], values.shape[0]))
     _correlate_table(sorted_values, order, pearson_values, counts, np.asarray(grade_values, np.float64), out)
+    return {corr_type: out[CORR_TYPES.index(corr_type)] for corr_type in corr_types}
+
+
+def resampled_table_correlations(
+    values: np.ndarray,
+    query: np.ndarray,
+    cell: np.ndarray,
+    grade: np.ndarray,
+    query_weights: np.ndarray,
+    grade_values: np.ndarray,
+    corr_types=CORR_TYPES,
+    tie_ulps: int = 0,
+    pearson_values: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
+    """:func:`table_correlations` of the count tables of query resamples, built as they are correlated.
+
+    ``query``, ``cell``, ``grade`` (n,): each sample's query (a column of ``query_weights``), cell
+    (a column of ``values``) and grade index (into ``grade_values``); ``query_weights`` (R, Q)
+    non-negative integers. Table r counts sample i ``query_weights[r, query[i]]`` times:
+    table_r[c, g] = sum of query_weights[r, query[i]] over the samples i of cell c and grade g,
+    the tables of :func:`.bootstrap.resampled_tables`. Returns, per correlation type, an array
+    (R, A), equal to ``table_correlations(values, tables, ...)`` on those tables; the other
+    arguments are as there. The tables are never held all at once: they are built and correlated
+    a few resamples at a time, from the weights of the queries the samples have.
+    """
+    for corr_type in corr_types:
+        if corr_type not in CORR_TYPES:
+            raise ValueError(f"correlation type {corr_type!r}: expected one of {CORR_TYPES}")
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    order, sorted_values = sorted_tie_anchors(values, tie_ulps)
+    pearson_values = _pearson_values(pearson_values, order, sorted_values)
+    queries, sample_query = np.unique(np.asarray(query, np.int64), return_inverse=True)
+    grade_values = np.asarray(grade_values, np.float64)
+    entry = np.asarray(cell, np.int64) * len(grade_values) + np.asarray(grade, np.int64)
+    by_entry = np.argsort(entry, kind="stable")
+    entry_start = np.searchsorted(entry[by_entry], np.arange(values.shape[1] * len(grade_values) + 1))
+    weights = np.ascontiguousarray(query_weights, dtype=np.float64)
+    out = np.empty((len(CORR_TYPES), weights.shape[0], values.shape[0]))
+    _correlate_resampled(sorted_values, order, pearson_values, queries, entry_start.astype(np.int64),
+                         sample_query[by_entry].astype(np.int64), weights, len(grade_values), grade_values, out)
     return {corr_type: out[CORR_TYPES.index(corr_type)] for corr_type in corr_types}
 
 

@@ -28,6 +28,8 @@ import numpy as np
 from retrieval_response.analysis._kernels import _correlate_samples
 from retrieval_response.analysis.correlations import CORR_TYPES, sorted_tie_anchors
 
+KENDALL_TYPES = ("kendall_b", "kendall_c")
+"""The correlations made of Kendall's S."""
 MATRIX_BYTES = 256 * 2**20
 """Largest pair-sign matrix stack (tables x cells x cells, float64) the ``matrix`` method builds."""
 
@@ -42,6 +44,7 @@ def sample_correlations(
     tie_ulps: int = 0,
     method: str = "auto",
     pearson_values: np.ndarray | None = None,
+    kendall_alphas: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Exact scipy correlations between a measure given per cell and a target given per sample.
 
@@ -54,6 +57,8 @@ def sample_correlations(
     :func:`~retrieval_response.analysis.correlations.tie_anchors` for a tolerance); measure values are
     anchored with ``tie_ulps`` (same function) as in :func:`~retrieval_response.analysis.correlations.table_correlations`.
     ``method``: how Kendall's S is counted (module docstring), ``"auto"`` the cheaper one.
+    ``kendall_alphas`` (A,) bool: the alphas at which Kendall's S, the costly part, is counted;
+    elsewhere both taus are NaN. Default: every alpha when ``corr_types`` has a Kendall type, else none.
     ``pearson_values`` (A, C): what Pearson's r is computed from, as in
     :func:`~retrieval_response.analysis.correlations.table_correlations`.
     """
@@ -71,11 +76,14 @@ def sample_correlations(
     block_start = np.r_[np.flatnonzero(np.r_[True, target[1:] != target[:-1]]), len(target)].astype(np.int64)
     weights = np.ascontiguousarray(np.asarray(group_weights, np.float64).T)
     n_tables, (n_alphas, n_cells), n = weights.shape[1], values.shape, len(target)
-    use_matrix = _use_matrix(method, n_tables, n_alphas, n_cells, n)
+    if kendall_alphas is None:
+        kendall_alphas = np.full(n_alphas, any(corr_type in KENDALL_TYPES for corr_type in corr_types))
+    kendall_alphas = np.ascontiguousarray(np.broadcast_to(np.asarray(kendall_alphas, np.bool_), n_alphas))
+    use_matrix = _use_matrix(method, n_tables, int(kendall_alphas.sum()), n_cells, n)
     out = np.empty((len(CORR_TYPES), n_tables, n_alphas))
     _correlate_samples(
         values, sorted_values, order, pearson_values, block_start, np.ascontiguousarray(np.asarray(cell, np.int64)[by_target]),
-        target, np.ascontiguousarray(np.asarray(group, np.int64)[by_target]), weights, use_matrix, out,
+        target, np.ascontiguousarray(np.asarray(group, np.int64)[by_target]), weights, use_matrix, kendall_alphas, out,
     )
     return {corr_type: out[CORR_TYPES.index(corr_type)] for corr_type in corr_types}
 
