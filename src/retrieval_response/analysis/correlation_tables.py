@@ -91,6 +91,7 @@ from retrieval_response.analysis.correlations import (
 from retrieval_response.analysis.crossfit import crossfit
 from retrieval_response.analysis.formulas import COMPAT_MODES
 from retrieval_response.analysis.measures import MEASURES
+from retrieval_response.analysis.paper_claims import DIFFERENCES
 from retrieval_response.analysis.sample_correlations import sample_correlations
 from retrieval_response.analysis.samples import (
     MeasureCells,
@@ -108,9 +109,6 @@ NULL_REASONS = ("too_few_samples", "constant_target", "constant_measure")
 """Why a correlation is null, in the order they are checked (module docstring)."""
 PAPER_PEARSON_NOISE = 1e-6
 """Paper mode: Pearson of values spread by at most this (relative) is computed as the paper's code does."""
-DIFFERENCES = (("T", "F"), ("T_u", "T"), ("nDCG", "F"), ("F_e", "F"), ("F_e_partner", "F"), ("T", "nDCG"),
-               ("eRAG_P", "T"), ("eRAG_P", "F"), ("UDCG", "T"), ("UDCG", "F"), ("T_umbrela", "T"), ("T_umbrela", "F"))
-"""Paired differences reported when both measures were computed."""
 
 
 def segment_curves(measure, cells: MeasureCells, s: int, grid, corr_types, compat, query_weights=None):
@@ -354,7 +352,7 @@ def _long_table(seg: np.ndarray, columns: dict, corr_types: list[str]) -> pl.Dat
 
 
 def _differences(boots: dict, target_names: list[str], corr_types: list[str], ci_level: float) -> pl.DataFrame:
-    """Rows (segment, corr type) per target and difference of :data:`DIFFERENCES` whose measures ran.
+    """Rows (segment, corr type) per target and difference of :data:`~.paper_claims.DIFFERENCES` whose measures ran.
 
     A row exists for the segments where both measures have a row.
     """
