@@ -163,7 +163,7 @@ def embedded_pairs(config: Mapping) -> list[tuple[str, str]]:
 def resolve_beir_folders(config: Mapping) -> None:
     """Replace, in place, the ``path`` of each ``beir`` dataset named by its folder with the folder's
     qrels file of its ``split`` (``judged_corpus.beir_qrels``), so that every rule reads, and
-    depends on, that file. Run after the start-up checks (``checks.check_beir_folders``)."""
+    depends on, that file. Run after the start-up checks (``input_checks.check_beir_folders``)."""
     from retrieval_response.datasets.judged_corpus import beir_qrels
 
     for dataset in config["datasets"].values():
