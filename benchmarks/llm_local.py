@@ -52,7 +52,7 @@ from retrieval_response.llm.server import LlamaServer, available_cores
 from retrieval_response.ranking.cosine_ranking import rank_samples
 from retrieval_response.reports.benchmark_record import write_benchmark_json
 from retrieval_response.workflow_config import plan
-from retrieval_response.workflow_config.plan import ideal_answer_requests
+from retrieval_response.workflow_config.llm_requests import ideal_answer_requests
 
 REPO = Path(__file__).resolve().parents[1]
 

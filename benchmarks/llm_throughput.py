@@ -34,7 +34,7 @@ from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_pro
 from retrieval_response.reports.benchmark_record import write_benchmark_json
 from retrieval_response.testing.openai_server import FaultSchedule, serve_in_subprocess
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
-from retrieval_response.workflow_config.plan import ideal_answer_requests
+from retrieval_response.workflow_config.llm_requests import ideal_answer_requests
 
 REPO = Path(__file__).resolve().parents[1]
 LIMIT_RPS = 20.0

@@ -120,13 +120,14 @@ def test_answers_and_grades_fan_out_over_the_workflows_units(tmp_path):
 
 
 def test_ideal_answers_are_the_requests_the_answer_ideal_rule_makes(tmp_path):
-    """The ideal answers priced are ``plan.ideal_answer_requests`` of the prepared texts: a-0 has
+    """The ideal answers priced are ``llm_requests.ideal_answer_requests`` of the prepared texts: a-0 has
     the 2 positives of the (Nc 6, Np 2) design but too few negatives to serve it, and its Np 2
     ideal answer is asked for all the same (one per (query, Np) of ``plan.dataset_nps``)."""
     from retrieval_response.datasets import prepare
     from retrieval_response.reports.llm_cost import estimate
     from retrieval_response.workflow_config.defaults import with_defaults
-    from retrieval_response.workflow_config.plan import dataset_nps, ideal_answer_requests
+    from retrieval_response.workflow_config.llm_requests import ideal_answer_requests
+    from retrieval_response.workflow_config.plan import dataset_nps
 
     config = _tiny(tmp_path, [{"Nc": 3, "Np": 1, "K": [1, 3]}, {"Nc": 6, "Np": 2, "K": [1]}])
     texts, _ = prepare("generic", tmp_path / "tiny.jsonl", n_queries=None, seed=0, designs=[(3, 1), (6, 2)])

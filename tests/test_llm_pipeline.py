@@ -19,7 +19,7 @@ from retrieval_response.tables.graded import export_published_json
 from retrieval_response.tables.workflow_tables import validate_graded
 from retrieval_response.testing.openai_server import default_answer
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
-from retrieval_response.workflow_config.plan import ideal_answer_requests
+from retrieval_response.workflow_config.llm_requests import ideal_answer_requests
 
 pytestmark = pytest.mark.unit
 

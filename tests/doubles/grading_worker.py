@@ -21,7 +21,7 @@ from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
-from retrieval_response.workflow_config.plan import ideal_answer_requests
+from retrieval_response.workflow_config.llm_requests import ideal_answer_requests
 
 PROMPTS = Path(__file__).resolve().parents[2] / "resources" / "prompts"
 

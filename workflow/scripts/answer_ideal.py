@@ -11,7 +11,7 @@ from retrieval_response.llm.jobs import check_failures, client_from_config, job_
 from retrieval_response.llm.pipeline import ideal_answers
 from retrieval_response.llm.prompts import ANSWER_FIELDS, load_prompt
 from retrieval_response.tables.workflow_tables import read_texts_table
-from retrieval_response.workflow_config.plan import corpus_ideal_answer_requests, ideal_answer_requests
+from retrieval_response.workflow_config.llm_requests import corpus_ideal_answer_requests, ideal_answer_requests
 
 log = job_log(snakemake.log[0])
 start = time.monotonic()

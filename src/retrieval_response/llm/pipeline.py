@@ -46,7 +46,7 @@ def _answer_all(client: LLMClient, prompt: Prompt, rows: pl.DataFrame, desc: str
 
 def ideal_answers(requests: pl.DataFrame, client: LLMClient, prompt: Prompt) -> pl.DataFrame:
     """One ideal answer per row of ``requests`` (columns id, q, Np, refs: the fan-out of
-    ``workflow_config.plan.ideal_answer_requests`` or ``corpus_ideal_answer_requests``), written
+    ``workflow_config.llm_requests.ideal_answer_requests`` or ``corpus_ideal_answer_requests``), written
     from its references in row order; columns id, Np, answer_ideal, status."""
     answers, statuses = _answer_all(client, prompt, requests, "ideal answers")
     return requests.select("id", "Np").with_columns(

@@ -2,7 +2,7 @@
 
 Calls: the ideal answers the answer_ideal rule asks for, one per (query, Np) of a dataset, shared
 by the rankers and by the designs with that Np (the fan-out of
-:func:`~retrieval_response.workflow_config.plan.ideal_answer_requests`, or
+:func:`~retrieval_response.workflow_config.llm_requests.ideal_answer_requests`, or
 ``corpus_ideal_answer_requests`` for a corpus-level dataset); and per (query, ranker, design, K)
 one top-K answer and one grade
 (:func:`~retrieval_response.workflow_config.plan.designs_with_cutoffs`). With document judgments
@@ -41,7 +41,7 @@ import polars as pl
 from retrieval_response.llm.document_judgments import KINDS, UDCG_MAX_TOKENS, UMBRELA_MAX_TOKENS
 from retrieval_response.llm.prompts import Prompt, format_references
 from retrieval_response.llm.retry import litellm_module
-from retrieval_response.workflow_config.plan import corpus_ideal_answer_requests, ideal_answer_requests
+from retrieval_response.workflow_config.llm_requests import corpus_ideal_answer_requests, ideal_answer_requests
 
 GRADE_COMPLETION_TOKENS = 1
 """Completion tokens counted per grade: one digit."""

@@ -1,6 +1,6 @@
 """What a schema-valid config asks the workflow to build: designs, (dataset, embedder, design) units,
-the ideal answers of each dataset (:func:`ideal_answer_requests`: the LLM workload prices the same
-requests), and the optional analyses.
+and the optional analyses. The requests of the LLM stages that are decided beside the units (the
+ideal answers of each dataset) are :mod:`.llm_requests`.
 
 A design is one (Nc, Np) pair with its cut-offs K; its path component is ``Nc<Nc>_Np<Np>``
 (:data:`POOL_DESIGN_PATTERN`). A dataset runs its own ``designs`` and ``embedders`` when it lists
@@ -17,14 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from retrieval_response.datasets.layouts import LAYOUTS_WITHOUT_GOLD, TRACES_LAYOUT
 from retrieval_response.datasets.sampling import design_name as sampling_design_name
 from retrieval_response.infra.errors import InputError
-
-if TYPE_CHECKING:
-    import polars as pl
 
 POOL_DESIGN_PATTERN = r"Nc[0-9]+_Np[0-9]+"
 """Regular expression of the name of a (Nc, Np) design."""
@@ -210,30 +206,6 @@ def design_pairs(config: Mapping, dataset: str) -> list[list[int]]:
 def dataset_nps(config: Mapping, dataset: str) -> list[int]:
     """The distinct Np values of the designs of ``dataset``, ascending."""
     return sorted({design["Np"] for design in dataset_designs(config, dataset)})
-
-
-def ideal_answer_requests(texts: pl.DataFrame, nps: list[int]) -> pl.DataFrame:
-    """The ideal answers the answer_ideal rule asks for a dataset's query texts (columns id, q, p)
-    under the Np values ``nps`` (``dataset_nps``): one per (id, Np) whose query has at least Np
-    positives, written from its first Np positives; columns id, q, Np (Int32), refs, sorted by id
-    and Np (a query's prompts grow by whole references, a shared prefix)."""
-    import polars as pl
-
-    return (texts.select("id", "q", "p")
-            .join(pl.DataFrame({"Np": sorted(set(nps))}, schema={"Np": pl.Int32}), how="cross")
-            .filter(pl.col("p").list.len() >= pl.col("Np"))
-            .select("id", "q", "Np", refs=pl.col("p").list.head(pl.col("Np")))
-            .sort("id", "Np"))
-
-
-def corpus_ideal_answer_requests(texts: pl.DataFrame) -> pl.DataFrame:
-    """The ideal answers the answer_ideal rule asks for a corpus-level dataset's queries (columns
-    id, q, p): one per query with a judged positive, written from all of them (Np = len(p), as in
-    its ranked samples); the columns of :func:`ideal_answer_requests`, sorted by id."""
-    import polars as pl
-
-    return (texts.select("id", "q", Np=pl.col("p").list.len().cast(pl.Int32), refs=pl.col("p"))
-            .filter(pl.col("Np") > 0).sort("id"))
 
 
 def design_by_name(config: Mapping, dataset: str, name: str, config_file: str) -> dict:
