@@ -52,6 +52,7 @@ from retrieval_response.llm.server import LlamaServer, available_cores
 from retrieval_response.ranking.cosine_ranking import rank_samples
 from retrieval_response.reports.benchmark_record import write_benchmark_json
 from retrieval_response.workflow_config import plan
+from retrieval_response.workflow_config.llm_requests import ideal_answer_requests
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -111,7 +112,7 @@ def workflow_path(workload: list, config: dict, cache_dir: Path) -> tuple[pl.Dat
     with generator, grader:  # each model's server kept across the jobs, as a Snakemake run shares its own
         start = time.monotonic()  # servers started, as the baseline's model is loaded, before the clock
         for texts, nps, units in workload:
-            ideal = pipeline.ideal_answers(texts, nps, generator, answer)
+            ideal = pipeline.ideal_answers(ideal_answer_requests(texts, nps), generator, answer)
             topk = [pipeline.topk_answers(ranked, texts, generator, answer) for ranked in units]
             graded += [pipeline.grade_answers(table, ideal, texts, grader, grade) for table in topk]
         seconds = time.monotonic() - start

@@ -34,6 +34,7 @@ from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_pro
 from retrieval_response.reports.benchmark_record import write_benchmark_json
 from retrieval_response.testing.openai_server import FaultSchedule, serve_in_subprocess
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
+from retrieval_response.workflow_config.llm_requests import ideal_answer_requests
 
 REPO = Path(__file__).resolve().parents[1]
 LIMIT_RPS = 20.0
@@ -75,7 +76,7 @@ def graded_run(api_base: str, cache_dir: Path, n_queries: int) -> pl.DataFrame:
     grader = _client(api_base, cache, pacing, max_tokens=4, logprobs=True)
     answer = load_prompt(REPO / "resources/prompts/answer.txt", ANSWER_FIELDS)
     grade = load_prompt(REPO / "resources/prompts/grade.txt", GRADE_FIELDS, needs_reask=True)
-    ideal = pipeline.ideal_answers(texts, [2], generator, answer)
+    ideal = pipeline.ideal_answers(ideal_answer_requests(texts, [2]), generator, answer)
     topk = pipeline.topk_answers(ranked, texts, generator, answer)
     return pipeline.grade_answers(topk, ideal, texts, grader, grade)
 

@@ -262,16 +262,18 @@ def exact_curves(name: str, samples: list[dict], target: str, grid: np.ndarray) 
 
 def library_curves(graded, segmentation: str, grid: np.ndarray, compat: str, name: str, target: str, minimum: int):
     """(E, subset, segment) -> corr type -> (A,) the full-data curves the analysis computes (its own code path)."""
-    from retrieval_response.analysis import correlation_tables as tables
     from retrieval_response.analysis.correlations import CORR_TYPES, TIE_ULPS
+    from retrieval_response.analysis.measures import MEASURES
+    from retrieval_response.analysis.samples import measure_cells, measure_sizes, prepare_samples
+    from retrieval_response.analysis.segment_correlations import segment_curves
 
-    prepared = tables.prepare_samples(graded, None, segmentation, (), [target], TIE_ULPS if compat == "exact" else 0, 0)
-    measure = tables.MEASURES[name]
-    cells = tables.measure_cells(prepared, measure, target, tables.measure_sizes(prepared, measure, target, minimum))
+    prepared = prepare_samples(graded, None, segmentation, (), [target], TIE_ULPS if compat == "exact" else 0, 0)
+    measure = MEASURES[name]
+    cells = measure_cells(prepared, measure, target, measure_sizes(prepared, measure, target, minimum))
     keys = {row[0]: tuple(row[1:]) for row in prepared.segments.select("seg", "E", "subset", "segment").iter_rows()}
     out = {}
     for s, seg in enumerate(cells.seg.tolist()):
-        curves = tables.segment_curves(tables.MEASURES[name], cells, s, grid, CORR_TYPES, compat)
+        curves = segment_curves(MEASURES[name], cells, s, grid, CORR_TYPES, compat)
         out[keys[seg]] = {t: curves[t][0] for t in CORR_TYPES}
     return out
 

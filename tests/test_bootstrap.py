@@ -87,7 +87,7 @@ def test_bootstrap_is_reproducible_and_covers_the_estimate(graded, seeded):
 
 def test_differences_are_paired_and_consistent_with_correlations(seeded):
     correlations, differences = seeded
-    assert set(differences["difference"].unique()) == {"T-F", "T_u-T", "nDCG-F", "F_e-F", "T-nDCG"}
+    assert set(differences["difference"].unique()) == {"nDCG-F", "nDCG-T", "T-F", "F_e-F", "T_u-T"}
     keys = ["E", "subset", "segment", "corr_type"]
     value = correlations.pivot(on="measure", index=keys, values="value")
     joined = differences.filter(pl.col("difference") == "T-F").join(value, on=keys)

@@ -24,7 +24,7 @@ from retrieval_response.ranking.cosine_ranking import write_ranked
 from retrieval_response.ranking.lexical import DEFAULTS, BM25Index, bm25_rank_samples, bm25_settings
 from retrieval_response.ranking.run_file import write_run
 from retrieval_response.tables.workflow_tables import read_ranked_table, validate_ranked
-from retrieval_response.workflow_config.checks import check_retrieval
+from retrieval_response.workflow_config.input_checks import check_retrieval
 
 pytestmark = pytest.mark.unit
 

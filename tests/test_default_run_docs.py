@@ -9,13 +9,13 @@ import polars as pl
 import pytest
 
 from conftest import REPO
-from retrieval_response.reports.doc_pages import RUN_SUMMARIES, default_run
+from retrieval_response.reports.doc_figures import RUN_SUMMARIES, default_run
 
 pytestmark = pytest.mark.unit
 
 
 def test_the_default_run_figures_are_those_of_the_committed_run_summary():
-    """The figures the page quotes (``default_run``, computed by doc_pages) against the summary's
+    """The figures the page quotes (``default_run``, computed by doc_figures) against the summary's
     own counts, and the page quotes every one of them through a marker."""
     summary = json.loads((REPO / RUN_SUMMARIES["avx512"]).read_text())
     stages, total = summary["stages"], summary["total"]

@@ -12,11 +12,11 @@ import pytest
 import yaml
 
 from conftest import REPO
-from retrieval_response.reports import doc_pages
+from retrieval_response.reports import doc_figures, doc_pages
 from retrieval_response.reports.benchmark_record import benchmark_record
+from retrieval_response.reports.doc_figures import config_defaults
 from retrieval_response.reports.doc_pages import (
     MARKER,
-    config_defaults,
     file_table,
     fill,
     flatten,
@@ -128,16 +128,16 @@ def test_code_constants_that_the_pages_quote_are_those_of_the_code():
 
 
 def test_wall_clock_minutes_are_the_seconds_that_usr_bin_time_wrote():
-    table = doc_pages.wall_clock(REPO)
-    for run, path in doc_pages.WALL_CLOCKS.items():
+    table = doc_figures.wall_clock(REPO)
+    for run, path in doc_figures.WALL_CLOCKS.items():
         record = json.loads((REPO / path).read_text())
         [row] = table.filter(run=run).to_dicts()
         assert row["command"] == record["command"] and row["minutes"] * 60 == pytest.approx(record["wall_seconds"])
 
 
 def test_text_report_figures_are_the_committed_prepare_reports():
-    table = doc_pages.text_reports(REPO)
-    for dataset, path in doc_pages.TEXT_REPORTS.items():
+    table = doc_figures.text_reports(REPO)
+    for dataset, path in doc_figures.TEXT_REPORTS.items():
         report = json.loads((REPO / path).read_text())
         [row] = table.filter(dataset=dataset).to_dicts()
         budget = report["text_budget"]

@@ -16,9 +16,10 @@ from analysis_reference import (
     stress_graded,
 )
 from retrieval_response.analysis._double_double import _exact_values
-from retrieval_response.analysis.correlation_tables import PAPER_PEARSON_NOISE, analysis_tables
+from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.correlations import CORR_TYPES
 from retrieval_response.analysis.measures import alpha_grid
+from retrieval_response.analysis.segment_correlations import PAPER_PEARSON_NOISE
 
 pytestmark = pytest.mark.unit
 

@@ -211,10 +211,10 @@ def test_one_fixed_colour_scale_per_kind_whatever_the_data(partial, other_figure
 
 def test_signed_cells_of_opposite_sign_get_opposite_colours(partial):
     figures, _, _ = partial
-    axes = next(a for a in figures["diff_ratio_grade.png"].axes if a.images)
-    image = axes.images[0]
-    values = np.ma.filled(image.get_array().astype(float), np.nan)
-    colours = image.cmap(image.norm(values))
+    images = [a.images[0] for a in figures["diff_ratio_grade.png"].axes if a.images]
+    values = np.concatenate([np.ma.filled(image.get_array().astype(float), np.nan).ravel() for image in images])
+    colours = np.concatenate([image.cmap(image.norm(np.ma.filled(image.get_array().astype(float), np.nan))).reshape(-1, 4)
+                              for image in images])
     positive, negative = values > 0.05, values < -0.05
     assert positive.any() and negative.any()
     assert (colours[positive][:, 0] > colours[positive][:, 2]).all()  # red

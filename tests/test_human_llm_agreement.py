@@ -15,9 +15,9 @@ from conftest import refused_record
 from retrieval_response.analysis.human_llm_agreement import (
     agreement_table,
     krippendorff_alpha_ordinal,
-    read_human_grades,
 )
 from retrieval_response.infra.errors import InputError
+from retrieval_response.tables.human_grades import read_human_grades
 
 pytestmark = pytest.mark.unit
 

@@ -119,6 +119,23 @@ def test_answers_and_grades_fan_out_over_the_workflows_units(tmp_path):
     assert len(units) == 1 and stages["topk"].calls == stages["grade"].calls == 2 * 2 * len(units)
 
 
+def test_ideal_answers_are_the_requests_the_answer_ideal_rule_makes(tmp_path):
+    """The ideal answers priced are ``llm_requests.ideal_answer_requests`` of the prepared texts: a-0 has
+    the 2 positives of the (Nc 6, Np 2) design but too few negatives to serve it, and its Np 2
+    ideal answer is asked for all the same (one per (query, Np) of ``plan.dataset_nps``)."""
+    from retrieval_response.datasets import prepare
+    from retrieval_response.reports.llm_cost import estimate
+    from retrieval_response.workflow_config.defaults import with_defaults
+    from retrieval_response.workflow_config.llm_requests import ideal_answer_requests
+    from retrieval_response.workflow_config.plan import dataset_nps
+
+    config = _tiny(tmp_path, [{"Nc": 3, "Np": 1, "K": [1, 3]}, {"Nc": 6, "Np": 2, "K": [1]}])
+    texts, _ = prepare("generic", tmp_path / "tiny.jsonl", n_queries=None, seed=0, designs=[(3, 1), (6, 2)])
+    requests = ideal_answer_requests(texts, dataset_nps(with_defaults(config), "tiny"))
+    assert sorted(requests.select("id", "Np").iter_rows()) == [("a-0", 1), ("a-0", 2), ("a-1", 1)]
+    assert estimate(config, tmp_path).workload.stages["ideal"].calls == requests.height
+
+
 def test_the_json_record_holds_the_printed_figures(tmp_path, capfd):
     """``--json``'s record holds what the command prints: each stage's calls and tokens, the
     total, the dollars; and each role's price per million tokens and, with a token rate, the

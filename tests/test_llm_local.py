@@ -18,6 +18,7 @@ from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
 from retrieval_response.tables.workflow_tables import validate_graded
+from retrieval_response.workflow_config.llm_requests import ideal_answer_requests
 
 pytestmark = pytest.mark.live
 
@@ -47,7 +48,7 @@ def test_local_llm_grades_two_samples(tmp_path):
                        local_threads=2)
     answer = load_prompt(REPO / "resources/prompts/answer.txt", ANSWER_FIELDS)
     grade = load_prompt(REPO / "resources/prompts/grade.txt", GRADE_FIELDS, needs_reask=True)
-    ideal = pipeline.ideal_answers(texts, [2], generator, answer)
+    ideal = pipeline.ideal_answers(ideal_answer_requests(texts, [2]), generator, answer)
     topk = pipeline.topk_answers(ranked, texts, generator, answer)
     graded = pipeline.grade_answers(topk, ideal, texts, grader, grade)
     validate_graded(graded, "graded")
@@ -88,7 +89,8 @@ def _graded_run(cache_dir: Path, answer_slots: int) -> tuple[pl.DataFrame, LLMCl
     answer = load_prompt(REPO / "resources/prompts/answer.txt", ANSWER_FIELDS)
     grade = load_prompt(REPO / "resources/prompts/grade.txt", GRADE_FIELDS, needs_reask=True)
     topk = pipeline.topk_answers(ranked, texts, generator, answer)
-    graded = pipeline.grade_answers(topk, pipeline.ideal_answers(texts, [2], generator, answer), texts, grader, grade)
+    ideal = pipeline.ideal_answers(ideal_answer_requests(texts, [2]), generator, answer)
+    graded = pipeline.grade_answers(topk, ideal, texts, grader, grade)
     return graded, generator
 
 

@@ -19,6 +19,7 @@ from retrieval_response.tables.graded import export_published_json
 from retrieval_response.tables.workflow_tables import validate_graded
 from retrieval_response.testing.openai_server import default_answer
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
+from retrieval_response.workflow_config.llm_requests import ideal_answer_requests
 
 pytestmark = pytest.mark.unit
 
@@ -34,7 +35,7 @@ def _clients(tmp_path):
 
 def _run(tmp_path, texts, ranked):
     generator, grader = _clients(tmp_path)
-    ideal = pipeline.ideal_answers(texts, [2], generator, ANSWER)
+    ideal = pipeline.ideal_answers(ideal_answer_requests(texts, [2]), generator, ANSWER)
     topk = pipeline.topk_answers(ranked, texts, generator, ANSWER)
     return pipeline.grade_answers(topk, ideal, texts, grader, GRADE), generator, grader
 
@@ -142,7 +143,7 @@ def test_one_positive_design_is_answered_from_its_one_positive_and_graded(tmp_pa
     texts = synthetic_texts(3, n_pos=1)
     ranked = synthetic_ranked(texts, "E1", nc=4, np_=1, ks=[1, 2])
     generator, grader = _clients(tmp_path)
-    ideal = pipeline.ideal_answers(texts, [1], generator, ANSWER)
+    ideal = pipeline.ideal_answers(ideal_answer_requests(texts, [1]), generator, ANSWER)
     assert ideal.height == 3 and (ideal["Np"] == 1).all() and (ideal["status"] == "ok").all()
     rows = pipeline.topk_selections(ranked, texts)
     assert all(sum(row["inK"]) <= 1 for row in rows.iter_rows(named=True))
@@ -172,7 +173,7 @@ def test_gold_reference_grades_each_answer_against_the_gold_answers_and_keeps_ev
     texts = synthetic_texts(4).with_columns(answers=pl.Series([["Answer"], [], ["Positive"], ["  ", "Answer"]]))
     ranked = synthetic_ranked(texts, "E1", 5, 2, [1, 2])
     generator, grader = _clients(tmp_path)
-    ideal = pipeline.ideal_answers(texts, [2], generator, ANSWER)
+    ideal = pipeline.ideal_answers(ideal_answer_requests(texts, [2]), generator, ANSWER)
     topk = pipeline.topk_answers(ranked, texts, generator, ANSWER)
     plain = pipeline.grade_answers(topk, ideal, texts, grader, GRADE)
     calls = sum(provider.calls.values())

@@ -12,6 +12,8 @@ import pytest
 from conftest import benchmark
 from retrieval_response.analysis.bootstrap import percentile_interval
 from retrieval_response.analysis.correlation_tables import analysis_tables
+from retrieval_response.analysis.measures import MEASURES
+from retrieval_response.analysis.paper_claims import CLAIMS, DIFFERENCES, SPREAD_MEASURES
 from retrieval_response.analysis.replication import (
     C4,
     COLUMNS,
@@ -106,6 +108,10 @@ def test_spread_with_one_embedder_or_no_draws():
     assert row["value"] == pytest.approx(1 / 6 - 0.5) and row["ci_low"] is None and row["verdict"] == "inconclusive"
 
 
+def _negated(value: float | None) -> float | None:
+    return None if value is None else -value
+
+
 def test_resampled_correlations_are_the_draws_behind_the_intervals():
     graded = bench.synthetic_graded(8000, seed=4)
     options = dict(segmentation="ratio", alpha_grid="linear:5", corr_types=["spearman", "kendall_b"],
@@ -131,8 +137,8 @@ def test_resampled_correlations_are_the_draws_behind_the_intervals():
         if same.height:
             assert (row["value"], row["ci_low"]) == (same["value"][0], same["ci_low"][0])
         else:
-            other = stored.filter(pl.col("difference") == f"{second}-{first}")
-            assert (row["value"], row["ci_high"]) == (-other["value"][0], -other["ci_low"][0])
+            other = stored.filter(pl.col("difference") == f"{second}-{first}").row(0, named=True)
+            assert (row["value"], row["ci_high"]) == (_negated(other["value"]), _negated(other["ci_low"]))
     spread = table.filter(pl.col("conclusion") == C4)
     assert spread.height > 0 and spread["ci_low"].null_count() == 0
     assert set(spread["E"]) == {",".join(sorted(graded["E"].unique()))}
@@ -158,3 +164,14 @@ def test_the_first_study_part():
 def test_corr_type_of_the_verdicts():
     assert replication_corr_type(["pearson", "spearman"]) == "spearman"
     assert replication_corr_type(["kendall_b"]) == "kendall_b"
+
+
+def test_differences_are_the_claims_pairs_as_first_claimed_then_the_registrys():
+    claimed = [(c.first, c.second) for c in CLAIMS]
+    assert DIFFERENCES[:5] == (("nDCG", "F"), ("nDCG", "T"), ("T", "F"), ("F_e", "F"), ("F_e_partner", "F"))
+    for first, second in claimed:  # each claim's pair once: as it states it, or as an earlier claim does
+        assert ((first, second) in DIFFERENCES) != ((second, first) in DIFFERENCES)
+    assert ("nDCG", "T") in DIFFERENCES and ("T", "nDCG") not in DIFFERENCES
+    added = [(m.name, other) for m in MEASURES.values() for other in m.differences_with]
+    assert list(DIFFERENCES[5:]) == added
+    assert SPREAD_MEASURES == ("F", "F_e", "F_e_partner", "T", "nDCG")

@@ -23,8 +23,9 @@ from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.llm.pipeline import NO_GOLD_ANSWER, grade_traces
 from retrieval_response.llm.prompts import GRADE_GOLD_FIELDS, load_prompt
-from retrieval_response.tables.collect import collect_traces, traces_report
-from retrieval_response.workflow_config.checks import check_config, check_trace_records
+from retrieval_response.tables.trace_samples import collect_traces, traces_report
+from retrieval_response.workflow_config.checks import check_config
+from retrieval_response.workflow_config.input_checks import check_trace_records
 from retrieval_response.workflow_config.plan import trace_grade_prompts
 
 pytestmark = pytest.mark.unit

@@ -81,7 +81,7 @@ def test_published_files_alone_produce_tables_and_figures(published_run):
     assert (spearman_t["ci_low"] <= spearman_t["value"]).all() and (spearman_t["value"] <= spearman_t["ci_high"]).all()
 
     differences = pl.read_parquet(tmp_path / "results/analysis/differences_ratio.parquet")
-    assert {"T-F", "T_u-T", "nDCG-F", "F_e-F", "T-nDCG"} <= set(differences["difference"])
+    assert {"nDCG-F", "nDCG-T", "T-F", "F_e-F", "T_u-T"} <= set(differences["difference"])
     assert differences["share_positive"].is_between(0, 1).all()
 
     replication = pl.read_parquet(tmp_path / "results/analysis/replication.parquet")

@@ -21,6 +21,7 @@ from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
+from retrieval_response.workflow_config.llm_requests import ideal_answer_requests
 
 PROMPTS = Path(__file__).resolve().parents[2] / "resources" / "prompts"
 
@@ -49,7 +50,7 @@ def run(api_base: str, cache_dir: str, out: str, n_queries: int, journal_dir: st
     answer = load_prompt(PROMPTS / "answer.txt", ANSWER_FIELDS)
     grade = load_prompt(PROMPTS / "grade.txt", GRADE_FIELDS, needs_reask=True)
     wait_for_start(out, start_file)
-    ideal = pipeline.ideal_answers(texts, [2], generator, answer)
+    ideal = pipeline.ideal_answers(ideal_answer_requests(texts, [2]), generator, answer)
     topk = pipeline.topk_answers(ranked, texts, generator, answer)
     write_parquet(pipeline.grade_answers(topk, ideal, texts, grader, grade), out)
     write_json([client.stats.summary(stage, out, 0.0) for stage, client in (("answer", generator), ("grade", grader))],

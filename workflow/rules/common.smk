@@ -2,7 +2,8 @@
 
 Every check that needs no job runs here, while the Snakefile is parsed: the JSON schema, then the
 library's ``retrieval_response.workflow_config.checks`` (wildcard values, safe path names,
-cross-key rules, input files, alpha grid, prompts, API-key variables); then the secret parts of
+cross-key rules, input files, alpha grid, prompts, API-key variables) and, for traces, every
+record of their files (``input_checks.check_trace_records``); then the secret parts of
 every ``api_base`` leave the config for the environment (``withhold_api_base_secrets``). A failure
 prints one line ``<config file>: config key <key>: <rule>`` to stderr and exits with status 1.
 What the config asks to build (designs, units, shards) comes from ``retrieval_response.workflow_config.plan`` and
@@ -22,7 +23,7 @@ from retrieval_response.infra.paths import NAME_PATTERN
 from retrieval_response.llm.config import ModelConfig, withhold_api_base_secrets
 from retrieval_response.llm.jobs import job_threads, llm_cap, llm_jobs, llm_units
 from retrieval_response.llm.sharding import SHARD_PATTERN, shard_names
-from retrieval_response.workflow_config import checks, plan
+from retrieval_response.workflow_config import checks, input_checks, plan
 from retrieval_response.workflow_config.shipped_paths import resolve_shipped_paths
 
 CONFIG_FILE = ", ".join(map(str, workflow.overwrite_configfiles or ["config.yaml"]))
@@ -59,7 +60,7 @@ startup_check(
 startup_check(checks.check_config, config, CONFIG_FILE)
 # Traces files are read record by record: once, in the main process (a dry run too).
 if workflow.is_main_process:
-    startup_check(checks.check_trace_records, config)
+    startup_check(input_checks.check_trace_records, config)
 plan.resolve_beir_folders(config)
 startup_check(plan.resolve_run_codes, config, CONFIG_FILE)
 # Credentials and query tokens of api_base go to the jobs through the environment, not through

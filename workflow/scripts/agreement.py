@@ -2,9 +2,10 @@
 
 import _workflow_package  # noqa: F401
 
-from retrieval_response.analysis.human_llm_agreement import agreement_table, read_human_grades
+from retrieval_response.analysis.human_llm_agreement import agreement_table
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log
+from retrieval_response.tables.human_grades import read_human_grades
 
 log = job_log(snakemake.log[0])
 table = agreement_table(

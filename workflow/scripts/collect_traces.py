@@ -6,7 +6,8 @@ import polars as pl
 
 from retrieval_response.infra.atomic import write_json, write_parquet
 from retrieval_response.infra.logs import job_log
-from retrieval_response.tables.collect import check_unique_samples, collect_traces, traces_report
+from retrieval_response.tables.collect import check_unique_samples
+from retrieval_response.tables.trace_samples import collect_traces, traces_report
 
 log = job_log(snakemake.log[0])
 judgments = list(snakemake.input.judgments) or [None] * len(snakemake.params.datasets)

@@ -18,11 +18,11 @@ import polars as pl
 
 from retrieval_response.analysis._double_double import _exact_values
 from retrieval_response.analysis.bootstrap import resample_weights
-from retrieval_response.analysis.correlation_tables import segment_curves
 from retrieval_response.analysis.correlations import TIE_ULPS, first_max, sorted_tie_anchors
 from retrieval_response.analysis.crossfit import crossfit
 from retrieval_response.analysis.measures import MEASURES
 from retrieval_response.analysis.samples import MeasureCells, PreparedSamples, measure_cells, prepare_samples
+from retrieval_response.analysis.segment_correlations import segment_curves
 
 RANK_CORRELATIONS = ("spearman", "kendall_b", "kendall_c")
 """Correlations that depend on the order of the measure's values alone."""

@@ -77,6 +77,8 @@ class Measure:
     ``heatmaps``: the segmentations whose heatmap figures draw it. ``needs_Np``: its value needs
     Np = |R|, the number of relevant documents of the query, which production traces do not give
     (docs/TRACES.md): where Np is unknown it is not computable, never filled in.
+    ``differences_with``: the measures it is set against in the analysis's paired differences
+    (``name - other``), besides the pairs of the paper's claims (:mod:`.paper_claims`).
     """
 
     name: str
@@ -90,6 +92,7 @@ class Measure:
     binary: bool = False
     heatmaps: tuple[str, ...] = ()
     needs_Np: bool = False
+    differences_with: tuple[str, ...] = ()
 
     @property
     def has_alpha(self) -> bool:
@@ -137,7 +140,8 @@ MEASURES: dict[str, Measure] = {
         _alpha_measure("F_e_partner", f_estimated_partner, "n_p", "K", "np_partner", compat=True, default=True,
                        heatmaps=("ratio",)),
         _alpha_measure("T", t_measure, "n_p", "K", compat=True, default=True, heatmaps=("fit", "ratio")),
-        _alpha_measure("T_u", t_unnormalised, "n_p", "K", default=True, heatmaps=("ratio",)),
+        _alpha_measure("T_u", t_unnormalised, "n_p", "K", default=True, heatmaps=("ratio",),
+                       differences_with=("T",)),
         _feature_measure("nDCG", ndcg_paper, default=True, heatmaps=("fit", "ratio")),
         _feature_measure("nDCG@K", ndcg_at_k, default=True, needs_Np=True),
         _feature_measure("RR@K", reciprocal_rank_at_k, default=True),
@@ -146,13 +150,15 @@ MEASURES: dict[str, Measure] = {
                 formula=precision, default=True),
         Measure("R", recall.__doc__, features=("n_p", "Np"), evaluate=_without_alpha(recall, "n_p", "Np"),
                 formula=recall, default=True, needs_Np=True),
-        _feature_measure("eRAG_P", erag_precision, default=True, needs="erag_utility", heatmaps=("ratio",)),
+        _feature_measure("eRAG_P", erag_precision, default=True, needs="erag_utility", heatmaps=("ratio",),
+                         differences_with=("T", "F")),
         _feature_measure("eRAG_success", erag_success, default=True, needs="erag_utility"),
         _feature_measure("eRAG_MRR", erag_mrr, default=True, needs="erag_utility", binary=True),
         _feature_measure("eRAG_nDCG", erag_ndcg, default=True, needs="erag_utility", binary=True),
-        _feature_measure("UDCG", udcg, default=True, needs="udcg_utility", heatmaps=("ratio",)),
+        _feature_measure("UDCG", udcg, default=True, needs="udcg_utility", heatmaps=("ratio",),
+                         differences_with=("T", "F")),
         _alpha_measure("T_umbrela", t_measure, "n_p_umbrela", "K", compat=True, default=True, needs="umbrela_label",
-                       heatmaps=("ratio",)),
+                       heatmaps=("ratio",), differences_with=("T", "F")),
         Measure("P_umbrela", "P_umbrela = n_p_umbrela / K, n_p_umbrela = texts of the top K labelled >= 2 by UMBRELA",
                 features=("n_p_umbrela", "K"), evaluate=_without_alpha(precision, "n_p_umbrela", "K"), formula=precision,
                 default=True,

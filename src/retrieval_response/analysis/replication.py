@@ -1,14 +1,14 @@
 """The paper's four conclusions tested on the analysis tables, each cell with a verdict (docs/METHODS.md#replication).
 
-Conclusions, in our words, and the cells that test them (:data:`CLAIMS`):
+Conclusions, in our words, and the cells that test them (:data:`~.paper_claims.CLAIMS`):
 
 1. ``C1`` nDCG predicts answer quality better than F and than T at high K/Np: differences
-   ``nDCG-F`` and ``nDCG-T`` in the ``ratio`` segments with K/Np >= :data:`HIGH_RATIO`.
+   ``nDCG-F`` and ``nDCG-T`` in the ``ratio`` segments with K/Np >= :data:`~.paper_claims.HIGH_RATIO`.
 2. ``C2`` at K/Np around 1 or lower T predicts better than nDCG (``T-nDCG`` in the ``ratio``
-   segments with K/Np <= :data:`AROUND_ONE` and in the ``fit`` segment ``narrow``), and below 1
+   segments with K/Np <= :data:`~.paper_claims.AROUND_ONE` and in the ``fit`` segment ``narrow``), and below 1
    T matches or beats F (``T-F`` in the ``ratio`` segments with K/Np < 1 and in ``narrow``).
 3. ``C3`` F_e predicts better than F at high K/Np: ``F_e-F`` and ``F_e_partner-F`` in the
-   ``ratio`` segments with K/Np >= :data:`HIGH_RATIO`.
+   ``ratio`` segments with K/Np >= :data:`~.paper_claims.HIGH_RATIO`.
 4. ``C4`` the document type and K/Np matter more than the embedder: the spread of correlations
    across subsets and K/Np segments minus their spread across embedders (:func:`spread_rows`).
 
@@ -19,7 +19,7 @@ up, "around 1 or lower" the labels up to 1.0 (K/Np < 1.05) and "below 1" the lab
 Rows of C1-C3 are rows of the differences tables (:mod:`.correlation_tables`): the paired
 difference of two correlations (each the maximum over alpha for a measure with alpha, at the
 alpha chosen on the full data in every resample) and its percentile interval over query-id
-resamples; a pair the table stores the other way round (``nDCG-T`` is ``T-nDCG``) is negated,
+resamples; a pair the table stores the other way round (C2's ``T-nDCG`` is ``nDCG-T``) is negated,
 value and interval (the percentile interval of -d is minus the interval of d, bounds swapped).
 The max over alpha favours the measure with alpha: F and T against nDCG (against C1, for C2),
 nobody between F_e and F.
@@ -38,7 +38,6 @@ One correlation type is used (:func:`replication_corr_type`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
@@ -46,13 +45,10 @@ import polars as pl
 from retrieval_response.analysis import measures as measures_module
 from retrieval_response.analysis.bootstrap import max_t, percentile_interval
 from retrieval_response.analysis.crossfit_bootstrap import query_resampling, resampled_correlations
+from retrieval_response.analysis.paper_claims import CLAIMS, SPREAD_MEASURES, Claim
 from retrieval_response.analysis.samples import default_measures, table_sizes
 from retrieval_response.analysis.segments import FINER_KEYS
 
-HIGH_RATIO = 2.0
-"""Smallest K/Np segment label counted as "high K/Np" (C1, C3)."""
-AROUND_ONE = 1.0
-"""Largest K/Np segment label counted as "around 1 or lower" (C2's T-nDCG); "below 1" is below it."""
 SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"
 COLUMNS = ("conclusion", "subset", "segment", "target", "E", "difference", "value", "ci_low", "ci_high",
            "verdict", "detectable", "value_crossfit", "p_adjusted", "verdict_adjusted")
@@ -60,35 +56,6 @@ CELL_KEYS = ("conclusion", "subset", "segment", "target", "E", "difference")
 """The columns that name a cell of the replication table."""
 C4 = "C4 document type and K/Np matter more than the embedder"
 ALL = "all"
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One paired difference ``first - second`` the paper says is positive in the selected segments."""
-
-    conclusion: str
-    first: str
-    second: str
-    fit_segments: tuple[str, ...]  # fit segment labels that test it
-    ratio_low: float  # ratio labels r with ratio_low <= r ...
-    ratio_high: float  # ... and r <= ratio_high (or r < ratio_high when ratio_high_open)
-    ratio_high_open: bool = False
-
-
-CLAIMS = (
-    Claim("C1 nDCG beats F and T at high K/Np", "nDCG", "F", (), HIGH_RATIO, np.inf),
-    Claim("C1 nDCG beats F and T at high K/Np", "nDCG", "T", (), HIGH_RATIO, np.inf),
-    Claim("C2 T beats nDCG at K/Np around 1 or lower and matches or beats F below 1", "T", "nDCG",
-          ("narrow",), 0.0, AROUND_ONE),
-    Claim("C2 T beats nDCG at K/Np around 1 or lower and matches or beats F below 1", "T", "F",
-          ("narrow",), 0.0, AROUND_ONE, ratio_high_open=True),
-    Claim("C3 F_e beats F at high K/Np", "F_e", "F", (), HIGH_RATIO, np.inf),
-    Claim("C3 F_e beats F at high K/Np", "F_e_partner", "F", (), HIGH_RATIO, np.inf),
-)
-"""Conclusions 1-3 as paired differences in the paper's direction, with the segments that test them."""
-SPREAD_MEASURES = tuple(name for name in measures_module.MEASURES if any(name in (c.first, c.second) for c in CLAIMS))
-"""The measures of the claims, in registry order: C4 compares their spread across embedders and
-across subsets x K/Np segments."""
 
 
 def replication_corr_type(corr_types) -> str:
@@ -154,7 +121,7 @@ def adjusted_claims(graded: pl.DataFrame, segments: Mapping[str, pl.DataFrame], 
                     if claim.first not in found or claim.second not in found:
                         continue
                     cells.append({"conclusion": claim.conclusion, "subset": subset, "segment": segment,
-                                  "target": target, "E": E, "difference": f"{claim.first}-{claim.second}",
+                                  "target": target, "E": E, "difference": claim.difference,
                                   "value_crossfit": found[claim.first][1] - found[claim.second][1]})
                     draws.append(found[claim.first][2] - found[claim.second][2])
     schema = {**{c: pl.String for c in CELL_KEYS}, "value_crossfit": pl.Float64, "p_adjusted": pl.Float64,
@@ -176,7 +143,7 @@ def difference_rows(differences: dict[str, pl.DataFrame], corr_type: str) -> pl.
     for claim in CLAIMS:
         for segmentation, table in differences.items():
             rows = table.filter(pl.col("corr_type") == corr_type, _segment_filter(claim, segmentation))
-            name = f"{claim.first}-{claim.second}"
+            name = claim.difference
             same = rows.filter(pl.col("difference") == name)
             swapped = rows.filter(pl.col("difference") == f"{claim.second}-{claim.first}").with_columns(
                 value=-pl.col("value"), ci_low=-pl.col("ci_high"), ci_high=-pl.col("ci_low")

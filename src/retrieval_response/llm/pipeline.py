@@ -44,28 +44,12 @@ def _answer_all(client: LLMClient, prompt: Prompt, rows: pl.DataFrame, desc: str
     return answers, statuses
 
 
-def ideal_answers(texts: pl.DataFrame, nps: list[int], client: LLMClient, prompt: Prompt) -> pl.DataFrame:
-    """One ideal answer per (id, Np) for Np in ``nps``, written from the first Np positives
-    ``p[:Np]`` of queries that have at least Np; columns id, Np, answer_ideal, status."""
-    pairs = (texts.select("id", "q", "p")
-             .join(pl.DataFrame({"Np": sorted(set(nps))}, schema={"Np": pl.Int32}), how="cross")
-             .filter(pl.col("p").list.len() >= pl.col("Np"))
-             .with_columns(refs=pl.col("p").list.head(pl.col("Np")))
-             .sort("id", "Np"))
-    return _ideal_answers(pairs, client, prompt)
-
-
-def judged_ideal_answers(texts: pl.DataFrame, client: LLMClient, prompt: Prompt) -> pl.DataFrame:
-    """One ideal answer per query of a corpus-level dataset, written from all its judged positives
-    ``p`` (Np = len(p), as in its ranked samples); columns id, Np, answer_ideal, status."""
-    pairs = (texts.select("id", "q", refs=pl.col("p"), Np=pl.col("p").list.len().cast(pl.Int32))
-             .filter(pl.col("Np") > 0).sort("id"))
-    return _ideal_answers(pairs, client, prompt)
-
-
-def _ideal_answers(pairs: pl.DataFrame, client: LLMClient, prompt: Prompt) -> pl.DataFrame:
-    answers, statuses = _answer_all(client, prompt, pairs, "ideal answers")
-    return pairs.select("id", "Np").with_columns(
+def ideal_answers(requests: pl.DataFrame, client: LLMClient, prompt: Prompt) -> pl.DataFrame:
+    """One ideal answer per row of ``requests`` (columns id, q, Np, refs: the fan-out of
+    ``workflow_config.llm_requests.ideal_answer_requests`` or ``corpus_ideal_answer_requests``), written
+    from its references in row order; columns id, Np, answer_ideal, status."""
+    answers, statuses = _answer_all(client, prompt, requests, "ideal answers")
+    return requests.select("id", "Np").with_columns(
         answer_ideal=pl.Series(answers, dtype=pl.String), status=pl.Series(statuses, dtype=pl.String))
 
 

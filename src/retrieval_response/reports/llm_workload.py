@@ -1,7 +1,10 @@
 """The LLM calls and tokens of samples, as the workflow's LLM stages make them, before they run.
 
-Calls: one ideal answer per (query, Np) of a dataset (shared by the rankers and by the designs
-with that Np), and per (query, ranker, design, K) one top-K answer and one grade
+Calls: the ideal answers the answer_ideal rule asks for, one per (query, Np) of a dataset, shared
+by the rankers and by the designs with that Np (the fan-out of
+:func:`~retrieval_response.workflow_config.llm_requests.ideal_answer_requests`, or
+``corpus_ideal_answer_requests`` for a corpus-level dataset); and per (query, ranker, design, K)
+one top-K answer and one grade
 (:func:`~retrieval_response.workflow_config.plan.designs_with_cutoffs`). With document judgments
 on, one judgment call per kind and distinct (query, text) pair that can appear in a top-K of the
 dataset (any ranker, design and K). The ranking is not known before the run, so every candidate
@@ -38,6 +41,7 @@ import polars as pl
 from retrieval_response.llm.document_judgments import KINDS, UDCG_MAX_TOKENS, UMBRELA_MAX_TOKENS
 from retrieval_response.llm.prompts import Prompt, format_references
 from retrieval_response.llm.retry import litellm_module
+from retrieval_response.workflow_config.llm_requests import corpus_ideal_answer_requests, ideal_answer_requests
 
 GRADE_COMPLETION_TOKENS = 1
 """Completion tokens counted per grade: one digit."""
@@ -108,6 +112,7 @@ class Counter:
         self.answer_prompt, self.grade_prompt = answer_prompt, grade_prompt
         self.judgment_prompts = judgment_prompts or {}
         self._texts: dict[str, int] = {}
+        self._answer_bases: dict[str, int] = {}
         # what one numbered reference adds beyond its text: "[i] " and the blank line between references
         self.reference_overhead = self.tokens_of(format_references(["x", "x"])) - 2 * self.tokens_of("x")
 
@@ -123,7 +128,9 @@ class Counter:
         return self.tokens_of(text) + self.reference_overhead
 
     def answer_base(self, query: str) -> int:
-        return self.messages(self.answer_prompt.messages(query=query, references=""))
+        if query not in self._answer_bases:
+            self._answer_bases[query] = self.messages(self.answer_prompt.messages(query=query, references=""))
+        return self._answer_bases[query]
 
     def grade_base(self, query: str) -> int:
         return self.messages(self.grade_prompt.messages(query=query, ideal_answer="", answer=""))
@@ -138,6 +145,12 @@ class Counter:
 
 JUDGMENT_COMPLETION_TOKENS = {"udcg": UDCG_MAX_TOKENS, "umbrela": UMBRELA_MAX_TOKENS}
 """Completion tokens counted per udcg and umbrela judgment: the stage's ``max_tokens`` (an upper bound)."""
+
+
+def _add_ideal_answers(stage: Stage, requests: pl.DataFrame, counter: Counter, answer_tokens: int) -> None:
+    """Add to ``stage`` one call per ideal-answer request (columns q, refs) with its prompt tokens."""
+    for q, refs in requests.select("q", "refs").iter_rows():
+        stage.add(1, counter.answer_base(q) + sum(counter.reference(t) for t in refs), answer_tokens)
 
 
 def judgeable_texts(p: list[str], n: list[str], serving: list[tuple[int, int, list[int]]]) -> tuple[list[str], bool]:
@@ -165,15 +178,15 @@ def texts_workload(
     workflow's units), with one call per judgment kind of ``kinds`` and judgeable text of a query
     (:func:`judgeable_texts`)."""
     work = Workload()
-    ideal, topk, grade = work.stages["ideal"], work.stages["topk"], work.stages["grade"]
+    requests = ideal_answer_requests(texts.select("q", "p").with_row_index("id"), [np_ for _, np_, _ in designs])
+    _add_ideal_answers(work.stages["ideal"], requests, counter, answer_tokens)
+    topk, grade = work.stages["topk"], work.stages["grade"]
     for q, p, n in texts.select("q", "p", "n").iter_rows():
         serving = [(nc, np_, ks) for nc, np_, ks in designs if len(p) >= np_ and len(n) >= nc - np_]
         if not serving:
             continue
         answer_base, grade_base = counter.answer_base(q), counter.grade_base(q)
         positives = [counter.reference(t) for t in p[: max(np_ for _, np_, _ in serving)]]
-        for np_ in sorted({np_ for _, np_, _ in serving}):
-            ideal.add(1, answer_base + sum(positives[:np_]), answer_tokens)
         for nc, np_, ks in serving:
             mean_reference = (sum(positives[:np_]) + sum(counter.reference(t) for t in n[: nc - np_])) / nc
             calls = len(ks) * n_rankers
@@ -194,17 +207,18 @@ def corpus_workload(
     answer_tokens: int, kinds: list[str] | tuple[str, ...] = (),
 ) -> Workload:
     """The LLM calls of a corpus-level dataset's queries ``texts`` (q, p): one ideal answer per query
-    from all its positives; per ranker and K one top-K answer and one grade, the top-K texts
+    with a positive, from all of them; per ranker and K one top-K answer and one grade, the top-K texts
     estimated at the corpus's mean reference length (which documents a ranker retrieves is not
     known before it runs); per judgment kind and ranker, an upper bound of max(K) texts per query."""
     work = Workload()
-    ideal, topk, grade = work.stages["ideal"], work.stages["topk"], work.stages["grade"]
+    requests = corpus_ideal_answer_requests(texts.select("q", "p").with_row_index("id"))
+    _add_ideal_answers(work.stages["ideal"], requests, counter, answer_tokens)
+    topk, grade = work.stages["topk"], work.stages["grade"]
     sample = corpus_texts[:: max(1, len(corpus_texts) // 2000)]
     mean_reference = sum(counter.reference(t) for t in sample) / max(1, len(sample))
     calls = len(Ks) * n_rankers
-    for q, p in texts.select("q", "p").iter_rows():
+    for q in texts["q"].to_list():
         answer_base, grade_base = counter.answer_base(q), counter.grade_base(q)
-        ideal.add(1, answer_base + sum(counter.reference(t) for t in p), answer_tokens)
         topk.add(calls, n_rankers * sum(answer_base + k * mean_reference for k in Ks), calls * answer_tokens)
         grade.add(calls, calls * (grade_base + 2 * answer_tokens), calls * GRADE_COMPLETION_TOKENS)
         for kind in kinds:

@@ -21,7 +21,7 @@ fewer positives than the top K, and F_e never divides by zero).
 - :func:`read_ranked` (``samples_ranked.json``) -> id, subset, E, Nc, Np, K, P, R, rank.
 - :func:`read_published` reads both and checks each graded sample against its ranked sample.
 
-``samples_human.json`` is read by :func:`retrieval_response.analysis.human_llm_agreement.read_human_grades`.
+``samples_human.json`` is read by :func:`retrieval_response.tables.human_grades.read_human_grades`.
 """
 
 from __future__ import annotations

@@ -231,7 +231,7 @@ def read_graded_table(path: str | os.PathLike) -> pl.DataFrame:
 
 
 TRACE_SAMPLE_COLUMNS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "record")
-"""Columns of an analysis table of traces (``tables.collect.collect_traces``); ``record`` marks one."""
+"""Columns of an analysis table of traces (``tables.trace_samples.collect_traces``); ``record`` marks one."""
 
 
 def trace_sample_rules() -> dict[str, pl.Expr]:

@@ -1,5 +1,6 @@
 """What a schema-valid config asks the workflow to build: designs, (dataset, embedder, design) units,
-and the optional analyses.
+and the optional analyses. The requests of the LLM stages that are decided beside the units (the
+ideal answers of each dataset) are :mod:`.llm_requests`.
 
 A design is one (Nc, Np) pair with its cut-offs K; its path component is ``Nc<Nc>_Np<Np>``
 (:data:`POOL_DESIGN_PATTERN`). A dataset runs its own ``designs`` and ``embedders`` when it lists
@@ -158,7 +159,7 @@ def embedded_pairs(config: Mapping) -> list[tuple[str, str]]:
 def resolve_beir_folders(config: Mapping) -> None:
     """Replace, in place, the ``path`` of each ``beir`` dataset named by its folder with the folder's
     qrels file of its ``split`` (``judged_corpus.beir_qrels``), so that every rule reads, and
-    depends on, that file. Run after the start-up checks (``checks.check_beir_folders``)."""
+    depends on, that file. Run after the start-up checks (``input_checks.check_beir_folders``)."""
     from retrieval_response.datasets.judged_corpus import beir_qrels
 
     for dataset in config["datasets"].values():
