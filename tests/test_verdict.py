@@ -10,8 +10,8 @@ from polars.testing import assert_frame_equal
 from retrieval_response.analysis.crossfit_bootstrap import distinct_order_alphas
 from retrieval_response.analysis.measures import MEASURES, alpha_grid
 from retrieval_response.analysis.samples import segment_table
-from retrieval_response.analysis.segments import VERDICT_SEGMENTATIONS
-from retrieval_response.decide.summary import verdict_text
+from retrieval_response.analysis.segments import NOT_COMPUTED, VERDICT_SEGMENTATIONS
+from retrieval_response.decide.summary import short_reason, verdict_text
 from retrieval_response.decide.verdict import (
     COLUMNS,
     max_t_adjust,
@@ -230,3 +230,22 @@ def test_a_segments_table_of_other_measures_is_refused_not_recounted():
                 for s in VERDICT_SEGMENTATIONS}
     with pytest.raises(InputError, match="segments table"):
         verdict_table(graded, segments=segments, **options)
+
+
+def test_a_measure_no_sample_has_is_not_computed_rather_than_too_small():
+    """Judgments on one subset only (the study's arXiv has none): in the other, the judgment
+    measures are left out as not computed, and a short segment still as too small."""
+    judged = graded_by_driver(60, "precision", seed=4)
+    labels = judged["inK"].list.eval(pl.element().cast(pl.Int8) * 3)
+    unjudged = graded_by_driver(60, "precision", seed=5).with_columns(subset=pl.lit("U"))
+    graded = pl.concat([judged.with_columns(umbrela_label=labels),
+                        unjudged.with_columns(umbrela_label=pl.lit(None, pl.List(pl.Int8)))])
+    segments = segment_table(graded, segmentation="all", min_segment_samples=15)
+    reasons = segments.filter(pl.col("measure").str.ends_with("_umbrela")).group_by("subset").agg(pl.col("reason"))
+    reasons = {row["subset"]: set(row["reason"]) for row in reasons.iter_rows(named=True)}
+    assert reasons.pop("U") == {NOT_COMPUTED + ": no sample of the segment has the measure (for a judgment measure: "
+                                "no judgments of this subset's texts)"}
+    assert all(r == {None} for r in reasons.values())
+    small = segment_table(graded.head(10), segmentation="all", min_segment_samples=15)  # judged, too few
+    assert small.filter(pl.col("measure").is_in(["P", "T", "T_umbrela"]))["reason"].str.starts_with("n < 15: ").all()
+    assert short_reason(NOT_COMPUTED + ": no judgments") == "not computed"

@@ -161,7 +161,7 @@ def measure_sizes(prepared: PreparedSamples, measure, target: str, min_segment_s
     return (
         prepared.segments.select("seg").join(counted, on="seg", how="left")
         .with_columns(pl.col("n", "n_missing_target").fill_null(0))
-        .with_columns(kept_and_reason(pl.col("n"), min_segment_samples))
+        .with_columns(kept_and_reason(pl.col("n"), min_segment_samples, pl.col("n_missing_target")))
         .sort("seg")
     )
 

@@ -80,10 +80,20 @@ def too_few(minimum: int) -> str:
     return f"n < {minimum}"
 
 
-def kept_and_reason(n: pl.Expr, min_segment_samples: int) -> list[pl.Expr]:
+NOT_COMPUTED = "not computed"
+"""The first words of the reason of a segment where no sample has the measure (:func:`kept_and_reason`)."""
+
+
+def kept_and_reason(n: pl.Expr, min_segment_samples: int, n_missing_target: pl.Expr | None = None) -> list[pl.Expr]:
     """The one rule of segment size: ``kept`` = ``n`` >= ``min_segment_samples``, and ``reason``,
-    null where kept, else "n < <min>: fewer than <min> samples with the measure and the target"."""
+    null where kept; else, where ``n`` = 0 and ``n_missing_target`` (samples with the measure but
+    not the target) is 0 too, "not computed: no sample of the segment has the measure" (a judgment
+    measure on a subset without judgments), otherwise "n < <min>: fewer than <min> samples with the
+    measure and the target"."""
     kept = n >= min_segment_samples
-    reason = (f"{too_few(min_segment_samples)}: fewer than {min_segment_samples} samples with the measure "
-              "and the target")
-    return [kept.alias("kept"), pl.when(kept).then(pl.lit(None, pl.String)).otherwise(pl.lit(reason)).alias("reason")]
+    small = pl.lit(f"{too_few(min_segment_samples)}: fewer than {min_segment_samples} samples with the measure "
+                   "and the target")
+    absent = pl.lit(f"{NOT_COMPUTED}: no sample of the segment has the measure (for a judgment measure: no "
+                    "judgments of this subset's texts)")
+    reason = small if n_missing_target is None else pl.when((n == 0) & (n_missing_target == 0)).then(absent).otherwise(small)
+    return [kept.alias("kept"), pl.when(kept).then(pl.lit(None, pl.String)).otherwise(reason).alias("reason")]

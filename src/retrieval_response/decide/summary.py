@@ -31,6 +31,7 @@ REASON_SHORT: tuple[tuple[str, str], ...] = (
     (r"^the target \S+ takes one value", "target constant"),
     (r"^\d+ bootstrap resamples", "too few resamples"),
     (r"^n < (\d+): ", "n < {0}"),
+    (r"^not computed: ", "not computed"),
     (r"^at K = 1 the eRAG answer", "circular at K = 1"),
     (r"^defined on \d+ of the \d+ samples", "on other samples"),
     (r"^constant in this segment", "constant"),
