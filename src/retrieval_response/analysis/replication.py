@@ -137,6 +137,11 @@ def _segment_filter(claim: Claim, segmentation: str) -> pl.Expr:
     return (ratio >= claim.ratio_low) & upper
 
 
+def _negated(column: str) -> pl.Expr:
+    """-``column``, with a zero kept +0.0 (a printed difference of 0 reads +0.00, not -0.00)."""
+    return pl.when(pl.col(column) == 0).then(0.0).otherwise(-pl.col(column))
+
+
 def difference_rows(differences: dict[str, pl.DataFrame], corr_type: str) -> pl.DataFrame:
     """Rows of C1-C3 from the differences tables by segmentation (module docstring)."""
     parts = []
@@ -146,7 +151,7 @@ def difference_rows(differences: dict[str, pl.DataFrame], corr_type: str) -> pl.
             name = claim.difference
             same = rows.filter(pl.col("difference") == name)
             swapped = rows.filter(pl.col("difference") == f"{claim.second}-{claim.first}").with_columns(
-                value=-pl.col("value"), ci_low=-pl.col("ci_high"), ci_high=-pl.col("ci_low")
+                value=_negated("value"), ci_low=_negated("ci_high"), ci_high=_negated("ci_low")
             )
             for part in (same, swapped):
                 parts.append(part.with_columns(conclusion=pl.lit(claim.conclusion), difference=pl.lit(name)))
