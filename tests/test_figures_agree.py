@@ -14,6 +14,7 @@ import pytest
 from conftest import REPO
 from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.samples import segment_table
+from retrieval_response.analysis.segments import NOT_COMPUTED
 from retrieval_response.figures.analysis_figures import figure_set
 from retrieval_response.figures.labels import NOT_RUN, UNDEFINED, codes_legend, embedder_names, empty_terms
 from retrieval_response.figures.manifest import write_manifest
@@ -308,7 +309,10 @@ def test_figures_and_the_analysis_agree_on_every_segment_for_every_target():
         listed = {(e["E"], e["subset"], e["segment"], e["target"], m, e["n"], e["reason"]) for e in manifest.left_out
                   if e["scope"] == f"{segmentation} segments" for m in e["measure"]}
         assert listed == set(left_out.select(*keys, "n", "reason").iter_rows())
-        assert left_out["reason"].str.starts_with(f"n < {MINIMUM}: ").all() and table.filter("kept")["reason"].is_null().all()
+        small = left_out["reason"].str.starts_with(f"n < {MINIMUM}: ")
+        absent = left_out["reason"].str.starts_with(f"{NOT_COMPUTED}: ")
+        assert (small | absent).all() and table.filter("kept")["reason"].is_null().all()
+        assert (left_out.filter(absent)["n"] == 0).all(), "'not computed' only where no sample has the measure"
         for target in targets:
             assert left_out.filter(target=target).height > 0, target
         by_measure = table.filter(target="grade").pivot("measure", index=["E", "subset", "segment"], values="n")
