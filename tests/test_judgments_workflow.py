@@ -29,7 +29,7 @@ ANALYSIS = ("--allowed-rules", "judge_documents", "answer_ideal", "answer_topk",
 def workdir(loopback_llm, tmp_path_factory) -> Path:
     config = llm_config(
         loopback_llm, designs=[{"Nc": 5, "Np": 2}, {"Nc": 6, "Np": 2}],
-        embedders={"ML6": {"backend": "gt_minilm_l6"}, "PML3": {"backend": "paraphrase_minilm_l3_onnx"}},
+        rankers={"ML6": {"backend": "gt_minilm_l6"}, "PML3": {"backend": "paraphrase_minilm_l3_onnx"}},
         prompts=("answer", "grade", "udcg", "umbrela"), document_judgments={"kinds": ["erag", "udcg", "umbrela"]},
         analysis={"segmentations": ["fit"], "alpha_grid": "linear:5", "min_segment_samples": 4,
                   "bootstrap_resamples": 20})

@@ -93,7 +93,7 @@ def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], diff
     left out and why, and ``segments["ratio"]`` which the grade figure draws. The
     heatmaps of fit segments show every type in ``corr_types``; the other figures the first
     type of ``corr_types`` that the table has (the paper's figures are Spearman). ``embedders``:
-    the config's embedder registry, to say what its codes stand for. ``verdict``: the verdict
+    the config's ``rankers`` registry, to say what its codes stand for. ``verdict``: the verdict
     table (decide/verdict.py), drawn and put in words in the manifest; None: no verdict figure.
     """
     manifest = Manifest(min_segment_samples, codes=_codes(graded, embedders))
@@ -138,7 +138,7 @@ def render_figures(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], 
                    embedders: dict | None = None, verdict: pl.DataFrame | None = None) -> Manifest:
     """Write every figure with something to draw (see the module docstring) and the manifest
     (figures.json, figures.html) into ``folder``; return the manifest. ``embedders``: the
-    config's embedder registry (what the codes stand for); ``verdict``: the verdict table."""
+    config's ``rankers`` registry (what the codes stand for); ``verdict``: the verdict table."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     figures, manifest = figure_set(graded, correlations, differences, segments, corr_types=corr_types,
