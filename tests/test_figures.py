@@ -211,9 +211,9 @@ def test_every_left_out_item_is_in_the_manifest(rendered, graded, target_tables)
     for segmentation in ("fit", "ratio"):  # every segment, target and measure below the minimum, with its n
         small = segments[segmentation].filter(~pl.col("kept"))
         assert small.height > 0, "the fixture has small segments"
-        listed = {(e["E"], e["subset"], e["segment"], e["target"], m, e["n"], e["reason"]) for e in manifest.left_out
+        listed = {(e["E"], e["subset"], e["segment"], e["target"], m, e["n_samples"], e["reason"]) for e in manifest.left_out
                   if e["scope"] == f"{segmentation} segments" for m in e["measure"]}
-        assert listed == set(small.select("E", "subset", "segment", "target", "measure", "n", "reason").iter_rows())
+        assert listed == set(small.select("E", "subset", "segment", "target", "measure", "n_samples", "reason").iter_rows())
         assert all(reason.startswith(f"n < {MINIMUM}: fewer than {MINIMUM} samples") for *_, reason in listed)
 
     correlations, _, _ = target_tables
@@ -287,7 +287,7 @@ def test_unknown_targets_and_missing_columns_are_rejected(graded, tables):
     with pytest.raises(ValueError, match="correlations_fit: target 'bleu'"):
         figure_set(graded, odd, differences, segments, corr_types=CORR_TYPES, min_segment_samples=MINIMUM)
     with pytest.raises(ValueError, match="missing column"):
-        figure_set(graded, {"fit": correlations["fit"].drop("n")}, differences, segments, corr_types=CORR_TYPES,
+        figure_set(graded, {"fit": correlations["fit"].drop("n_samples")}, differences, segments, corr_types=CORR_TYPES,
                    min_segment_samples=MINIMUM)
 
 

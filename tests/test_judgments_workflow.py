@@ -69,7 +69,7 @@ def test_the_analysis_correlates_the_judgment_measures(workdir, loopback):
     differences = pl.read_parquet(workdir / "results/analysis/differences_fit.parquet")
     for measure in ("eRAG_P", "eRAG_success", "UDCG", "T_umbrela", "P_umbrela", "nDCG_umbrela", "RR@K", "AP@K"):
         rows = correlations.filter(pl.col("measure") == measure, pl.col("target") == "grade")
-        assert rows.height and (rows["n"] >= 4).all(), measure
+        assert rows.height and (rows["n_samples"] >= 4).all(), measure
     assert {"eRAG_P-T", "UDCG-T", "T_umbrela-T"} <= set(differences["difference"])
     agreement = pl.read_parquet(workdir / "results/analysis/umbrela_agreement.parquet")
     assert agreement["subset"].to_list() == ["S", "all"]

@@ -37,7 +37,7 @@ from retrieval_response.figures.tables import (
 def _empty_note(gaps: Gaps, undefined: pl.DataFrame, minimum: int) -> str:
     """Why a panel is empty, in the words of :mod:`labels` (its first word is the term)."""
     if not gaps.small.is_empty():
-        return f"{too_few(minimum)}\n(n = {n_range(gaps.small['n'])})"
+        return f"{too_few(minimum)}\n(n = {n_range(gaps.small['n_samples'])})"
     if not undefined.is_empty():
         return "\n".join(sorted(set(undefined.select(reason_of(undefined))["reason"].to_list())))
     return NOT_RUN if not gaps.absent.is_empty() else NOT_COMPUTED
@@ -48,7 +48,7 @@ def _forest_panel(title: str, rows: pl.DataFrame, gaps: Gaps, minimum: int) -> F
     if defined.is_empty():
         return ForestPanel(title, None, _wrap_note(_empty_note(gaps, rows, minimum)))
     points = defined.select("measure", "E", *[pl.col(c).cast(pl.Float64) for c in ("value", *FOREST_COLUMNS)])
-    return ForestPanel(f"{title}\nn = {n_range(defined['n'])}", points)
+    return ForestPanel(f"{title}\nn = {n_range(defined['n_samples'])}", points)
 
 
 def _wrap_note(note: str) -> str:
