@@ -22,7 +22,7 @@ from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.samples import segment_table
 from retrieval_response.analysis.segments import segment_labels
 from retrieval_response.analysis.targets import NAMES
-from retrieval_response.figures import tables as figure_tables
+from retrieval_response.figures import inputs as figure_inputs
 from retrieval_response.figures.analysis_figures import figure_set, render_figures
 from retrieval_response.figures.grades import GRADES, grade_distribution_matrix, grade_segments
 from retrieval_response.figures.layout import CORRELATION_SCALE, DIFFERENCE_SCALE
@@ -220,7 +220,7 @@ def test_every_left_out_item_is_in_the_manifest(rendered, graded, target_tables)
     nulls = correlations["ratio"].filter(pl.col("value").is_null(), corr_type="spearman")
     assert nulls.filter(target="answer_f1", subset="Hp").height > 0
     for row in nulls.iter_rows(named=True):
-        reason = "undefined: " + (row["null_reason"] or figure_tables.UNDEFINED_REASON)
+        reason = "undefined: " + (row["null_reason"] or figure_inputs.UNDEFINED_REASON)
         assert any(e["scope"] == f"forest_ratio_{row['target']}.png" and e["subset"] == row["subset"]
                    and e["segment"] == row["segment"] and row["measure"] in e["measure"] and row["E"] in e["E"]
                    and e["reason"] == reason for e in manifest.left_out), row
@@ -301,7 +301,7 @@ def test_difference_stars_mark_intervals_that_exclude_zero(graded, tables):
 
 
 def test_forest_rows_follow_the_fixed_measure_order():
-    assert figure_tables.ordered_measures(["R", "T", "nDCG@K", "F", "X", "F_e"]) == ["F", "F_e", "T", "nDCG@K", "R", "X"]
+    assert figure_inputs.ordered_measures(["R", "T", "nDCG@K", "F", "X", "F_e"]) == ["F", "F_e", "T", "nDCG@K", "R", "X"]
 
 
 def test_signed_scales_are_diverging_centred_on_zero_with_fixed_limits():

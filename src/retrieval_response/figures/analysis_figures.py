@@ -50,12 +50,7 @@ from retrieval_response.decide.summary import HEADLINE_SEGMENT, verdict_text
 from retrieval_response.figures.fit_heatmap import fit_heatmap_figure
 from retrieval_response.figures.forest import fit_forest_figure, ratio_forest_figure
 from retrieval_response.figures.grades import grades_figure
-from retrieval_response.figures.labels import SUBSET_NAMES, embedder_names
-from retrieval_response.figures.manifest import Manifest, write_manifest
-from retrieval_response.figures.plotting import save_png
-from retrieval_response.figures.ratio_heatmaps import ratio_difference_figure, ratio_heatmap_figure
-from retrieval_response.figures.run_end import FOREST_PLOT, VERDICT_EMBEDDED, VERDICT_FIGURE
-from retrieval_response.figures.tables import (
+from retrieval_response.figures.inputs import (
     CORRELATION_COLUMNS,
     DIFFERENCE_COLUMNS,
     FOREST_COLUMNS,
@@ -68,6 +63,11 @@ from retrieval_response.figures.tables import (
     small_reason,
     targets_of,
 )
+from retrieval_response.figures.labels import SUBSET_NAMES, embedder_names
+from retrieval_response.figures.manifest import Manifest, write_manifest
+from retrieval_response.figures.plotting import save_png
+from retrieval_response.figures.ratio_heatmaps import ratio_difference_figure, ratio_heatmap_figure
+from retrieval_response.figures.run_end import FOREST_PLOT, VERDICT_EMBEDDED, VERDICT_FIGURE
 from retrieval_response.figures.verdict_figure import embedded_rst, verdict_figures
 from retrieval_response.infra.atomic import write_text
 

@@ -8,18 +8,7 @@ from matplotlib.figure import Figure
 
 from retrieval_response.analysis.segments import too_few
 from retrieval_response.analysis.targets import NAMES
-from retrieval_response.figures.labels import (
-    CORR_LABELS,
-    NOT_COMPUTED,
-    NOT_RUN,
-    TARGET_LABELS,
-    TARGET_SHORT,
-    UNDEFINED,
-)
-from retrieval_response.figures.layout import figure_footer
-from retrieval_response.figures.manifest import Manifest
-from retrieval_response.figures.plotting import ForestPanel, ForestRow, forest_figure, wrap
-from retrieval_response.figures.tables import (
+from retrieval_response.figures.inputs import (
     FIT_SEGMENTS,
     FOREST_COLUMNS,
     Gaps,
@@ -32,6 +21,17 @@ from retrieval_response.figures.tables import (
     reason_of,
     split_undefined,
 )
+from retrieval_response.figures.labels import (
+    CORR_LABELS,
+    NOT_COMPUTED,
+    NOT_RUN,
+    TARGET_LABELS,
+    TARGET_SHORT,
+    UNDEFINED,
+)
+from retrieval_response.figures.layout import figure_footer
+from retrieval_response.figures.manifest import Manifest
+from retrieval_response.figures.plotting import ForestPanel, ForestRow, forest_figure, wrap
 
 
 def _empty_note(gaps: Gaps, undefined: pl.DataFrame, minimum: int) -> str:

@@ -9,11 +9,11 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from retrieval_response.analysis.segments import kept_and_reason, segment_labels, too_few, with_subset_and_level
+from retrieval_response.figures.inputs import Gaps, finer_keys_of, n_range, ratio_order, require, small_reason
 from retrieval_response.figures.labels import NOT_RUN
 from retrieval_response.figures.layout import SHARE_SCALE, figure_footer, panel_words
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel, heatmap_figure
-from retrieval_response.figures.tables import Gaps, finer_keys_of, n_range, ratio_order, require, small_reason
 
 GRADES: tuple[int, ...] = (1, 2, 3, 4, 5)
 

@@ -10,10 +10,10 @@ import polars as pl
 from matplotlib.colors import Normalize
 
 from retrieval_response.analysis.segments import too_few
+from retrieval_response.figures.inputs import Gaps, not_run_note
 from retrieval_response.figures.labels import NOT_COMPUTED, NOT_RUN, UNDEFINED, codes_legend, empty_legend
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel
-from retrieval_response.figures.tables import Gaps, not_run_note
 
 
 def cell_key(columns: list[str]) -> pl.Expr:

@@ -1,6 +1,7 @@
-"""Table preparation shared by every figure kind: column checks, targets, the ``group`` of a row
-(subset and finer keys), segments below the minimum, undefined values, and the order of groups,
-segments and measures."""
+"""The figures' inputs: the analysis tables (correlations, differences, segments) checked and
+prepared for every figure kind: column checks, targets, the ``group`` of a row (subset and finer
+keys), segments below the minimum or never run (:class:`Gaps`), undefined values, and the order of
+groups, segments and measures."""
 
 from __future__ import annotations
 
