@@ -64,7 +64,7 @@ def paper_scale_config(folder: Path) -> dict:
     )
     assert sum(TWO_DESIGN_QUERIES + ONE_DESIGN_QUERIES) == 6112 and ranked_per_embedder == 10748
     # about 9,000 LLM calls per (dataset, embedder, design): 10 shards of ~900 calls each
-    return {"datasets": datasets, "embedders": embedders, "K": [1, 2, 3, 4, 5, 6, 8, 10], "llm": {**LLM, "shards": 10}}
+    return {"datasets": datasets, "rankers": embedders, "K": [1, 2, 3, 4, 5, 6, 8, 10], "llm": {**LLM, "shards": 10}}
 
 
 def small_config(folder: Path) -> dict:
@@ -73,7 +73,7 @@ def small_config(folder: Path) -> dict:
     write_dataset(source, "S", 10)
     return {
         "datasets": {"small": {"layout": "generic", "path": str(source)}},
-        "embedders": {"ML6": {"backend": "gt_minilm_l6"}},
+        "rankers": {"ML6": {"backend": "gt_minilm_l6"}},
         "llm": LLM,
     }
 

@@ -68,7 +68,7 @@ def embed_job(config: dict, dataset: str, embedder: str, folder: Path) -> dict:
             "output": {"vectors": str(folder / f"vectors_{embedder}_{dataset}.parquet")},
             "log": [str(folder / f"embed_{embedder}_{dataset}.log")],
             "wildcards": {"embedder": embedder, "dataset": dataset},
-            "params": {"spec": config["embedders"][embedder], "store": str(folder / f"store_{embedder}_{dataset}"),
+            "params": {"spec": config["rankers"][embedder], "store": str(folder / f"store_{embedder}_{dataset}"),
                        "designs": plan.design_pairs(config, dataset)},
             "threads": 2}  # the rule's
 
@@ -77,7 +77,7 @@ def baseline_seconds(config: dict, dataset: str, embedder: str, texts: pl.DataFr
     """Wall and CPU seconds of loading ``embedder``'s model and encoding ``dataset``'s texts once,
     in this process. The texts are the ones the job encodes (collected through a store that is
     then thrown away), encoded in one call per kind, as the job's store does."""
-    spec = config["embedders"][embedder]
+    spec = config["rankers"][embedder]
     collector = EmbeddingStore(store)
     recorder = _Recorder(make_embedder(embedder, spec, threads=2))
     embed_dataset(texts, [tuple(d) for d in plan.design_pairs(config, dataset)], recorder, collector)
@@ -114,7 +114,7 @@ def main() -> None:
         for dataset in config["datasets"]:
             texts = prepared_texts(config, dataset)
             texts.write_parquet(folder / f"{dataset}.parquet")
-            for embedder in plan.dataset_embedders(config, dataset):
+            for embedder in plan.registered_rankers(config, dataset):
                 job = embed_job(config, dataset, embedder, folder)
                 cold, cold_cpu = cold_seconds(job, env)
                 baseline_seconds(config, dataset, embedder, texts, folder / "warm-up")  # imports, first load

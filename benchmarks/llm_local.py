@@ -65,8 +65,8 @@ def dataset_workload(config: dict, name: str, queries: int) -> tuple[pl.DataFram
     texts = prepare(dataset["layout"], REPO / dataset["path"], level=dataset.get("level"), n_queries=queries,
                     seed=dataset["seed"], designs=[tuple(pair) for pair in plan.design_pairs(config, name)])[0]
     units = []
-    for code in plan.dataset_embedders(config, name):
-        embedder = make_embedder(code, config["embedders"][code], threads=available_cores())
+    for code in plan.registered_rankers(config, name):
+        embedder = make_embedder(code, config["rankers"][code], threads=available_cores())
         for design in plan.dataset_designs(config, name):
             units.append(rank_samples(texts, embedder.encode, embedder_code=code, Nc=design["Nc"], Np=design["Np"],
                                       Ks=plan.design_cutoffs(config, design))[0])

@@ -121,7 +121,7 @@ def job_objects(folder: Path) -> dict[str, dict]:
         "output": {"": str(folder / "figures")}, "log": [str(folder / "figures.log")], "wildcards": {},
         "params": {"segmentations": segmentations, "figure_segmentations": figure_segmentations,
                    "corr_types": analysis["corr_types"], "min_segment_samples": analysis["min_segment_samples"],
-                   "embedders": config["embedders"]},
+                   "rankers": config["rankers"]},
     }
     return jobs
 

@@ -149,17 +149,17 @@ def loopback_llm(loopback) -> dict:
 
 
 def llm_config(model: dict, *, datasets: dict | None = None, designs: list[dict] | None = None,
-               K: list[int] | None = None, embedders: dict | None = None,
+               K: list[int] | None = None, rankers: dict | None = None,
                prompts: tuple[str, ...] = ("answer", "grade"), llm: dict | None = None, **sections) -> dict:
     """A config of the LLM rules with ``model`` as generator (50 tokens) and grader (4 tokens,
     log-probabilities), the response cache in ``results/llm_cache``, concurrency 4 and the
     ``prompts`` of the folder ``prompts``; by default one generic dataset ``tiny`` (source
-    ``tiny.jsonl``), one design (Nc 5, Np 2), K 1 to 3 and the ML6 embedder. ``llm`` adds or
+    ``tiny.jsonl``), one design (Nc 5, Np 2), K 1 to 3 and the ML6 ranker. ``llm`` adds or
     replaces keys of the ``llm`` section (``pacing`` whole), ``sections`` top-level keys."""
     return {
         "datasets": datasets or {"tiny": {"layout": "generic", "path": "tiny.jsonl"}},
         "designs": designs or [{"Nc": 5, "Np": 2}], "K": K or [1, 2, 3],
-        "embedders": embedders or {"ML6": {"backend": "gt_minilm_l6"}},
+        "rankers": rankers or {"ML6": {"backend": "gt_minilm_l6"}},
         "llm": {"generator": {**model, "max_tokens": 50}, "grader": {**model, "max_tokens": 4, "logprobs": True},
                 "cache": "results/llm_cache", "pacing": {"concurrency": 4},
                 "prompts": {name: f"prompts/{name}.txt" for name in prompts}, **(llm or {})},
@@ -179,7 +179,7 @@ def llm_workdir(workdir: Path, config: dict, texts: dict[str, pl.DataFrame] | No
     for dataset in config["datasets"].values():
         if not (workdir / dataset["path"]).exists():
             (workdir / dataset["path"]).write_text("")
-    units = [(embedder, design["Nc"], design["Np"]) for embedder in config["embedders"] for design in config["designs"]]
+    units = [(embedder, design["Nc"], design["Np"]) for embedder in config["rankers"] for design in config["designs"]]
     for number, (name, table) in enumerate((texts or {}).items()):
         write_parquet(table, workdir / f"results/texts/{name}.parquet")
         for seed, (embedder, nc, np_) in enumerate(units, start=number * len(units)):

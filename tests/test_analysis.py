@@ -16,11 +16,11 @@ pytestmark = pytest.mark.unit
 bench = benchmark("analysis")
 
 CORRELATION_COLUMNS = [
-    "segmentation", "E", "subset", "segment", "target", "n", "n_missing_target", "measure", "corr_type", "value",
+    "segmentation", "E", "subset", "segment", "target", "n_samples", "n_missing_target", "measure", "corr_type", "value",
     "null_reason", "alpha", "alpha_rule", "value_crossfit", "ci_low", "ci_high",
 ]
 DIFFERENCE_COLUMNS = [
-    "segmentation", "E", "subset", "segment", "target", "n", "difference", "corr_type", "value", "ci_low", "ci_high",
+    "segmentation", "E", "subset", "segment", "target", "n_samples", "difference", "corr_type", "value", "ci_low", "ci_high",
     "share_positive",
 ]
 
@@ -49,12 +49,12 @@ def test_table_layout_and_alpha_columns(graded):
     # ratio segments are ordered numerically within (E, subset) and all are big enough
     first = correlations.filter((pl.col("E") == "AML12v2") & (pl.col("subset") == "A"))["segment"].unique(maintain_order=True)
     assert first.cast(pl.Float64).is_sorted()
-    assert correlations.height > 0 and (correlations["n"] >= 25).all()
+    assert correlations.height > 0 and (correlations["n_samples"] >= 25).all()
     # every tenth row is ungraded: counted beside, never in n
     totals = correlations.filter((pl.col("measure") == "F") & (pl.col("corr_type") == "spearman"))
     assert totals["target"].unique().to_list() == ["grade"]
     assert totals["n_missing_target"].sum() > 0
-    assert totals["n"].sum() + totals["n_missing_target"].sum() <= len(graded)
+    assert totals["n_samples"].sum() + totals["n_missing_target"].sum() <= len(graded)
 
 
 def test_maximum_is_at_least_the_crossfit_and_every_grid_point(graded):
@@ -83,8 +83,8 @@ def test_partner_variant_when_no_np_2k_and_finer_keys(graded):
     # K' = 2K exists only for K <= 7: the partner variant sees fewer samples, and only its own n counts
     keys = ["E", "subset", "level", "Np", "segment", "corr_type"]
     both = partner.join(f, on=keys, suffix="_F")
-    assert (both["n"] <= both["n_F"]).all() and (both["n"] < both["n_F"]).any()
-    assert partner["n"].min() >= 20 and len(partner) < len(f)
+    assert (both["n_samples"] <= both["n_samples_F"]).all() and (both["n_samples"] < both["n_samples_F"]).any()
+    assert partner["n_samples"].min() >= 20 and len(partner) < len(f)
     assert differences["ci_low"].is_null().all()
 
 

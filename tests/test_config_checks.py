@@ -24,7 +24,7 @@ def valid_config() -> dict:
     """A schema-filled config that passes every check: one generic dataset, one embedder, two remote models."""
     config = {
         "datasets": {"faq": {"layout": "generic", "path": str(GENERIC)}},
-        "embedders": {"ML6": {"backend": "gt_minilm_l6"}},
+        "rankers": {"ML6": {"backend": "gt_minilm_l6"}},
         "llm": {
             "generator": {"model": "openai/gpt-4o-mini", "api_key_env": "RR_TEST_KEY"},
             "grader": {"model": "openai/gpt-4o-mini"},
@@ -71,9 +71,9 @@ def test_hostile_dataset_name_is_refused(name):
 @pytest.mark.parametrize("name", HOSTILE_NAME_PAIR, ids=repr)
 def test_hostile_embedder_code_is_refused(name):
     config = valid_config()
-    config["embedders"] = {name: config["embedders"]["ML6"]}
+    config["rankers"] = {name: config["rankers"]["ML6"]}
     error = refused(config)
-    assert error.record == "config key embedders" and "embedder code" in error.rule
+    assert error.record == "config key rankers" and "ranker code" in error.rule
 
 
 @pytest.mark.parametrize("name", HOSTILE_NAME_PAIR, ids=repr)
@@ -200,10 +200,10 @@ def test_periodic_dataset_name_or_embedder_code_is_refused():
 
     check_wildcard_values(valid_config(), CONFIG_FILE, is_periodic)
     config = valid_config()
-    config["embedders"] = {"x" + "ab" * 20: config["embedders"]["ML6"]}
+    config["rankers"] = {"x" + "ab" * 20: config["rankers"]["ML6"]}
     with pytest.raises(InputError) as caught:
         check_wildcard_values(config, CONFIG_FILE, is_periodic)
-    assert caught.value.record == "config key embedders" and "repeated substring" in caught.value.rule
+    assert caught.value.record == "config key rankers" and "repeated substring" in caught.value.rule
 
 
 def test_schema_violation_becomes_one_line_naming_the_key():
@@ -226,7 +226,7 @@ def run_config(tmp_path, run_line: str = "q1 Q0 d1 1 0.5 MyRun", **dataset) -> d
     qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
     (tmp_path / "run.trec").write_text(run_line + "\n")
     config["datasets"]["judged"] = {"layout": "beir", "path": str(qrels), "run": str(tmp_path / "run.trec"), **dataset}
-    config["embedders"]["BM25"] = {"backend": "bm25", "k1": 0.9, "b": 0.4}
+    config["rankers"]["BM25"] = {"backend": "bm25", "k1": 0.9, "b": 0.4}
     validate(config, SCHEMA)
     return config
 
@@ -234,13 +234,13 @@ def run_config(tmp_path, run_line: str = "q1 Q0 d1 1 0.5 MyRun", **dataset) -> d
 def test_a_run_adds_one_ranker_named_by_its_tag_or_run_code(tmp_path):
     from retrieval_response.workflow_config.plan import dataset_rankers, ranker_kind, resolve_run_codes
 
-    config = run_config(tmp_path, embedders=["BM25"])
+    config = run_config(tmp_path, rankers=["BM25"])
     check_config(config, CONFIG_FILE, ENV)
     resolve_run_codes(config, CONFIG_FILE)
     assert dataset_rankers(config, "judged") == ["BM25", "MyRun"]
     assert [ranker_kind(config, "judged", code) for code in ("BM25", "MyRun")] == ["lexical", "run"]
     assert ranker_kind(config, "faq", "ML6") == "dense"
-    named = run_config(tmp_path / "named", run_code="Prod", embedders=[])
+    named = run_config(tmp_path / "named", run_code="Prod", rankers=[])
     resolve_run_codes(named, CONFIG_FILE)
     assert dataset_rankers(named, "judged") == ["Prod"]
 
@@ -254,9 +254,9 @@ def test_run_and_bm25_mistakes_are_refused_at_start_up(tmp_path):
     assert "layout 'generic' has none" in str(refused(config))
     for key, value in (("model", "x"), ("query_prompt", ""), ("passage_prompt", "passage: "), ("batch_size", 32)):
         config = run_config(tmp_path / f"b_{key}")
-        config["embedders"]["BM25"][key] = value
-        assert str(refused(config)).startswith(f"{CONFIG_FILE}: config key embedders.BM25.{key}: does not apply")
-    for line, rule in (("q1 Q0 d1 1 0.5 ML6", "also an embedder"), ("q1 Q0 d1 1 0.5 ../x", "cannot be used"),
+        config["rankers"]["BM25"][key] = value
+        assert str(refused(config)).startswith(f"{CONFIG_FILE}: config key rankers.BM25.{key}: does not apply")
+    for line, rule in (("q1 Q0 d1 1 0.5 ML6", "also a code of the dataset.s rankers"), ("q1 Q0 d1 1 0.5 ../x", "cannot be used"),
                        ("q1 d1 1 0.5 T", "expected 6 fields")):
         config = run_config(tmp_path / f"c{len(rule)}", run_line=line)
         with pytest.raises(InputError, match=rule):

@@ -43,7 +43,7 @@ def test_every_schema_key_and_allowed_value_is_in_config_readme():
 
 
 DOCUMENTS = [REPO / "README.md", REPO / "config/README.md", *sorted((REPO / "docs").glob("*.md"))]
-ROOTS = ("datasets", "embedders", "llm", "analysis", "models", "published", "pacing")
+ROOTS = ("datasets", "rankers", "llm", "analysis", "models", "published", "pacing")
 DOTTED_KEY = re.compile(r"`((?:" + "|".join(ROOTS) + r")(?:\.[A-Za-z0-9_<>]+)+)`")
 
 

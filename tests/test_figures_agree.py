@@ -303,17 +303,17 @@ def test_figures_and_the_analysis_agree_on_every_segment_for_every_target():
     for segmentation in ("fit", "ratio"):
         table = segments[segmentation]
         assert set(table["target"]) == set(targets) and "F_e_partner" in set(table["measure"])
-        kept = table.filter("kept").select(*keys, "n").sort(keys)
-        assert correlations[segmentation].select(*keys, "n").sort(keys).equals(kept)
+        kept = table.filter("kept").select(*keys, "n_samples").sort(keys)
+        assert correlations[segmentation].select(*keys, "n_samples").sort(keys).equals(kept)
         left_out = table.filter(~pl.col("kept"))
-        listed = {(e["E"], e["subset"], e["segment"], e["target"], m, e["n"], e["reason"]) for e in manifest.left_out
+        listed = {(e["E"], e["subset"], e["segment"], e["target"], m, e["n_samples"], e["reason"]) for e in manifest.left_out
                   if e["scope"] == f"{segmentation} segments" for m in e["measure"]}
-        assert listed == set(left_out.select(*keys, "n", "reason").iter_rows())
+        assert listed == set(left_out.select(*keys, "n_samples", "reason").iter_rows())
         small = left_out["reason"].str.starts_with(f"n < {MINIMUM}: ")
         absent = left_out["reason"].str.starts_with(f"{NOT_COMPUTED}: ")
         assert (small | absent).all() and table.filter("kept")["reason"].is_null().all()
-        assert (left_out.filter(absent)["n"] == 0).all(), "'not computed' only where no sample has the measure"
+        assert (left_out.filter(absent)["n_samples"] == 0).all(), "'not computed' only where no sample has the measure"
         for target in targets:
             assert left_out.filter(target=target).height > 0, target
-        by_measure = table.filter(target="grade").pivot("measure", index=["E", "subset", "segment"], values="n")
+        by_measure = table.filter(target="grade").pivot("measure", index=["E", "subset", "segment"], values="n_samples")
         assert (by_measure["F_e_partner"] < by_measure["F"]).any(), "F_e_partner drops samples without a partner"

@@ -14,13 +14,13 @@ from retrieval_response.reports.findings_tables import MANIFEST, install, sample
 pytestmark = pytest.mark.unit
 
 TABLES = {"corr": pl.DataFrame({"subset": ["A", "A", "B"], "measure": ["T", "F", "T"],
-                                "value": [0.123456, -0.5, None], "n": [10, 10, 3]})}
+                                "value": [0.123456, -0.5, None], "n_samples": [10, 10, 3]})}
 
 
 @pytest.mark.parametrize("template, expected", [
     ("r = {{corr: subset=A, measure=T | value:.3f}}", "r = 0.123"),
-    ("{{corr: subset=A, measure=F | value:+.2f}} (n = {{corr: subset=A, measure=F | n:d}})", "-0.50 (n = 10)"),
-    ("{{ corr : subset = B , measure = T | n }}", "3"),
+    ("{{corr: subset=A, measure=F | value:+.2f}} (n = {{corr: subset=A, measure=F | n_samples:d}})", "-0.50 (n = 10)"),
+    ("{{ corr : subset = B , measure = T | n_samples }}", "3"),
     ("no placeholder", "no placeholder"),
 ])
 def test_placeholders_print_the_selected_value(template, expected):
@@ -42,9 +42,9 @@ def test_a_placeholder_that_does_not_select_one_value_is_an_error(template, mess
 
 
 def test_a_rows_placeholder_prints_the_matching_rows_as_a_table():
-    template = "{{rows corr: subset=A | measure, value:+.2f, n:d}}\n\n{{rows corr: | subset, value:.1f}}"
+    template = "{{rows corr: subset=A | measure, value:+.2f, n_samples:d}}\n\n{{rows corr: | subset, value:.1f}}"
     assert render(template, TABLES) == (
-        "| measure | value | n |\n|---|---|---|\n| T | +0.12 | 10 |\n| F | -0.50 | 10 |\n\n"
+        "| measure | value | n_samples |\n|---|---|---|\n| T | +0.12 | 10 |\n| F | -0.50 | 10 |\n\n"
         "| subset | value |\n|---|---|\n| A | 0.1 |\n| A | -0.5 |\n| B | n/a |"
     )
 

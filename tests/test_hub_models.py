@@ -78,11 +78,11 @@ def test_embedding_job_refuses_the_missing_model_with_the_rule(tmp_path, monkeyp
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     with pytest.raises(InputError) as caught:
         make_embedder("MQ", {"backend": "sentence_transformers", "model": HUB_ID}, threads=1, source="c.yaml")
-    assert str(caught.value) == f"c.yaml: config key embedders.MQ.model: {rule_for(tmp_path)}"
+    assert str(caught.value) == f"c.yaml: config key rankers.MQ.model: {rule_for(tmp_path)}"
 
 
-def write_workdir(tmp_path: Path, embedders: dict, allow_downloads: bool | None) -> Path:
-    """A tiny generic dataset and a config with ``embedders`` (and models.allow_downloads if given)."""
+def write_workdir(tmp_path: Path, rankers: dict, allow_downloads: bool | None) -> Path:
+    """A tiny generic dataset and a config with ``rankers`` (and models.allow_downloads if given)."""
     workdir = tmp_path / "work"
     workdir.mkdir()
     with (workdir / "tiny.jsonl").open("w") as f:
@@ -94,7 +94,7 @@ def write_workdir(tmp_path: Path, embedders: dict, allow_downloads: bool | None)
         "datasets": {"tiny": {"layout": "generic", "path": "tiny.jsonl"}},
         "designs": [{"Nc": 3, "Np": 2}],
         "K": [1, 2],
-        "embedders": embedders,
+        "rankers": rankers,
         "llm": {"generator": llm, "grader": llm},
     }
     if allow_downloads is not None:
@@ -117,7 +117,7 @@ def test_start_up_refuses_an_uncached_hub_model_in_one_line(tmp_path):
     proc = snakemake(workdir, tmp_path / "hub", "-n")
     assert proc.returncode == 1
     lines = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith("Using workflow")]
-    assert lines == [f"{workdir / 'config.yaml'}: config key embedders.MQ.model: {rule_for(tmp_path / 'hub')}"]
+    assert lines == [f"{workdir / 'config.yaml'}: config key rankers.MQ.model: {rule_for(tmp_path / 'hub')}"]
 
 
 @pytest.mark.workflow

@@ -148,7 +148,7 @@ def test_agreement_table_rows_and_point_estimates(human):
     ]
     row = table.row(by_predicate=pl.col("pair") == "llm-human_2", named=True)
     pair = human.select("grade", "grade_human_2").drop_nulls().to_numpy().T.astype(float)
-    assert row["n"] == pair.shape[1] == human.height - 1
+    assert row["n_samples"] == pair.shape[1] == human.height - 1
     assert row["alpha"] == pytest.approx(
         krippendorff.alpha(reliability_data=pair, level_of_measurement="ordinal"), abs=1e-9)
     assert row["spearman"] == pytest.approx(spearmanr(pair[0], pair[1]).statistic, abs=1e-12)

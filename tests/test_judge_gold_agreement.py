@@ -99,7 +99,7 @@ def test_point_values_equal_scipy_on_the_samples(seed):
         part = samples if row["subset"] == "all" else samples.filter(pl.col("subset") == row["subset"])
         grade = part["grade"].to_numpy().astype(float)
         level = direct_level(part["answer_f1"].to_numpy())
-        assert row["n"] == part.height and row["n_queries"] == part["id"].n_unique()
+        assert row["n_samples"] == part.height and row["n_queries"] == part["id"].n_unique()
         assert row["spearman"] == pytest.approx(stats.spearmanr(grade, level).statistic, abs=1e-12)
         ideal = graded.filter(pl.col("ideal_f1").is_not_null()).unique(["id", "Np"])
         ideal = ideal if row["subset"] == "all" else ideal.filter(pl.col("id").str.starts_with(row["subset"] + "-"))
@@ -310,7 +310,7 @@ def test_the_first_study_part():
     graded = pl.read_parquet(STUDY_PART1)
     table = judge_agreement(graded, resamples=200, seed=1)
     row = table.filter(pl.col("subset") == "all").row(0, named=True)
-    assert (row["n"], row["n_queries"], row["n_contains"]) == (602, 100, 602)
+    assert (row["n_samples"], row["n_queries"], row["n_contains"]) == (602, 100, 602)
     part = graded.with_columns(subset=pl.col("id").str.split("-").list.first())
     ideal = graded.unique(["id", "Np"]).drop_nulls("ideal_contains")
     for name, expected in direct_judge_free(part, ideal).items():

@@ -59,7 +59,7 @@ def test_judge_table_and_figure(built):
     table = pl.read_parquet(built / JUDGE[0])
     assert table.schema == pl.Schema(SCHEMA)
     assert table["subset"].to_list() == ["S", "all"]
-    assert table["n"].to_list() == [6, 6] and table["n_queries"].to_list() == [2, 2]
+    assert table["n_samples"].to_list() == [6, 6] and table["n_queries"].to_list() == [2, 2]
     assert table["ideal_f1"].to_list() == pytest.approx([1 / 3, 1 / 3])
     assert (built / JUDGE[1]).read_bytes()[:4] == b"\x89PNG"
     assert planned_files(built, *RULES, "--", *JUDGE) == set()

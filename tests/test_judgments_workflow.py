@@ -29,7 +29,7 @@ ANALYSIS = ("--allowed-rules", "judge_documents", "answer_ideal", "answer_topk",
 def workdir(loopback_llm, tmp_path_factory) -> Path:
     config = llm_config(
         loopback_llm, designs=[{"Nc": 5, "Np": 2}, {"Nc": 6, "Np": 2}],
-        embedders={"ML6": {"backend": "gt_minilm_l6"}, "PML3": {"backend": "paraphrase_minilm_l3_onnx"}},
+        rankers={"ML6": {"backend": "gt_minilm_l6"}, "PML3": {"backend": "paraphrase_minilm_l3_onnx"}},
         prompts=("answer", "grade", "udcg", "umbrela"), document_judgments={"kinds": ["erag", "udcg", "umbrela"]},
         analysis={"segmentations": ["fit"], "alpha_grid": "linear:5", "min_segment_samples": 4,
                   "bootstrap_resamples": 20})
@@ -69,7 +69,7 @@ def test_the_analysis_correlates_the_judgment_measures(workdir, loopback):
     differences = pl.read_parquet(workdir / "results/analysis/differences_fit.parquet")
     for measure in ("eRAG_P", "eRAG_success", "UDCG", "T_umbrela", "P_umbrela", "nDCG_umbrela", "RR@K", "AP@K"):
         rows = correlations.filter(pl.col("measure") == measure, pl.col("target") == "grade")
-        assert rows.height and (rows["n"] >= 4).all(), measure
+        assert rows.height and (rows["n_samples"] >= 4).all(), measure
     assert {"eRAG_P-T", "UDCG-T", "T_umbrela-T"} <= set(differences["difference"])
     agreement = pl.read_parquet(workdir / "results/analysis/umbrela_agreement.parquet")
     assert agreement["subset"].to_list() == ["S", "all"]

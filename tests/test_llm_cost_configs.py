@@ -53,7 +53,7 @@ def _tiny(tmp_path: Path, designs: list[dict], generator: str = "openai/loopback
                {"id": "a-1", "q": "Which is b?", "p": ["b one."], "n": ["x text.", "y text.", "z text."]}]
     (tmp_path / "tiny.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
     return {"datasets": {"tiny": {"layout": "generic", "path": "tiny.jsonl"}}, "designs": designs, "K": [1],
-            "embedders": {"ML6": {"backend": "gt_minilm_l6"}, "PML3": {"backend": "paraphrase_minilm_l3_onnx"}},
+            "rankers": {"ML6": {"backend": "gt_minilm_l6"}, "PML3": {"backend": "paraphrase_minilm_l3_onnx"}},
             "document_judgments": {"kinds": ["erag", "udcg", "umbrela"]},
             "llm": {"generator": {"model": generator}, "grader": {"model": grader}}}
 
@@ -113,7 +113,7 @@ def test_answers_and_grades_fan_out_over_the_workflows_units(tmp_path):
     from retrieval_response.workflow_config.plan import dataset_units
 
     config = _tiny(tmp_path, [{"Nc": 3, "Np": 1, "K": [1, 3]}])
-    config["datasets"]["tiny"]["embedders"] = ["PML3"]
+    config["datasets"]["tiny"]["rankers"] = ["PML3"]
     units = dataset_units(with_defaults(config))
     stages = estimate(config, tmp_path).workload.stages
     assert len(units) == 1 and stages["topk"].calls == stages["grade"].calls == 2 * 2 * len(units)

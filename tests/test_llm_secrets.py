@@ -161,7 +161,7 @@ def _tiny_workflow(tmp_path, server) -> tuple:
     config = {
         "datasets": {"tiny": {"layout": "generic", "path": "tiny.jsonl"}},
         "designs": [{"Nc": 5, "Np": 2}], "K": [1, 2],
-        "embedders": {"ML6": {"backend": "gt_minilm_l6"}},
+        "rankers": {"ML6": {"backend": "gt_minilm_l6"}},
         "llm": {"generator": {**model, "max_tokens": 50}, "grader": {**model, "max_tokens": 4},
                 "cache": "results/llm_cache", "pacing": {"concurrency": 2},
                 "prompts": {"answer": "prompts/answer.txt", "grade": "prompts/grade.txt"}},

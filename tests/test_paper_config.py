@@ -44,14 +44,14 @@ def write_stand_in(folder: Path) -> Path:
 @pytest.mark.unit
 def test_paper_config_has_the_papers_embedders_llm_and_analysis():
     config = yaml.safe_load(PAPER.read_text())
-    models = {code: entry["model"] for code, entry in config["embedders"].items()}
+    models = {code: entry["model"] for code, entry in config["rankers"].items()}
     assert models == {
         "AML12v2": "sentence-transformers/all-MiniLM-L12-v2",
         "E5Sv2": "intfloat/e5-small-v2",
         "ME5S": "intfloat/multilingual-e5-small",
         "MQML6Cv1": "sentence-transformers/multi-qa-MiniLM-L6-cos-v1",
     }
-    assert {entry["backend"] for entry in config["embedders"].values()} == {"sentence_transformers"}
+    assert {entry["backend"] for entry in config["rankers"].values()} == {"sentence_transformers"}
     assert config["models"]["allow_downloads"] is True
     assert config["llm"]["generator"]["model"] == config["llm"]["grader"]["model"] == "openai/gpt-4o-mini"
     assert [d["layout"] for d in config["datasets"].values()] == ["published_texts"]

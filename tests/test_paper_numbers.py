@@ -187,10 +187,10 @@ def test_minimum_applies_to_each_measures_own_n(seed):
     samples = assign_segments(add_features(graded), "fit").filter(pl.col("grade").is_not_null())
     keys = ["E", "subset", "segment"]
     for name, rows in (("F", samples), ("T", samples), ("F_e_partner", samples.drop_nulls("np_partner"))):
-        sizes = rows.group_by(keys).len("n").filter(pl.col("n") >= minimum)
-        table = got.filter(measure=name, corr_type="spearman").select(*keys, "n")
-        assert sorted(table.rows()) == sorted(sizes.select(*keys, pl.col("n").cast(pl.Int64)).rows())
-    assert got.height > 0 and got["n"].min() >= minimum
+        sizes = rows.group_by(keys).len("n_samples").filter(pl.col("n_samples") >= minimum)
+        table = got.filter(measure=name, corr_type="spearman").select(*keys, "n_samples")
+        assert sorted(table.rows()) == sorted(sizes.select(*keys, pl.col("n_samples").cast(pl.Int64)).rows())
+    assert got.height > 0 and got["n_samples"].min() >= minimum
     partner_segments = got.filter(measure="F_e_partner").select(keys).unique()
     f_segments = got.filter(measure="F").select(keys).unique()
     assert len(partner_segments) <= len(f_segments)

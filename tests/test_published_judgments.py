@@ -94,7 +94,7 @@ def test_a_pair_judged_in_two_tables_is_refused(files):
 
 
 def test_judgments_without_the_texts_they_judge_stop_at_start_up(files):
-    config = {"datasets": {}, "embedders": {},
+    config = {"datasets": {}, "rankers": {},
               "published": {"graded": str(files["graded"]), "judgments": [str(files["j1.parquet"])]}}
     with pytest.raises(InputError) as error:
         check_designs(config, "config.yaml")

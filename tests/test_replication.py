@@ -31,7 +31,7 @@ bench = benchmark("analysis")
 def differences(rows) -> pl.DataFrame:
     """A differences table from (segmentation, segment, difference, value, ci_low, ci_high) rows."""
     return pl.DataFrame(
-        [{"segmentation": s, "E": "ML6", "subset": "Hs", "segment": seg, "target": "grade", "n": 300, "difference": d,
+        [{"segmentation": s, "E": "ML6", "subset": "Hs", "segment": seg, "target": "grade", "n_samples": 300, "difference": d,
           "corr_type": "spearman", "value": v, "ci_low": lo, "ci_high": hi, "share_positive": 0.5}
          for s, seg, d, v, lo, hi in rows]
     )

@@ -58,7 +58,7 @@ def test_names_paths_and_hashes_do_not_look_like_secrets(value):
 def valid_config(**generator) -> dict:
     config = {
         "datasets": {"faq": {"layout": "generic", "path": str(GENERIC)}},
-        "embedders": {"ML6": {"backend": "gt_minilm_l6"}},
+        "rankers": {"ML6": {"backend": "gt_minilm_l6"}},
         "llm": {
             "generator": {"model": "openai/gpt-4o-mini", "api_key_env": "RR_TEST_KEY", **generator},
             "grader": {"model": "openai/gpt-4o-mini"},

@@ -83,7 +83,7 @@ def test_continuous_targets_equal_scipy_reference(graded):
                 if len(used) < 30:
                     assert got.height == 0
                     continue
-                assert got["n"].unique().to_list() == [len(used)]
+                assert got["n_samples"].unique().to_list() == [len(used)]
                 assert got["n_missing_target"].unique().to_list() == [len(measured) - len(used)]
                 grid = GRID if measure.has_alpha else np.zeros(1)
                 curves = {}
@@ -187,6 +187,6 @@ def test_segments_without_target_values_do_not_break_either_kernel(graded):
     correlations, _, _ = analysis_tables(no_target, segmentation="ratio", alpha_grid="linear:5", min_segment_samples=0,
                                    bootstrap_resamples=5, measures=["T", "nDCG"], targets=["grade", "grade_expected"])
     empty = correlations.filter(E="E1")
-    assert empty.height > 0 and (empty["n"] == 0).all() and (empty["n_missing_target"] > 0).all()
+    assert empty.height > 0 and (empty["n_samples"] == 0).all() and (empty["n_missing_target"] > 0).all()
     assert empty["null_reason"].unique().to_list() == ["too_few_samples"]
     assert correlations.filter(E="E2")["value"].is_not_null().any()

@@ -152,7 +152,7 @@ def test_measures_needing_np_are_not_computable_and_t_orders_as_p(tmp_path):
     rows = {row["measure"]: row for row in verdict.iter_rows(named=True)}
     for name in ("F", "R", "nDCG@K", "AP@K"):
         assert MEASURES[name].needs_Np and name in NEEDS_NP
-        assert (rows[name]["decision"], rows[name]["reason"], rows[name]["n"]) == ("undecided", NOT_COMPUTABLE, 0)
+        assert (rows[name]["decision"], rows[name]["reason"], rows[name]["n_samples"]) == ("undecided", NOT_COMPUTABLE, 0)
     assert not {"P", "T", "nDCG", "RR@K"} & set(NEEDS_NP)
     assert rows["T"]["decision"] == "undecided" and rows["T"]["same_as"] == "P"
     assert "at the one K = 5 of this segment (and no Np)" in rows["T"]["reason"]

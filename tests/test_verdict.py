@@ -200,7 +200,7 @@ def test_a_sample_judged_in_part_leaves_the_verdict_and_the_judgment_measure_is_
         verdict = verdict_table(graded.with_columns(umbrela_label=labels), **OPTIONS)
     assert f"{partly.sum()} of {graded.height} samples left out of the verdict" in caplog.text
     rows = verdict.filter(pl.col("segment") == "all", pl.col("target") == "grade")
-    assert rows["n"].drop_nulls().max() == graded.height - partly.sum()
+    assert rows["n_samples"].drop_nulls().max() == graded.height - partly.sum()
     umbrela = rows.filter(pl.col("measure") == "P_umbrela").row(0, named=True)
     assert umbrela["decision"] != "undecided" or umbrela["same_as"] is not None, umbrela["reason"]
     judged = rows.filter(pl.col("measure").str.ends_with("_umbrela"))

@@ -33,7 +33,7 @@ def _row(target, subset, segment, measure, decision, value=None, reason=None, sa
     compared = {"difference_to_best": 0.2, "diff_ci_low": 0.1, "diff_ci_high": 0.3, "p_adjusted": 0.01,
                 "queries_for_0.05": 640, "queries_for_0.10": 160} if decision in ("tied", "worse") else {}
     return {"target": target, "subset": subset, "E": "X", "segment": segment, "corr_type": "spearman",
-            "measure": measure, "n": 400, "n_queries": queries, "value": value, "ci_low": interval[0],
+            "measure": measure, "n_samples": 400, "n_queries": queries, "value": value, "ci_low": interval[0],
             "ci_high": interval[1], "alpha": None, "difference_to_best": None, "diff_ci_low": None, "diff_ci_high": None,
             "p_adjusted": None, "decision": decision, "reason": reason, "same_as": same_as, "queries_for_0.05": None,
             "queries_for_0.10": None} | compared

@@ -71,15 +71,50 @@ def test_default_config_is_valid_and_plans_every_unit_with_the_schema_defaults(t
     assert "results/run_summary.json" in planned
 
 
+def renamed_config(config: dict, name: str) -> dict:
+    """``config`` with its ``rankers`` (top level, and dataset msmarco's list set to [ML6]) under ``name``."""
+    config = {key: value for key, value in config.items() if key != "rankers"} | {name: config["rankers"]}
+    config["datasets"]["msmarco"][name] = ["ML6"]
+    return config
+
+
+@pytest.mark.workflow
+def test_the_old_embedders_key_plans_what_rankers_plans_with_one_notice_and_both_are_refused(tmp_path):
+    """``embedders`` (top level and per dataset) is read as ``rankers``: the same jobs, one notice
+    line; the two names together stop the run with one line."""
+    shipped = yaml.safe_load((REPO / "config.yaml").read_text())
+    runs = {}
+    for name in ("rankers", "embedders"):
+        (tmp_path / name).mkdir()
+        workdir = workdir_with(tmp_path / name, REPO / "config.yaml")
+        (workdir / "config.yaml").write_text(yaml.safe_dump(renamed_config(yaml.safe_load(yaml.safe_dump(shipped)), name)))
+        runs[name] = run_snakemake(workdir, "-n")
+    jobs = {name: {line for line in proc.stdout.splitlines() if line.strip().startswith("output: ")}
+            for name, proc in runs.items()}
+    assert jobs["rankers"] and jobs["embedders"] == jobs["rankers"]
+    assert any("results/graded/msmarco/ML6/" in line for line in jobs["rankers"])
+    assert not any("results/graded/msmarco/PML3/" in line for line in jobs["rankers"])
+    notices = [line for line in runs["embedders"].stderr.splitlines() if "embedders" in line]
+    assert notices == [f"{tmp_path / 'embedders' / 'config.yaml'}: config key embedders: read as rankers; "
+                       "embedders will be removed in the next release: rename it"]
+    assert "embedders" not in runs["rankers"].stderr
+    both = renamed_config(yaml.safe_load(yaml.safe_dump(shipped)), "rankers") | {"embedders": shipped["rankers"]}
+    (tmp_path / "embedders" / "config.yaml").write_text(yaml.safe_dump(both))
+    proc = run_snakemake(tmp_path / "embedders", "-n", check=False)
+    assert proc.returncode != 0
+    assert error_lines(proc.stderr) == [f"{tmp_path / 'embedders' / 'config.yaml'}: config key embedders: renamed to "
+                                        "rankers, which is given too: keep rankers only"]
+
+
 @pytest.mark.unit
 def test_schema_fills_defaults():
     from snakemake.utils import validate
 
-    config = yaml.safe_load("datasets: {d: {layout: generic, path: x.jsonl}}\nembedders: {E: {backend: gt_minilm_l6}}")
+    config = yaml.safe_load("datasets: {d: {layout: generic, path: x.jsonl}}\nrankers: {E: {backend: gt_minilm_l6}}")
     validate(config, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
     assert config["datasets"]["d"]["seed"] == 0
     assert config["designs"] == [{"Nc": 8, "Np": 2}]
-    assert config["embedders"]["E"] == {"backend": "gt_minilm_l6"}  # a ranker's keys are its backend's: none filled in
+    assert config["rankers"]["E"] == {"backend": "gt_minilm_l6"}  # a ranker's keys are its backend's: none filled in
     assert config["analysis"]["alpha_grid"] == "l350^0.95"
     assert config["llm"]["pacing"]["max_retries"] == 5
 

@@ -37,7 +37,7 @@ def built(tmp_path_factory) -> Path:
     prepared, embedded and ranked with its one embedder (the ``ranked`` target: no LLM call)."""
     workdir = tmp_path_factory.mktemp("incremental")
     config = shared_config("config_smoke", workdir)
-    assert sorted(config["datasets"]) == ["alpha", "beta"] and list(config["embedders"]) == ["ML6"]
+    assert sorted(config["datasets"]) == ["alpha", "beta"] and list(config["rankers"]) == ["ML6"]
     write_source(workdir / "gamma.jsonl", "gamma", 4)
     os.environ.setdefault("RR_LOOPBACK_KEY", "loopback-key")  # named by its models, which `ranked` never calls
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
@@ -57,7 +57,7 @@ def with_config(workdir: Path, tmp_path: Path, edit) -> Path:
 
 
 def test_adding_an_embedder_plans_only_its_targets(built, tmp_path):
-    copy = with_config(built, tmp_path, lambda c: c["embedders"].update({"PML3": {"backend": "paraphrase_minilm_l3_onnx"}}))
+    copy = with_config(built, tmp_path, lambda c: c["rankers"].update({"PML3": {"backend": "paraphrase_minilm_l3_onnx"}}))
     assert planned_files(copy, "ranked") == {
         "results/embeddings/PML3/alpha.parquet",
         "results/embeddings/PML3/beta.parquet",

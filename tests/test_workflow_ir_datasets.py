@@ -40,7 +40,7 @@ def test_an_ir_datasets_dataset_is_read_from_the_cache_only(tmp_path, monkeypatc
         "datasets": {"scifact": {"layout": "ir_datasets", "ir_datasets_id": DATASET_ID}},
         "designs": [{"Nc": 2, "Np": 1}],
         "K": [1],
-        "embedders": {"BM25": {"backend": "bm25"}},
+        "rankers": {"BM25": {"backend": "bm25"}},
         "llm": LLM,
     }
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
@@ -76,7 +76,7 @@ def test_an_ir_datasets_corpus_is_retrieved_from_like_its_beir_folder(tmp_path, 
     config = {
         "datasets": {"scifact": {"layout": "ir_datasets", "ir_datasets_id": DATASET_ID, **corpus_level},
                      "folder": {"layout": "beir", "path": str(qrels.relative_to(tmp_path)), **corpus_level}},
-        "embedders": {"BM25": {"backend": "bm25"}},
+        "rankers": {"BM25": {"backend": "bm25"}},
         "llm": LLM,
     }
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))

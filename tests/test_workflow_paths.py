@@ -33,7 +33,7 @@ def test_every_planned_file_of_accepted_names_stays_in_results_or_logs(tmp_path)
     workdir.mkdir()
     write_config(workdir, {
         "datasets": {name: {"layout": "generic", "path": str(GENERIC)} for name in ODD_BUT_SAFE_DATASETS},
-        "embedders": {code: {"backend": "gt_minilm_l6"} for code in ODD_BUT_SAFE_EMBEDDERS},
+        "rankers": {code: {"backend": "gt_minilm_l6"} for code in ODD_BUT_SAFE_EMBEDDERS},
         "designs": [{"Nc": 4, "Np": 2}], "K": [1, 2], "llm": {**LLM, "shards": 2},
         "analysis": {"alpha_grid": "linear:3"},
     })
@@ -53,7 +53,7 @@ def test_hostile_id_in_a_dataset_fails_its_job_with_one_line_in_log_and_stderr(t
     workdir.mkdir(parents=True)
     source = REPO / "tests" / "bad_inputs" / "datasets" / "generic_id_path_traversal.jsonl"
     write_config(workdir, {"datasets": {"faq": {"layout": "generic", "path": str(source)}},
-                           "embedders": {"ML6": {"backend": "gt_minilm_l6"}}, "designs": [{"Nc": 5, "Np": 2}],
+                           "rankers": {"ML6": {"backend": "gt_minilm_l6"}}, "designs": [{"Nc": 5, "Np": 2}],
                            "K": [1, 2], "llm": LLM})
     proc = run_snakemake(workdir, "--cores", "1", "results/texts/faq.parquet", check=False)
     line = f"{source}: line 2: id 'x/../../../../../escaped-1' cannot be used in a file name"

@@ -10,7 +10,6 @@ from retrieval_response.infra.errors import InputError
 from retrieval_response.workflow_config.plan import (
     DESIGN_PATTERN,
     dataset_designs,
-    dataset_embedders,
     dataset_nps,
     dataset_units,
     design_by_name,
@@ -18,6 +17,7 @@ from retrieval_response.workflow_config.plan import (
     design_name,
     design_pairs,
     judges_against_gold,
+    registered_rankers,
     runs_llm,
 )
 from retrieval_response.workflow_config.shipped_paths import resolve_shipped_paths, shipped_or_local
@@ -29,13 +29,13 @@ def config() -> dict:
     """Two datasets: ``b`` with its own designs (one with its own K) and embedders, ``a`` with the top-level ones."""
     return {
         "datasets": {
-            "b": {"layout": "arxiv_parquet", "path": "b.parquet", "embedders": ["E2"],
+            "b": {"layout": "arxiv_parquet", "path": "b.parquet", "rankers": ["E2"],
                   "designs": [{"Nc": 10, "Np": 3, "K": [5, 1]}, {"Nc": 8, "Np": 2}]},
             "a": {"layout": "generic", "path": "a.jsonl"},
         },
         "designs": [{"Nc": 8, "Np": 2}],
         "K": [4, 1, 2],
-        "embedders": {"E2": {}, "E1": {}},
+        "rankers": {"E2": {}, "E1": {}},
         "analysis": {"human": None},
     }
 
@@ -49,8 +49,8 @@ def test_a_dataset_uses_its_own_designs_and_embedders_else_the_top_level_ones():
     cfg = config()
     assert dataset_designs(cfg, "a") == [{"Nc": 8, "Np": 2}]
     assert [design_name(d) for d in dataset_designs(cfg, "b")] == ["Nc10_Np3", "Nc8_Np2"]
-    assert dataset_embedders(cfg, "a") == ["E1", "E2"]
-    assert dataset_embedders(cfg, "b") == ["E2"]
+    assert registered_rankers(cfg, "a") == ["E1", "E2"]
+    assert registered_rankers(cfg, "b") == ["E2"]
 
 
 def test_cutoffs_are_the_designs_own_else_the_top_level_ones_sorted():

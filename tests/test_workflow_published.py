@@ -72,7 +72,7 @@ def test_published_files_alone_produce_tables_and_figures(published_run):
     assert "rule embed" not in log and "rule grade" not in log and "rule prepare_dataset" not in log
 
     fit = pl.read_parquet(tmp_path / "results/analysis/correlations_fit.parquet")
-    assert {"E", "subset", "segment", "n", "measure", "corr_type", "value", "alpha", "value_crossfit",
+    assert {"E", "subset", "segment", "n_samples", "measure", "corr_type", "value", "alpha", "value_crossfit",
             "ci_low", "ci_high"} <= set(fit.columns)
     assert set(fit["subset"]) == {"A", "M"} and set(fit["E"]) == {"ML6", "PML3"}
     assert {"F", "T", "T_u", "nDCG", "F_e"} <= set(fit["measure"])

@@ -28,7 +28,7 @@ def workdir_with_run(tmp_path: Path, run_lines: list[str]) -> Path:
         "datasets": {"judged": {"layout": "beir", "path": str(qrels.relative_to(tmp_path)), "run": "data/mine.trec"}},
         "designs": [{"Nc": 5, "Np": 2}],
         "K": [1, 2, 3],
-        "embedders": {"BM25": {"backend": "bm25"}},
+        "rankers": {"BM25": {"backend": "bm25"}},
         "llm": LLM,
     }
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))

@@ -105,6 +105,6 @@ def test_configured_subsets_appear_in_the_analysis_tables(loopback_llm, tmp_path
     correlations = pl.read_parquet(tmp_path / "results/analysis/correlations_fit.parquet")
     assert set(correlations["subset"]) == expected
     for subset in expected:  # each subset's segments hold every query of its datasets
-        n = correlations.filter(pl.col("subset") == subset).group_by("segment").agg(pl.col("n").first())["n"].sum()
-        assert n == graded.filter(pl.col("subset") == subset, pl.col("grade").is_not_null()).height
+        segments = correlations.filter(pl.col("subset") == subset).group_by("segment").agg(pl.col("n_samples").first())
+        assert segments["n_samples"].sum() == graded.filter(pl.col("subset") == subset, pl.col("grade").is_not_null()).height
     assert Path(tmp_path / "results/texts/ids_checked.json").exists()

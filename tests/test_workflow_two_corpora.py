@@ -64,7 +64,7 @@ def workdir(loopback, tmp_path_factory) -> Path:
             "core": {"layout": "trec", "path": "core/qrels.txt", "subset": "core"},
         },
         "designs": [{"Nc": 5, "Np": 2}], "K": K,
-        "embedders": {"BM25": {"backend": "bm25"}},
+        "rankers": {"BM25": {"backend": "bm25"}},
         "llm": {"generator": {**model, "max_tokens": 50}, "grader": {**model, "max_tokens": 4, "logprobs": True},
                 "cache": "results/llm_cache", "pacing": {"concurrency": 4},
                 "prompts": {name: f"prompts/{name}.txt" for name in ("answer", "grade")}},

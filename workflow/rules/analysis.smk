@@ -224,7 +224,7 @@ rule figures:
         figure_segmentations=FIGURE_SEGMENTATIONS,
         corr_types=ANALYSIS["corr_types"],
         min_segment_samples=ANALYSIS["min_segment_samples"],
-        embedders=EMBEDDERS,
+        rankers=RANKERS,
     script:
         "../scripts/figures.py"
 

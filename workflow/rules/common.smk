@@ -1,6 +1,8 @@
 """Config validation, start-up checks, and input functions shared by all rules.
 
-Every check that needs no job runs here, while the Snakefile is parsed: the JSON schema, then the
+Every check that needs no job runs here, while the Snakefile is parsed: first the config keys
+renamed in this release are read under their new names (``renamed_keys.resolve_renamed_keys``: an
+old name prints one notice line, old and new together stop the run), then the JSON schema, then the
 library's ``retrieval_response.workflow_config.checks`` (wildcard values, safe path names,
 cross-key rules, input files, alpha grid, prompts, API-key variables) and, for traces, every
 record of their files (``input_checks.check_trace_records``); then the secret parts of
@@ -23,7 +25,7 @@ from retrieval_response.infra.paths import NAME_PATTERN
 from retrieval_response.llm.config import ModelConfig, withhold_api_base_secrets
 from retrieval_response.llm.jobs import job_threads, llm_cap, llm_jobs, llm_units
 from retrieval_response.llm.sharding import SHARD_PATTERN, shard_names
-from retrieval_response.workflow_config import checks, input_checks, plan
+from retrieval_response.workflow_config import checks, input_checks, plan, renamed_keys
 from retrieval_response.workflow_config.shipped_paths import resolve_shipped_paths
 
 CONFIG_FILE = ", ".join(map(str, workflow.overwrite_configfiles or ["config.yaml"]))
@@ -49,6 +51,16 @@ def startup_check(check, *args):
         sys.exit(1)
 
 
+def resolve_renamed_keys():
+    """Move the config's old key names to their new ones (``embedders`` -> ``rankers``), so that
+    nothing after this reads an old name; the main process prints the notice line of an old one.
+    """
+    notice = renamed_keys.resolve_renamed_keys(config, CONFIG_FILE)
+    if notice and workflow.is_main_process:
+        print(notice, file=sys.stderr)
+
+
+startup_check(resolve_renamed_keys)
 startup_check(validate_schema)
 resolve_shipped_paths(config, workflow.basedir)
 startup_check(
@@ -68,7 +80,7 @@ startup_check(plan.resolve_run_codes, config, CONFIG_FILE)
 startup_check(withhold_api_base_secrets, config["llm"], CONFIG_FILE)
 
 DATASETS = config["datasets"]
-EMBEDDERS = config["embedders"]
+RANKERS = config["rankers"]
 PUBLISHED = config.get("published")
 LLM = config["llm"]
 ANALYSIS = config["analysis"]
@@ -163,7 +175,7 @@ def ranker_params(wildcards):
     kind = plan.ranker_kind(config, wildcards.dataset, wildcards.embedder)
     return {
         "kind": kind,
-        "spec": None if kind == "run" else EMBEDDERS[wildcards.embedder],
+        "spec": None if kind == "run" else RANKERS[wildcards.embedder],
         "layout": DATASETS[wildcards.dataset]["layout"],
         "source": dataset_source(wildcards),
     }
@@ -222,7 +234,7 @@ def llm_resource(*roles):
 # cached while downloads are off stops the run here with one line.
 hub_models.apply_download_policy(config["models"]["allow_downloads"])
 MISSING_HUB_MODEL = hub_models.first_missing_model(
-    EMBEDDERS, allow_downloads=config["models"]["allow_downloads"]
+    RANKERS, allow_downloads=config["models"]["allow_downloads"]
 )
 if MISSING_HUB_MODEL:
     sys.exit(f"{CONFIG_FILE}: {': '.join(MISSING_HUB_MODEL)}")

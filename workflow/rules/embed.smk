@@ -18,7 +18,7 @@ rule embed:
     resources:
         mem_mb=4000,
     params:
-        spec=lambda wc: EMBEDDERS[wc.embedder],
+        spec=lambda wc: RANKERS[wc.embedder],
         store=config["embedding_store"],
         designs=design_pairs,
     script:

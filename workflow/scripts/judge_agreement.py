@@ -14,4 +14,4 @@ table = judge_agreement(graded, resamples=snakemake.params.resamples, seed=snake
 reason = no_gold_reason(graded) if table.height == 0 else None
 write_parquet(table, snakemake.output.table)
 plot_judge_agreement(table, snakemake.output.figure, reason=reason)
-log.info("judge agreement: %s", reason or f"{table.height} rows, {table['n'][-1]} samples with a gold answer")
+log.info("judge agreement: %s", reason or f"{table.height} rows, {table['n_samples'][-1]} samples with a gold answer")

@@ -19,13 +19,13 @@ Output of :func:`analysis_tables`, per segmentation:
 
 **correlations** (``results/analysis/correlations_<segmentation>.parquet``), one row per
 segment x target x measure x correlation type:
-``segmentation, E, subset, [finer keys], segment, target, n, n_missing_target, measure,
+``segmentation, E, subset, [finer keys], segment, target, n_samples, n_missing_target, measure,
 corr_type, value, null_reason, alpha, alpha_rule, value_crossfit, ci_low, ci_high``.
-``n`` = samples that entered this measure's correlation with this target (the measure's
+``n_samples`` = samples that entered this measure's correlation with this target (the measure's
 features and the target not null; ``F_e_partner`` drops samples without a 2K partner); a row
-exists only when ``n`` >= ``min_segment_samples``: the minimum applies to the measure's own n.
+exists only when ``n_samples`` >= ``min_segment_samples``: the minimum applies to the measure's own count.
 ``value`` = the correlation, for measures with alpha the maximum over the grid; ``null_reason``
-says why ``value`` is null: ``too_few_samples`` (n < 2), ``constant_target`` (one target value in
+says why ``value`` is null: ``too_few_samples`` (n_samples < 2), ``constant_target`` (one target value in
 the segment) or ``constant_measure`` (one measure value at every alpha), checked in that order;
 null when ``value`` is not. ``alpha`` = the first grid alpha reaching the maximum (null without
 alpha); ``alpha_rule`` says how alpha was chosen (e.g. ``first max over l350^0.95 (702
@@ -35,14 +35,14 @@ ci_high`` = percentile bootstrap interval over query-id resamples, at the alpha 
 full data (alpha is not re-chosen inside a resample), null when ``bootstrap_resamples`` = 0.
 
 **differences**, one row per segment x target x difference x correlation type:
-``segmentation, E, subset, [finer keys], segment, target, n, difference, corr_type, value,
+``segmentation, E, subset, [finer keys], segment, target, n_samples, difference, corr_type, value,
 ci_low, ci_high, share_positive``; ``difference`` "X-Y" = corr(X) - corr(Y) (same resamples for
-both: paired), ``n`` = the smaller of the two measures' n, ``share_positive`` = share of
+both: paired), ``n_samples`` = the smaller of the two measures' n_samples, ``share_positive`` = share of
 resamples where the difference is > 0.
 
 **segments** (:func:`.samples.segment_table`, ``results/analysis/segments_<segmentation>.parquet``), one
 row per segment x target x measure, left-out ones included: ``segmentation, E, subset, [finer
-keys], segment, target, measure, n, n_missing_target, kept, reason``; ``kept`` = ``n`` >=
+keys], segment, target, measure, n_samples, n_missing_target, kept, reason``; ``kept`` = ``n_samples`` >=
 ``min_segment_samples`` (the rows the correlations table has), ``reason`` why not
 (``n < <min>: ...``), null where kept.
 
@@ -150,7 +150,7 @@ def analysis_tables(
                 if weights is not None
                 else np.full(value.shape + (0,), np.nan)
             )
-            boots[target, name] = (cells.seg, cells.n, value, boot)
+            boots[target, name] = (cells.seg, cells.n_samples, value, boot)
             low, high = percentile_interval(boot, ci_level)
             alpha = np.where((alpha_index >= 0) & measure.has_alpha, grid[np.maximum(alpha_index, 0)], np.nan)
             correlation_parts.append(
@@ -158,7 +158,7 @@ def analysis_tables(
                     cells.seg,
                     {
                         "target": target,
-                        "n": cells.n,
+                        "n_samples": cells.n_samples,
                         "n_missing_target": cells.n_missing_target,
                         "measure": name,
                         "value": value,
@@ -182,17 +182,17 @@ def analysis_tables(
 
 
 CORRELATION_COLUMNS = (
-    "target", "n", "n_missing_target", "measure", "corr_type", "value", "null_reason", "alpha", "alpha_rule",
+    "target", "n_samples", "n_missing_target", "measure", "corr_type", "value", "null_reason", "alpha", "alpha_rule",
     "value_crossfit", "ci_low", "ci_high",
 )
 """Columns of the correlations table after the segmentation and segment keys."""
-DIFFERENCE_COLUMNS = ("target", "n", "difference", "corr_type", "value", "ci_low", "ci_high", "share_positive")
+DIFFERENCE_COLUMNS = ("target", "n_samples", "difference", "corr_type", "value", "ci_low", "ci_high", "share_positive")
 """Columns of the differences table after the segmentation and segment keys."""
 RESAMPLE_COLUMNS = ("target", "measure", "corr_type", "resamples")
 """Columns of the resamples table after the segmentation and segment keys: ``resamples`` is the
 list of the correlation's values on the bootstrap draws, in draw order (NaN where undefined)."""
 _STRING_COLUMNS = ("target", "measure", "difference", "corr_type", "null_reason", "alpha_rule")
-_INTEGER_COLUMNS = ("seg", "n", "n_missing_target")
+_INTEGER_COLUMNS = ("seg", "n_samples", "n_missing_target")
 
 
 def _dtype(column: str) -> pl.DataType:
@@ -230,7 +230,7 @@ def _differences(boots: dict, target_names: list[str], corr_types: list[str], ci
             diff = boot_1[i_1] - boot_2[i_2]
             low, high = percentile_interval(diff, ci_level)
             columns = {
-                "target": target, "n": np.minimum(n_1[i_1], n_2[i_2]), "difference": f"{first}-{second}",
+                "target": target, "n_samples": np.minimum(n_1[i_1], n_2[i_2]), "difference": f"{first}-{second}",
                 "value": value_1[i_1] - value_2[i_2], "ci_low": low, "ci_high": high,
                 "share_positive": share_positive(diff),
             }

@@ -120,7 +120,7 @@ def crossfit_correlation(measure, cells: MeasureCells, s: int, grid: np.ndarray,
 
 def resampled_correlations(resampling: QueryResampling, names: list[str], target: str, grid: np.ndarray,
                            corr_type: str, compat: str, sizes: Mapping[str, pl.DataFrame]) -> dict[int, dict[str, tuple]]:
-    """segment id -> measure -> (n, value, draws (R,), alpha) for the measures of ``names`` in the
+    """segment id -> measure -> (n_samples, value, draws (R,), alpha) for the measures of ``names`` in the
     segments their ``sizes`` frame keeps (:func:`~.samples.measure_sizes` or
     :func:`~.samples.table_sizes`): the (cross-fitted) correlation with ``target``, its value on
     every resample and the alpha of its maximum on the full data (:func:`crossfit_correlation`)."""
@@ -131,5 +131,5 @@ def resampled_correlations(resampling: QueryResampling, names: list[str], target
         for s, seg in enumerate(cells.seg):
             value, draws, alpha = crossfit_correlation(measure, cells, s, grid, corr_type, compat,
                                                        resampling.weights, resampling.half_a)
-            results.setdefault(int(seg), {})[name] = (int(cells.n[s]), value, draws, alpha)
+            results.setdefault(int(seg), {})[name] = (int(cells.n_samples[s]), value, draws, alpha)
     return results

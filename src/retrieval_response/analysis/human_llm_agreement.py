@@ -19,7 +19,7 @@ SAMPLE_KEY: tuple[str, ...] = ("id", "E", "Nc", "Np", "K")
 GRADE_RANGE: tuple[int, int] = (1, 5)
 HUMAN_COLUMN = re.compile(r"^grade_human_(\d+)$")
 TABLE_COLUMNS: tuple[str, ...] = (
-    "pair", "n", "alpha", "alpha_ci_low", "alpha_ci_high",
+    "pair", "n_samples", "alpha", "alpha_ci_low", "alpha_ci_high",
     "spearman", "spearman_ci_low", "spearman_ci_high",
 )
 
@@ -159,7 +159,7 @@ def _agreement_row(name: str, ratings: np.ndarray, resamples: int, seed: int,
         spearman, spearman_boot = float("nan"), np.full(resamples, np.nan)
     alpha_low, alpha_high = _interval(alpha_boot, confidence)
     spearman_low, spearman_high = _interval(spearman_boot, confidence)
-    return {"pair": name, "n": units, "alpha": alpha, "alpha_ci_low": alpha_low,
+    return {"pair": name, "n_samples": units, "alpha": alpha, "alpha_ci_low": alpha_low,
             "alpha_ci_high": alpha_high, "spearman": spearman,
             "spearman_ci_low": spearman_low, "spearman_ci_high": spearman_high}
 
@@ -198,7 +198,7 @@ def agreement_table(
     is known. LLM grades are the ``grade`` column of ``llm_grades`` joined on
     (id, E, Nc, Np, K), or of ``human`` itself when ``llm_grades`` is None.
 
-    Columns: pair; n = units with at least two ratings among the row's raters; alpha =
+    Columns: pair; n_samples = units (graded samples) with at least two ratings among the row's raters; alpha =
     Krippendorff's alpha (ordinal) over those units; spearman = Spearman's rho on the units
     every rater of the row graded (for groups of more than two raters, the mean over rater
     pairs); *_ci_low/high = percentile bootstrap interval at ``confidence`` from ``resamples``
@@ -219,5 +219,5 @@ def agreement_table(
                        resamples, seed, confidence)
         for name, group in named
     ]
-    schema = {"pair": pl.String, "n": pl.Int64} | {c: pl.Float64 for c in TABLE_COLUMNS[2:]}
+    schema = {"pair": pl.String, "n_samples": pl.Int64} | {c: pl.Float64 for c in TABLE_COLUMNS[2:]}
     return pl.DataFrame(rows, schema=schema)

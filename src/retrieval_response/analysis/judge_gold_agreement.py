@@ -10,7 +10,7 @@ samples where both of its columns are not null.
 Output (``results/analysis/judge_agreement.parquet``), one row per subset with a sample or an
 ideal answer scored against gold answers, then ``subset = "all"``:
 
-- ``n``: samples with a grade and an ``answer_f1``; ``n_queries``: their distinct query ids;
+- ``n_samples``: samples with a grade and an ``answer_f1``; ``n_queries``: their distinct query ids;
 - ``spearman``: Spearman's rho between the grade and the F1 level (:func:`~.answer_scores.f1_level`:
   F1 = 0 -> 1, (0, .25] -> 2, (.25, .5] -> 3, (.5, .75] -> 4, (.75, 1] -> 5);
 - ``n_contains``: samples with a grade and an ``answer_contains``;
@@ -60,7 +60,7 @@ STATISTICS = (
 )
 """Statistics with a bootstrap interval, in column order."""
 SCHEMA = {
-    "subset": pl.String, "n": pl.Int64, "n_queries": pl.Int64, "n_contains": pl.Int64,
+    "subset": pl.String, "n_samples": pl.Int64, "n_queries": pl.Int64, "n_contains": pl.Int64,
     **{f"{name}{suffix}": pl.Float64 for name in STATISTICS for suffix in ("", "_ci_low", "_ci_high")},
 }
 _COLUMNS = {**{name: target.dtype for name, target in TARGETS.items()},
@@ -202,7 +202,7 @@ def judge_agreement(graded: pl.DataFrame, *, resamples: int = 1000, seed: int = 
     n_queries = np.append(
         [leveled.filter(pl.col("subset") == name)["id"].n_unique() for name in subsets], leveled["id"].n_unique()
     )
-    columns = {"subset": [*subsets, ALL], "n": samples[0].astype(np.int64), "n_queries": n_queries.astype(np.int64),
+    columns = {"subset": [*subsets, ALL], "n_samples": samples[0].astype(np.int64), "n_queries": n_queries.astype(np.int64),
                "n_contains": n_contains.astype(np.int64)}
     for name in STATISTICS:
         low, high = percentile_interval(statistics[name][1:].T, confidence)

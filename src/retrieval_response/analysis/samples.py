@@ -30,7 +30,7 @@ REQUIRED_COLUMNS = ("id", "E", "Nc", "Np", "K", "inK")
 COUNT_PATH_MAX_VALUES = 16
 """Targets with at most this many distinct values use count tables; others the per-sample kernel."""
 _FILE_ROW = "__file_row"
-SEGMENT_COLUMNS = ("target", "measure", "n", "n_missing_target", "kept", "reason")
+SEGMENT_COLUMNS = ("target", "measure", "n_samples", "n_missing_target", "kept", "reason")
 """Columns of the segments table after the segmentation and segment keys."""
 
 
@@ -131,7 +131,7 @@ class MeasureCells:
     """
 
     seg: np.ndarray  # (S,) segment ids of the kept segments
-    n: np.ndarray  # (S,) samples in the correlation
+    n_samples: np.ndarray  # (S,) samples in the correlation
     n_missing_target: np.ndarray  # (S,) samples with the measure's features but no target
     features: dict[str, np.ndarray]  # per cell
     cell_start: np.ndarray  # (S+1,) cell range of each segment
@@ -152,16 +152,16 @@ def _measured(prepared: PreparedSamples, measure, target: str) -> pl.DataFrame:
 
 
 def measure_sizes(prepared: PreparedSamples, measure, target: str, min_segment_samples: int) -> pl.DataFrame:
-    """Per segment of ``prepared`` (every one, by ``seg``): ``n`` = samples with the features of
+    """Per segment of ``prepared`` (every one, by ``seg``): ``n_samples`` = samples with the features of
     ``measure`` and ``target`` (those that enter the correlation), ``n_missing_target`` = samples
     with the features but no target, and ``kept``, ``reason`` (:func:`.segments.kept_and_reason`):
     the one place the analysis decides which segments it correlates."""
     counted = _measured(prepared, measure, target).group_by("seg").agg(
-        n=pl.col("y").is_not_null().sum().cast(pl.Int64), n_missing_target=pl.col("y").is_null().sum().cast(pl.Int64))
+        n_samples=pl.col("y").is_not_null().sum().cast(pl.Int64), n_missing_target=pl.col("y").is_null().sum().cast(pl.Int64))
     return (
         prepared.segments.select("seg").join(counted, on="seg", how="left")
-        .with_columns(pl.col("n", "n_missing_target").fill_null(0))
-        .with_columns(kept_and_reason(pl.col("n"), min_segment_samples, pl.col("n_missing_target")))
+        .with_columns(pl.col("n_samples", "n_missing_target").fill_null(0))
+        .with_columns(kept_and_reason(pl.col("n_samples"), min_segment_samples, pl.col("n_missing_target")))
         .sort("seg")
     )
 
@@ -172,11 +172,11 @@ def table_sizes(prepared: PreparedSamples, segments: pl.DataFrame, measure_name:
     again. :class:`InputError` when the table has no row for a segment of the samples."""
     keys = [c for c in prepared.segments.columns if c != "seg"]
     rows = segments.filter((pl.col("target") == target) & (pl.col("measure") == measure_name))
-    sizes = prepared.segments.join(rows.select(*keys, "n", "n_missing_target", "kept", "reason"), on=keys, how="left")
+    sizes = prepared.segments.join(rows.select(*keys, "n_samples", "n_missing_target", "kept", "reason"), on=keys, how="left")
     if sizes["kept"].null_count():
         raise InputError("segments table", f"{measure_name} x {target}",
                          "has no row for some segment of the samples: written from another table or other settings")
-    return sizes.select("seg", "n", "n_missing_target", "kept", "reason").sort("seg")
+    return sizes.select("seg", "n_samples", "n_missing_target", "kept", "reason").sort("seg")
 
 
 def measure_cells(prepared: PreparedSamples, measure, target: str, sizes: pl.DataFrame) -> MeasureCells:
@@ -184,7 +184,7 @@ def measure_cells(prepared: PreparedSamples, measure, target: str, sizes: pl.Dat
     (:func:`measure_sizes` or :func:`table_sizes`) keeps (:class:`MeasureCells`)."""
     columns = list(measure.features)
     measured = _measured(prepared, measure, target)
-    sizes = sizes.filter(pl.col("kept")).select("seg", "n", "n_missing_target").with_row_index("local")
+    sizes = sizes.filter(pl.col("kept")).select("seg", "n_samples", "n_missing_target").with_row_index("local")
     rows = measured.drop_nulls("y").join(sizes.select("seg", "local"), on="seg", how="inner")
     cells = rows.select("local", *columns).unique().sort(["local", *columns]).with_row_index("cell")
     rows = rows.join(cells, on=["local", *columns], how="left").sort("local", "cell")
@@ -202,7 +202,7 @@ def measure_cells(prepared: PreparedSamples, measure, target: str, sizes: pl.Dat
         counts = counts.reshape(n_cells, 2, n_values).astype(np.float64)
     return MeasureCells(
         seg=sizes["seg"].to_numpy(),
-        n=sizes["n"].to_numpy(),
+        n_samples=sizes["n_samples"].to_numpy(),
         n_missing_target=sizes["n_missing_target"].to_numpy(),
         features={c: cells[c].to_numpy() for c in columns},
         cell_start=np.searchsorted(cells["local"].to_numpy(), np.arange(n_segments + 1)),

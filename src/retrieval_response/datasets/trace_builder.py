@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     from retrieval_response.workflow_config.defaults import with_defaults
 
-    config = with_defaults(yaml.safe_load(Path(args.config).read_text(encoding="utf-8")))
+    config = with_defaults(yaml.safe_load(Path(args.config).read_text(encoding="utf-8")), args.config)
     out = args.out or next(d["path"] for d in config["datasets"].values() if d["layout"] == TRACES_LAYOUT)
     summary = build(config, beir=args.beir, queries=args.queries, k=args.k, seed=args.seed, out=out)
     print(json.dumps(summary))

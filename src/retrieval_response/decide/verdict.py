@@ -65,7 +65,7 @@ POWER = 0.8
 POWER_Z = 0.8416212335729143
 """The standard normal quantile of :data:`POWER` (scipy.stats.norm.ppf(0.8))."""
 COLUMNS = (
-    "target", "subset", "E", "segment", "corr_type", "measure", "n", "n_queries", "value", "ci_low", "ci_high",
+    "target", "subset", "E", "segment", "corr_type", "measure", "n_samples", "n_queries", "value", "ci_low", "ci_high",
     "alpha",
     "difference_to_best", "diff_ci_low", "diff_ci_high", "p_adjusted", "decision", "reason", "same_as",
     "queries_for_0.05", "queries_for_0.10",
@@ -73,7 +73,7 @@ COLUMNS = (
 """Columns of ``results/analysis/verdict.parquet`` in order (module docstring)."""
 _SCHEMA = {
     "target": pl.String, "subset": pl.String, "E": pl.String, "segment": pl.String, "corr_type": pl.String,
-    "measure": pl.String, "n": pl.Int64, "n_queries": pl.Int64, "value": pl.Float64, "ci_low": pl.Float64,
+    "measure": pl.String, "n_samples": pl.Int64, "n_queries": pl.Int64, "value": pl.Float64, "ci_low": pl.Float64,
     "ci_high": pl.Float64, "alpha": pl.Float64, "difference_to_best": pl.Float64, "diff_ci_low": pl.Float64,
     "diff_ci_high": pl.Float64,
     "p_adjusted": pl.Float64, "decision": pl.String, "reason": pl.String, "same_as": pl.String,
@@ -184,7 +184,7 @@ def _measure_reason(name: str, family: pl.DataFrame, signature: tuple, n: int, v
 
 def _undecided(base: dict, name: str, n: int, reason: str, same_as: str | None = None) -> dict:
     """A row of measure ``name`` decided ``undecided`` for ``reason``."""
-    return base | {"measure": name, "n": n, "decision": "undecided", "reason": reason, "same_as": same_as}
+    return base | {"measure": name, "n_samples": n, "decision": "undecided", "reason": reason, "same_as": same_as}
 
 
 def _decide_family(base: dict, family: pl.DataFrame, names: list[str], results: dict, left_out: dict[str, str],
@@ -210,7 +210,7 @@ def _decide_family(base: dict, family: pl.DataFrame, names: list[str], results: 
             continue
         n, value, draws, alpha = results[name]
         low, high = percentile_interval(draws[None, :], level)
-        row = base | {"measure": name, "n": n, "value": value, "ci_low": float(low[0]), "ci_high": float(high[0]),
+        row = base | {"measure": name, "n_samples": n, "value": value, "ci_low": float(low[0]), "ci_high": float(high[0]),
                       "alpha": alpha}
         key = orders[name]
         reason = _measure_reason(name, family, key, n, value)

@@ -100,15 +100,16 @@ def missing_model_rule(
 
 
 def first_missing_model(
-    embedders: Mapping[str, dict], environ: Mapping[str, str] | None = None, *, allow_downloads: bool | None = None
+    rankers: Mapping[str, dict], environ: Mapping[str, str] | None = None, *, allow_downloads: bool | None = None
 ) -> tuple[str, str] | None:
-    """(``config key embedders.<code>.model``, rule) of the first hub model of the
-    ``sentence_transformers`` entries that cannot be loaded (``missing_model_rule``), else None."""
-    for code, spec in embedders.items():
+    """(``config key rankers.<code>.model``, rule) of the first hub model of the
+    ``sentence_transformers`` entries of the ``rankers`` registry that cannot be loaded
+    (``missing_model_rule``), else None."""
+    for code, spec in rankers.items():
         if not isinstance(spec, dict) or spec.get("backend") != "sentence_transformers":
             continue
         if isinstance(spec.get("model"), str):
             rule = missing_model_rule(spec["model"], environ, allow_downloads=allow_downloads)
             if rule is not None:
-                return f"config key embedders.{code}.model", rule
+                return f"config key rankers.{code}.model", rule
     return None

@@ -34,7 +34,7 @@ def default_model_cache() -> Path:
 
 
 class _Entry:
-    """A validated registry entry; errors name ``config key embedders.<code>.<key>``."""
+    """A validated registry entry; errors name ``config key rankers.<code>.<key>``."""
 
     def __init__(self, code: str, spec: dict, source: str, extra_keys: set[str], default_prompts: tuple[str, str]):
         self.code, self.spec, self.source = code, spec, source
@@ -48,7 +48,7 @@ class _Entry:
             raise self.error("batch_size", f"must be a positive integer, got {self.batch_size!r}")
 
     def error(self, key: str, rule: str) -> InputError:
-        return InputError(self.source, f"config key embedders.{self.code}.{key}", rule)
+        return InputError(self.source, f"config key rankers.{self.code}.{key}", rule)
 
     def string(self, key: str, default: str | None = None) -> str:
         value = self.spec.get(key, default)
@@ -160,15 +160,15 @@ BACKENDS: dict[str, Callable[[str, dict, str, int], Embedder]] = {
 def make_embedder(code: str, spec: dict, *, threads: int, source: str = "config") -> Embedder:
     """Build the embedder of registry entry ``spec`` under short code ``code``, using ``threads`` CPU threads.
 
-    Raises ``InputError(source, "config key embedders.<code>.<key>", rule)`` for an unknown
+    Raises ``InputError(source, "config key rankers.<code>.<key>", rule)`` for an unknown
     backend, an unknown key or a badly typed value.
     """
     if not isinstance(spec, dict):
-        raise InputError(source, f"config key embedders.{code}", f"must be a mapping, got {type(spec).__name__}")
+        raise InputError(source, f"config key rankers.{code}", f"must be a mapping, got {type(spec).__name__}")
     backend = spec.get("backend")
     if backend not in BACKENDS:
         raise InputError(
-            source, f"config key embedders.{code}.backend",
+            source, f"config key rankers.{code}.backend",
             f"unknown backend {backend!r}; expected one of {sorted(BACKENDS)}",
         )
     return BACKENDS[backend](code, spec, source, threads)

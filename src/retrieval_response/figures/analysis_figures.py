@@ -50,12 +50,7 @@ from retrieval_response.decide.summary import HEADLINE_SEGMENT, verdict_text
 from retrieval_response.figures.fit_heatmap import fit_heatmap_figure
 from retrieval_response.figures.forest import fit_forest_figure, ratio_forest_figure
 from retrieval_response.figures.grades import grades_figure
-from retrieval_response.figures.labels import SUBSET_NAMES, embedder_names
-from retrieval_response.figures.manifest import Manifest, write_manifest
-from retrieval_response.figures.plotting import save_png
-from retrieval_response.figures.ratio_heatmaps import ratio_difference_figure, ratio_heatmap_figure
-from retrieval_response.figures.run_end import FOREST_PLOT, VERDICT_EMBEDDED, VERDICT_FIGURE
-from retrieval_response.figures.tables import (
+from retrieval_response.figures.inputs import (
     CORRELATION_COLUMNS,
     DIFFERENCE_COLUMNS,
     FOREST_COLUMNS,
@@ -68,6 +63,11 @@ from retrieval_response.figures.tables import (
     small_reason,
     targets_of,
 )
+from retrieval_response.figures.labels import SUBSET_NAMES, embedder_names
+from retrieval_response.figures.manifest import Manifest, write_manifest
+from retrieval_response.figures.plotting import save_png
+from retrieval_response.figures.ratio_heatmaps import ratio_difference_figure, ratio_heatmap_figure
+from retrieval_response.figures.run_end import FOREST_PLOT, VERDICT_EMBEDDED, VERDICT_FIGURE
 from retrieval_response.figures.verdict_figure import embedded_rst, verdict_figures
 from retrieval_response.infra.atomic import write_text
 
@@ -93,7 +93,7 @@ def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], diff
     left out and why, and ``segments["ratio"]`` which the grade figure draws. The
     heatmaps of fit segments show every type in ``corr_types``; the other figures the first
     type of ``corr_types`` that the table has (the paper's figures are Spearman). ``embedders``:
-    the config's embedder registry, to say what its codes stand for. ``verdict``: the verdict
+    the config's ``rankers`` registry, to say what its codes stand for. ``verdict``: the verdict
     table (decide/verdict.py), drawn and put in words in the manifest; None: no verdict figure.
     """
     manifest = Manifest(min_segment_samples, codes=_codes(graded, embedders))
@@ -138,7 +138,7 @@ def render_figures(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], 
                    embedders: dict | None = None, verdict: pl.DataFrame | None = None) -> Manifest:
     """Write every figure with something to draw (see the module docstring) and the manifest
     (figures.json, figures.html) into ``folder``; return the manifest. ``embedders``: the
-    config's embedder registry (what the codes stand for); ``verdict``: the verdict table."""
+    config's ``rankers`` registry (what the codes stand for); ``verdict``: the verdict table."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     figures, manifest = figure_set(graded, correlations, differences, segments, corr_types=corr_types,

@@ -7,6 +7,7 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from retrieval_response.analysis.measures import heatmap_measures
+from retrieval_response.figures.inputs import FIT_SEGMENTS, Gaps, nothing_to_draw, ordered_groups, split_undefined
 from retrieval_response.figures.labels import CORR_LABELS, NOT_COMPUTED, TARGET_LABELS, TARGET_SHORT
 from retrieval_response.figures.layout import (
     CORRELATION_SCALE,
@@ -19,7 +20,6 @@ from retrieval_response.figures.layout import (
 )
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel, heatmap_figure
-from retrieval_response.figures.tables import FIT_SEGMENTS, Gaps, nothing_to_draw, ordered_groups, split_undefined
 
 FIT_HEATMAP_MEASURES: tuple[str, ...] = heatmap_measures("fit")
 """Panels of the fit heatmap: the registry's fit-heatmap measures, in registry order."""

@@ -8,18 +8,7 @@ from matplotlib.figure import Figure
 
 from retrieval_response.analysis.segments import too_few
 from retrieval_response.analysis.targets import NAMES
-from retrieval_response.figures.labels import (
-    CORR_LABELS,
-    NOT_COMPUTED,
-    NOT_RUN,
-    TARGET_LABELS,
-    TARGET_SHORT,
-    UNDEFINED,
-)
-from retrieval_response.figures.layout import figure_footer
-from retrieval_response.figures.manifest import Manifest
-from retrieval_response.figures.plotting import ForestPanel, ForestRow, forest_figure, wrap
-from retrieval_response.figures.tables import (
+from retrieval_response.figures.inputs import (
     FIT_SEGMENTS,
     FOREST_COLUMNS,
     Gaps,
@@ -32,12 +21,23 @@ from retrieval_response.figures.tables import (
     reason_of,
     split_undefined,
 )
+from retrieval_response.figures.labels import (
+    CORR_LABELS,
+    NOT_COMPUTED,
+    NOT_RUN,
+    TARGET_LABELS,
+    TARGET_SHORT,
+    UNDEFINED,
+)
+from retrieval_response.figures.layout import figure_footer
+from retrieval_response.figures.manifest import Manifest
+from retrieval_response.figures.plotting import ForestPanel, ForestRow, forest_figure, wrap
 
 
 def _empty_note(gaps: Gaps, undefined: pl.DataFrame, minimum: int) -> str:
     """Why a panel is empty, in the words of :mod:`labels` (its first word is the term)."""
     if not gaps.small.is_empty():
-        return f"{too_few(minimum)}\n(n = {n_range(gaps.small['n'])})"
+        return f"{too_few(minimum)}\n(n = {n_range(gaps.small['n_samples'])})"
     if not undefined.is_empty():
         return "\n".join(sorted(set(undefined.select(reason_of(undefined))["reason"].to_list())))
     return NOT_RUN if not gaps.absent.is_empty() else NOT_COMPUTED
@@ -48,7 +48,7 @@ def _forest_panel(title: str, rows: pl.DataFrame, gaps: Gaps, minimum: int) -> F
     if defined.is_empty():
         return ForestPanel(title, None, _wrap_note(_empty_note(gaps, rows, minimum)))
     points = defined.select("measure", "E", *[pl.col(c).cast(pl.Float64) for c in ("value", *FOREST_COLUMNS)])
-    return ForestPanel(f"{title}\nn = {n_range(defined['n'])}", points)
+    return ForestPanel(f"{title}\nn = {n_range(defined['n_samples'])}", points)
 
 
 def _wrap_note(note: str) -> str:

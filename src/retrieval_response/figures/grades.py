@@ -9,11 +9,11 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from retrieval_response.analysis.segments import kept_and_reason, segment_labels, too_few, with_subset_and_level
+from retrieval_response.figures.inputs import Gaps, finer_keys_of, n_range, ratio_order, require, small_reason
 from retrieval_response.figures.labels import NOT_RUN
 from retrieval_response.figures.layout import SHARE_SCALE, figure_footer, panel_words
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel, heatmap_figure
-from retrieval_response.figures.tables import Gaps, finer_keys_of, n_range, ratio_order, require, small_reason
 
 GRADES: tuple[int, ...] = (1, 2, 3, 4, 5)
 
@@ -34,23 +34,23 @@ class GradeDistribution:
 
 
 def grade_segments(segments: pl.DataFrame, minimum: int) -> pl.DataFrame:
-    """``E, subset, segment, n, kept, reason`` of a ratio segments table
-    (``analysis.samples.segment_table``): n = the samples with a grade, as the analysis
-    counts them (the largest n of a measure with the target ``grade``; P and R have every sample),
+    """``E, subset, segment, n_samples, kept, reason`` of a ratio segments table
+    (``analysis.samples.segment_table``): n_samples = the samples with a grade, as the analysis
+    counts them (the largest n_samples of a measure with the target ``grade``; P and R have every sample),
     summed over the finer keys; kept and reason by the analysis's rule
     (:func:`~retrieval_response.analysis.segments.kept_and_reason`)."""
     keys = ["E", "subset", *finer_keys_of(segments), "segment"]
     return (
-        segments.filter(pl.col("target") == "grade").group_by(keys).agg(pl.col("n").max())
-        .group_by("E", "subset", "segment").agg(pl.col("n").sum())
-        .with_columns(kept_and_reason(pl.col("n"), minimum)).sort("E", "subset", "segment")
+        segments.filter(pl.col("target") == "grade").group_by(keys).agg(pl.col("n_samples").max())
+        .group_by("E", "subset", "segment").agg(pl.col("n_samples").sum())
+        .with_columns(kept_and_reason(pl.col("n_samples"), minimum)).sort("E", "subset", "segment")
     )
 
 
 def grade_distribution_matrix(graded: pl.DataFrame, sizes: pl.DataFrame) -> GradeDistribution:
     """Grade shares per (embedder, K/Np segment) over rows with a grade, in the segments ``sizes``
-    keeps (``E, segment, n, kept``: :func:`grade_segments` of one subset); each kept (embedder,
-    segment) column of 5 shares sums to 1, and its size is the n of ``sizes``."""
+    keeps (``E, segment, n_samples, kept``: :func:`grade_segments` of one subset); each kept (embedder,
+    segment) column of 5 shares sums to 1, and its size is the n_samples of ``sizes``."""
     require(graded, ("E", "Np", "K", "grade"), "graded")
     rows = graded.filter(pl.col("grade").is_not_null()).select("E", "Np", "K", "grade")
     outside = rows.filter(~pl.col("grade").is_in(GRADES))
@@ -58,7 +58,7 @@ def grade_distribution_matrix(graded: pl.DataFrame, sizes: pl.DataFrame) -> Grad
         raise ValueError(f"graded: grade {outside['grade'][0]} outside the scale {GRADES[0]}..{GRADES[-1]}")
     rows = rows.with_columns(segment_labels(rows, "ratio"))
     counts = rows.group_by("E", "segment", "grade").len()
-    kept = sizes.filter(pl.col("kept")).select("E", "segment", size=pl.col("n"))
+    kept = sizes.filter(pl.col("kept")).select("E", "segment", size=pl.col("n_samples"))
     embedders = sorted(kept["E"].unique().to_list())
     segments = ratio_order(kept["segment"].to_list())
     fractions = np.full((len(embedders), len(GRADES), len(segments)), np.nan)

@@ -44,7 +44,7 @@ TITLE = "LLM judge vs gold answers (points: estimate, bars: 95% bootstrap interv
 
 def row_label(row: dict) -> str:
     """``"<subset>  (n=<samples>, <queries> queries)"``."""
-    return f"{row['subset']}  (n={row['n']}, {row['n_queries']} queries)"
+    return f"{row['subset']}  (n={row['n_samples']}, {row['n_queries']} queries)"
 
 
 def as_floats(values: pl.Series) -> np.ndarray:

@@ -91,7 +91,7 @@ run's config does not name the code, as in published mode)."""
 
 
 def embedder_names(registry: dict | None) -> dict[str, str]:
-    """Embedder code -> model, from a config's ``embedders`` registry (its ``model``, else the
+    """Embedder code -> model, from a config's ``rankers`` registry (its ``model``, else the
     backend's model), on top of :data:`KNOWN_EMBEDDERS`."""
     names = dict(KNOWN_EMBEDDERS)
     for code, spec in (registry or {}).items():

@@ -10,10 +10,10 @@ import polars as pl
 from matplotlib.colors import Normalize
 
 from retrieval_response.analysis.segments import too_few
+from retrieval_response.figures.inputs import Gaps, not_run_note
 from retrieval_response.figures.labels import NOT_COMPUTED, NOT_RUN, UNDEFINED, codes_legend, empty_legend
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel
-from retrieval_response.figures.tables import Gaps, not_run_note
 
 
 def cell_key(columns: list[str]) -> pl.Expr:
@@ -53,11 +53,11 @@ def heatmap_cells(rows: pl.DataFrame, gaps: Gaps, layout: CellLayout, minimum: i
     """The :class:`Cells` of one heatmap panel.
 
     ``rows`` (defined and undefined values) fill the cells; ``gaps.small`` (segments below the
-    minimum, with the row columns they apply to) adds empty cells with their n, ``gaps.absent``
+    minimum, with the row columns they apply to) adds empty cells with their n_samples, ``gaps.absent``
     (segments without samples, likewise) empty cells without. text = value with two decimals
     (plus ``mark``); an empty cell says why in the words of :mod:`labels`: ``n < <minimum>``,
     ``undefined``, ``not run``, or ``not computed`` (a row and column with samples but not in the
-    table). ``common`` = each column's most frequent n, notes = "n=<n>" where a cell's n differs from it.
+    table). ``common`` = each column's most frequent n_samples, notes = "n=<n_samples>" where a cell's differs from it.
     """
     shape = (len(layout.row_keys), len(layout.col_keys))
     values, sizes = np.full(shape, np.nan), np.zeros(shape, dtype=np.int64)
@@ -73,7 +73,7 @@ def heatmap_cells(rows: pl.DataFrame, gaps: Gaps, layout: CellLayout, minimum: i
     words[r, c] = NOT_RUN
     for part, word in ((gaps.small.filter(shown), too_few(minimum)), (rows.filter(shown), UNDEFINED)):
         r, c = _index(part, row_key, layout.row_keys), _index(part, col_key, layout.col_keys)
-        sizes[r, c], present[r, c], words[r, c] = part["n"].to_numpy(), True, word
+        sizes[r, c], present[r, c], words[r, c] = part["n_samples"].to_numpy(), True, word
         if word == UNDEFINED:
             values[r, c] = part["value"].cast(pl.Float64).fill_null(np.nan).to_numpy()
             if mark is not None:

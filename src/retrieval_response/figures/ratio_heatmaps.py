@@ -7,6 +7,17 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from retrieval_response.analysis.measures import heatmap_measures
+from retrieval_response.figures.inputs import (
+    Gaps,
+    difference_gaps,
+    is_undefined,
+    nothing_to_draw,
+    ordered_groups,
+    ordered_measures,
+    ratio_order,
+    split_undefined,
+    target_gaps,
+)
 from retrieval_response.figures.labels import CORR_LABELS, TARGET_LABELS, TARGET_SHORT, UNDEFINED
 from retrieval_response.figures.layout import (
     CORRELATION_SCALE,
@@ -20,17 +31,6 @@ from retrieval_response.figures.layout import (
 )
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel, heatmap_figure
-from retrieval_response.figures.tables import (
-    Gaps,
-    difference_gaps,
-    is_undefined,
-    nothing_to_draw,
-    ordered_groups,
-    ordered_measures,
-    ratio_order,
-    split_undefined,
-    target_gaps,
-)
 
 RATIO_HEATMAP_MEASURES: tuple[str, ...] = heatmap_measures("ratio")
 """Rows of the ratio heatmap: the registry's ratio-heatmap measures, those the table has."""

@@ -28,6 +28,7 @@ from matplotlib.ticker import MaxNLocator
 
 from retrieval_response.analysis.targets import NAMES
 from retrieval_response.decide.summary import DECISIONS, HEADLINE_SEGMENT, short_reason
+from retrieval_response.figures.inputs import FIT_SEGMENTS, require
 from retrieval_response.figures.labels import CANNOT_DECIDE, CORR_LABELS, NOT_RUN, TARGET_SHORT, UNDEFINED
 from retrieval_response.figures.layout import figure_footer
 from retrieval_response.figures.manifest import Manifest, png_data_uri
@@ -46,7 +47,6 @@ from retrieval_response.figures.plotting import (
     wrap,
 )
 from retrieval_response.figures.run_end import VERDICT_DETAIL, VERDICT_FIGURE
-from retrieval_response.figures.tables import FIT_SEGMENTS, require
 
 VERDICT_COLUMNS = ("target", "subset", "E", "segment", "corr_type", "measure", "n_queries", "value", "ci_low",
                    "ci_high", "decision", "reason", "same_as")

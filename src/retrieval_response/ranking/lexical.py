@@ -34,23 +34,23 @@ METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 def bm25_settings(code: str, spec: Mapping, source: str = "config") -> dict:
     """``{"k1", "b", "method"}`` of the bm25 registry entry ``spec`` (defaults filled in).
 
-    InputError ``(source, "config key embedders.<code>.<key>", rule)`` for a key of a dense
+    InputError ``(source, "config key rankers.<code>.<key>", rule)`` for a key of a dense
     backend (``model``, ``query_prompt``, ``passage_prompt``, ``batch_size``, ``device``,
     ``cache_dir``: BM25 adds no prompt and encodes nothing), k1 <= 0, b outside [0, 1] or an
     unknown method.
     """
     unknown = sorted(set(spec) - {"backend"} - set(DEFAULTS))
     if unknown:
-        raise InputError(source, f"config key embedders.{code}.{unknown[0]}",
+        raise InputError(source, f"config key rankers.{code}.{unknown[0]}",
                          f"does not apply to the bm25 backend (its keys: {', '.join(DEFAULTS)})")
     settings = {**DEFAULTS, **{key: spec[key] for key in DEFAULTS if key in spec}}
     k1, b = settings["k1"], settings["b"]
     if isinstance(k1, bool) or not isinstance(k1, int | float) or not k1 > 0:
-        raise InputError(source, f"config key embedders.{code}.k1", f"must be a number > 0, got {k1!r}")
+        raise InputError(source, f"config key rankers.{code}.k1", f"must be a number > 0, got {k1!r}")
     if isinstance(b, bool) or not isinstance(b, int | float) or not 0 <= b <= 1:
-        raise InputError(source, f"config key embedders.{code}.b", f"must be a number in [0, 1], got {b!r}")
+        raise InputError(source, f"config key rankers.{code}.b", f"must be a number in [0, 1], got {b!r}")
     if settings["method"] not in METHODS:
-        raise InputError(source, f"config key embedders.{code}.method",
+        raise InputError(source, f"config key rankers.{code}.method",
                          f"unknown method {settings['method']!r}; expected one of {', '.join(METHODS)}")
     return settings
 

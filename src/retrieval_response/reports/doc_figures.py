@@ -178,16 +178,16 @@ def llm_cost_figures(root: Path) -> pl.DataFrame:
 
 def paper_jobs(root: Path) -> pl.DataFrame:
     """One row on ``config/paper.yaml`` and its cost estimate: ``rankings`` = ideal answers (one per
-    query and design's Np) x embedders; ``llm_jobs`` = datasets x embedders x designs x 2 (the
+    query and design's Np) x rankers; ``llm_jobs`` = datasets x rankers x designs x 2 (the
     top-K answer and grade jobs without shards) and ``calls_per_job`` = their calls / llm_jobs;
     ``sharded_jobs`` = llm_jobs x ``llm.shards`` and ``calls_per_sharded_job`` likewise."""
     config = yaml.safe_load((root / PAPER_CONFIG).read_text(encoding="utf-8"))
     stages = _read_json(root, LLM_COSTS["paper"])["results"]["stages"]
-    embedders = len(config["embedders"])
-    jobs = len(config["datasets"]) * embedders * len(config["designs"]) * 2
+    rankers = len(config["rankers"])
+    jobs = len(config["datasets"]) * rankers * len(config["designs"]) * 2
     calls = stages["topk"]["calls"] + stages["grade"]["calls"]
     shards = config["llm"]["shards"]
-    return pl.DataFrame({"rankings": [stages["ideal"]["calls"] * embedders], "llm_jobs": [jobs],
+    return pl.DataFrame({"rankings": [stages["ideal"]["calls"] * rankers], "llm_jobs": [jobs],
                          "calls_per_job": [calls / jobs], "sharded_jobs": [jobs * shards],
                          "calls_per_sharded_job": [calls / (jobs * shards)]})
 

@@ -4,7 +4,7 @@ A template is Markdown with placeholders ``{{table: key=value, key=value | colum
 ``table`` names a Parquet file of the findings folder (``correlations_fit`` ->
 ``correlations_fit.parquet``), the filters select exactly one row (each ``key=value`` compares the
 column as text), and ``column:format`` is printed with Python's ``format`` (``value:.2f``,
-``n:d``). Selecting no row or several rows is an error naming the placeholder, and so is a null.
+``n_samples:d``). Selecting no row or several rows is an error naming the placeholder, and so is a null.
 A table placeholder ``{{rows table: key=value, ... | column:format, column, ...}}`` prints every
 row that matches the filters (none: every row) as a Markdown table, one column per listed column
 (header = the column name, a null printed as ``n/a``), rows in the table's order; selecting no row

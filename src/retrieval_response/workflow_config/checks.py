@@ -1,9 +1,9 @@
 """Start-up checks of a schema-valid workflow config: everything checkable before any job runs.
 
 ``check_config`` raises one InputError ``<config file>: config key <key>: <rule>`` at the first
-problem. It checks, in order: names that become path components (dataset names, embedder
+problem. It checks, in order: names that become path components (dataset names, ranker
 codes, design names, generic subset names: ``retrieval_response.infra.paths.safe_name``), the keys
-that depend on each other (designs, K, embedder lists, a dataset's level, subset, path and
+that depend on each other (designs, K, ranker lists, a dataset's level, subset, path and
 ir_datasets id against its layout, a run's layout, BM25 settings, LLM roles, the subsets of
 the layouts that number their rows), that every input file named by the config exists (a BEIR
 folder: its qrels split) and every ir_datasets dataset can be read (from the package's
@@ -50,11 +50,11 @@ from retrieval_response.workflow_config.input_checks import (
 from retrieval_response.workflow_config.plan import (
     LEXICAL_BACKENDS,
     dataset_designs,
-    dataset_embedders,
     design_cutoffs,
     design_name,
     grades_gold,
     judgment_kinds,
+    registered_rankers,
     runs_llm,
     trace_grade_prompts,
     traces_mode,
@@ -72,8 +72,8 @@ def _name(config_file: str, key: str, value: object, what: str) -> None:
 
 def check_names(config: Mapping, config_file: str) -> None:
     """Every config value that becomes a path component is a safe name."""
-    for code in config["embedders"]:
-        _name(config_file, "embedders", code, "embedder code")
+    for code in config["rankers"]:
+        _name(config_file, "rankers", code, "ranker code")
     for name, dataset in config["datasets"].items():
         _name(config_file, "datasets", name, "dataset name")
         if dataset.get("subset") is not None:
@@ -85,29 +85,29 @@ def check_names(config: Mapping, config_file: str) -> None:
 
 
 def check_designs(config: Mapping, config_file: str) -> None:
-    """Datasets or published data given (published judgments with the texts they judge); embedders
+    """Datasets or published data given (published judgments with the texts they judge); rankers
     known (traces need none); designs distinct with 1 <= Np < Nc and K <= Nc."""
-    datasets, embedders = config["datasets"], config["embedders"]
+    datasets, rankers = config["datasets"], config["rankers"]
     if not config.get("published") and not datasets:
         raise InputError(config_file, "config key datasets", "no dataset configured and no published data given")
     if (config.get("published") or {}).get("judgments") and not config["published"].get("texts"):
         raise InputError(config_file, "config key published.judgments",
                          "judgments need published.texts, the samples_texts.json of the texts they judge")
-    if any(not embedders and not dataset.get("run") and dataset["layout"] != TRACES_LAYOUT
+    if any(not rankers and not dataset.get("run") and dataset["layout"] != TRACES_LAYOUT
            for dataset in datasets.values()):
-        raise InputError(config_file, "config key embedders", "datasets are configured but no embedder is registered")
+        raise InputError(config_file, "config key rankers", "datasets are configured but no ranker is registered")
     for name in datasets:
         if datasets[name]["layout"] == TRACES_LAYOUT:
             continue
-        for code in dataset_embedders(config, name):
-            if code not in embedders:
+        for code in registered_rankers(config, name):
+            if code not in rankers:
                 raise InputError(
                     config_file,
-                    f"config key datasets.{name}.embedders",
-                    f"unknown embedder code {code!r}; registered codes: {', '.join(sorted(embedders))}",
+                    f"config key datasets.{name}.rankers",
+                    f"unknown ranker code {code!r}; registered codes: {', '.join(sorted(rankers))}",
                 )
-        if not dataset_embedders(config, name) and not datasets[name].get("run"):
-            raise InputError(config_file, f"config key datasets.{name}.embedders", "no embedder and no run: nothing ranks it")
+        if not registered_rankers(config, name) and not datasets[name].get("run"):
+            raise InputError(config_file, f"config key datasets.{name}.rankers", "no ranker and no run: nothing ranks it")
         designs = dataset_designs(config, name)
         names = [design_name(design) for design in designs]
         if len(set(names)) != len(names):
@@ -129,7 +129,7 @@ def check_lexical(config: Mapping, config_file: str) -> None:
     """Each bm25 registry entry has only BM25 keys with valid values (``ranking.lexical.bm25_settings``)."""
     from retrieval_response.ranking.lexical import bm25_settings
 
-    for code, spec in config["embedders"].items():
+    for code, spec in config["rankers"].items():
         if spec.get("backend") in LEXICAL_BACKENDS:
             bm25_settings(code, spec, config_file)
 
@@ -196,9 +196,9 @@ def check_llm(config: Mapping, config_file: str, environ: Mapping[str, str]) -> 
 
 
 def check_wildcard_values(config: Mapping, config_file: str, is_periodic: Callable[[str], bool]) -> None:
-    """No dataset name or embedder code that Snakemake would refuse as a wildcard value: ``is_periodic``
+    """No dataset name or ranker code that Snakemake would refuse as a wildcard value: ``is_periodic``
     is Snakemake's test (a value ending in a substring repeated 20 times or more)."""
-    for key in ("datasets", "embedders"):
+    for key in ("datasets", "rankers"):
         for name in config[key]:
             if isinstance(name, str) and is_periodic(name):
                 raise InputError(

@@ -77,7 +77,7 @@ def check_retrieval(config: Mapping, config_file: str) -> None:
 
 TRACE_ONLY_OPTIONS = ("paths", "feedback_labels", "qrels", "relevance", "trace_grades")
 """Dataset keys that apply to the traces layout only."""
-NOT_FOR_TRACES = ("designs", "embedders", "run", "run_code", "K", "text_words", "queries")
+NOT_FOR_TRACES = ("designs", "rankers", "run", "run_code", "K", "text_words", "queries")
 """Dataset keys that do not apply to traces: their systems ranked and answered already."""
 
 

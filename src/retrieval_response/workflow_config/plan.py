@@ -3,14 +3,14 @@ and the optional analyses. The requests of the LLM stages that are decided besid
 ideal answers of each dataset) are :mod:`.llm_requests`.
 
 A design is one (Nc, Np) pair with its cut-offs K; its path component is ``Nc<Nc>_Np<Np>``
-(:data:`POOL_DESIGN_PATTERN`). A dataset runs its own ``designs`` and ``embedders`` when it lists
-them, else the top-level ``designs`` and every registered embedder. A dataset with
+(:data:`POOL_DESIGN_PATTERN`). A dataset runs its own ``designs`` and ``rankers`` when it lists
+them, else the top-level ``designs`` and every registered ranker. A dataset with
 ``retrieval: corpus`` has no designs: each ranker retrieves from its whole corpus, one unit per
 ranker under the design name ``corpus`` with the dataset's K (else the top-level K); a dataset with a ``run``
 file is ranked by that run too, under the code ``run_code`` (default: the run's tag). A unit is
 one (dataset, ranker code, design name): the grain of the rank, answer and grade rules. A
-ranker is a dense embedder (vectors from the embed rule), a lexical one (backend ``bm25``:
-the rank rule scores the texts itself) or a dataset's run.
+ranker is a dense embedder (vectors from the embed rule) or a lexical one (backend ``bm25``:
+the rank rule scores the texts itself), both entries of the ``rankers`` registry, or a dataset's run.
 """
 
 from __future__ import annotations
@@ -71,9 +71,10 @@ def designs_with_cutoffs(config: Mapping, designs: list[Mapping]) -> list[tuple[
     return [(design["Nc"], design["Np"], design_cutoffs(config, design)) for design in designs]
 
 
-def dataset_embedders(config: Mapping, dataset: str) -> list[str]:
-    """The embedder codes run on ``dataset``: its own list, else every registered code."""
-    return config["datasets"][dataset].get("embedders", sorted(config["embedders"]))
+def registered_rankers(config: Mapping, dataset: str) -> list[str]:
+    """The codes of the ``rankers`` registry run on ``dataset``: its own ``rankers`` list, else every
+    registered code, sorted; its run file, if any, is not among them (:func:`dataset_rankers`)."""
+    return config["datasets"][dataset].get("rankers", sorted(config["rankers"]))
 
 
 LEXICAL_BACKENDS = ("bm25",)
@@ -124,19 +125,19 @@ def trace_grade_prompts(config: Mapping, dataset: str) -> dict[str, str]:
 
 
 def dataset_rankers(config: Mapping, dataset: str) -> list[str]:
-    """The ranker codes of ``dataset``: its embedders (``dataset_embedders``), then its run's code;
+    """The ranker codes of ``dataset``: its registered rankers (``registered_rankers``), then its run's code;
     none for traces, whose systems ranked the documents already."""
     if is_traces(config, dataset):
         return []
     code = run_code(config, dataset)
-    return dataset_embedders(config, dataset) + ([code] if code else [])
+    return registered_rankers(config, dataset) + ([code] if code else [])
 
 
 def ranker_kind(config: Mapping, dataset: str, code: str) -> str:
     """``run`` (the dataset's run file), ``lexical`` (a bm25 registry entry) or ``dense`` (vectors)."""
     if code == run_code(config, dataset):
         return "run"
-    return "lexical" if config["embedders"][code]["backend"] in LEXICAL_BACKENDS else "dense"
+    return "lexical" if config["rankers"][code]["backend"] in LEXICAL_BACKENDS else "dense"
 
 
 def dataset_units(config: Mapping) -> list[tuple[str, str, str]]:
@@ -179,7 +180,7 @@ def dataset_source_files(config: Mapping, name: str) -> list[str]:
 
 def resolve_run_codes(config: Mapping, config_file: str) -> None:
     """Fill each run dataset's ``run_code`` from its run's tag (in place), and check it: a safe name,
-    not one of the dataset's embedder codes. InputError ``config key datasets.<name>.run...``."""
+    not one of the dataset's ranker codes. InputError ``config key datasets.<name>.run...``."""
     from retrieval_response.infra.paths import UnsafeNameError, safe_name
 
     for name, entry in config["datasets"].items():
@@ -193,8 +194,8 @@ def resolve_run_codes(config: Mapping, config_file: str) -> None:
             safe_name(entry["run_code"], "run code")
         except UnsafeNameError as error:
             raise InputError(config_file, key, f"{error} (set datasets.{name}.run_code)") from None
-        if entry["run_code"] in dataset_embedders(config, name):
-            rule = f"run code {entry['run_code']!r} is also an embedder of the dataset; set another run_code"
+        if entry["run_code"] in registered_rankers(config, name):
+            rule = f"run code {entry['run_code']!r} is also a code of the dataset's rankers; set another run_code"
             raise InputError(config_file, key, rule)
 
 

@@ -1,6 +1,7 @@
-"""Table preparation shared by every figure kind: column checks, targets, the ``group`` of a row
-(subset and finer keys), segments below the minimum, undefined values, and the order of groups,
-segments and measures."""
+"""The figures' inputs: the analysis tables (correlations, differences, segments) checked and
+prepared for every figure kind: column checks, targets, the ``group`` of a row (subset and finer
+keys), segments below the minimum or never run (:class:`Gaps`), undefined values, and the order of
+groups, segments and measures."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ MEASURE_ORDER: tuple[str, ...] = tuple(MEASURES)
 FIT_SEGMENTS: tuple[str, ...] = ("narrow", "wide")
 UNDEFINED_REASON = "fewer than 2 samples, or the measure or the target is constant"
 """Why a correlation is undefined when its table gives no ``null_reason``."""
-CORRELATION_COLUMNS = ("E", "subset", "segment", "n", "measure", "corr_type", "value")
-DIFFERENCE_COLUMNS = ("E", "subset", "segment", "n", "difference", "corr_type", "value", "ci_low", "ci_high")
+CORRELATION_COLUMNS = ("E", "subset", "segment", "n_samples", "measure", "corr_type", "value")
+DIFFERENCE_COLUMNS = ("E", "subset", "segment", "n_samples", "difference", "corr_type", "value", "ci_low", "ci_high")
 FOREST_COLUMNS = ("ci_low", "ci_high", "value_crossfit")
 
 
@@ -83,8 +84,8 @@ def small_reason(minimum: int, what: str) -> str:
 
 def record_small(manifest: Manifest, small: pl.DataFrame, segmentation: str, finer: list[str]) -> None:
     """Record the rows of ``small`` (the segments table's rows not kept) as left out of every figure
-    of ``segmentation``: one entry per segment, target, n and reason, listing the measures."""
-    keys = [*segment_keys(finer), "target", "n", "reason"]
+    of ``segmentation``: one entry per segment, target, n_samples and reason, listing the measures."""
+    keys = [*segment_keys(finer), "target", "n_samples", "reason"]
     entries = small.group_by(keys).agg(pl.col("measure").unique().sort()).sort(keys)
     manifest.leave_out_rows(f"{segmentation} segments", entries)
 
@@ -111,7 +112,7 @@ def whole_groups(absent: pl.DataFrame, present_segments: pl.DataFrame) -> pl.Dat
 @dataclass(frozen=True)
 class Gaps:
     """The segments of one segmentation a figure cannot draw: ``small`` (the segments table's rows
-    not kept: segment keys, ``group``, target, measure or difference, n, reason), ``absent``
+    not kept: segment keys, ``group``, target, measure or difference, n_samples, reason), ``absent``
     (segments without any sample: not run) and ``never_run`` (E, group) pairs without any sample
     at all. ``sizes``: every row of the segments table, kept or not, with ``group``."""
 
@@ -139,19 +140,19 @@ def target_gaps(gaps: Gaps, target: str) -> Gaps:
 
 def difference_gaps(gaps: Gaps, target: str, differences: list[str]) -> Gaps:
     """``gaps`` of ``target`` for the differences "X-Y" of ``differences``: a difference is left
-    out of a segment where X or Y is (the reason of X where X is, else of Y's), with n the
-    smaller of the two n, as the differences table counts it."""
+    out of a segment where X or Y is (the reason of X where X is, else of Y's), with n_samples the
+    smaller of the two, as the differences table counts it."""
     keys = [*segment_keys(finer_keys_of(gaps.sizes)), "group"]
-    sizes = gaps.sizes.filter(pl.col("target") == target).select(*keys, "target", "measure", "n", "kept", "reason")
+    sizes = gaps.sizes.filter(pl.col("target") == target).select(*keys, "target", "measure", "n_samples", "kept", "reason")
     parts = []
     for difference in differences:
         first, second = difference.split("-", 1)
         pair = sizes.filter(measure=first).join(sizes.filter(measure=second), on=[*keys, "target"], suffix="_2")
         parts.append(pair.select(
-            *keys, "target", difference=pl.lit(difference), n=pl.min_horizontal("n", "n_2"),
+            *keys, "target", difference=pl.lit(difference), n_samples=pl.min_horizontal("n_samples", "n_samples_2"),
             kept=pl.col("kept") & pl.col("kept_2"),
             reason=pl.when(pl.col("kept")).then(pl.col("reason_2")).otherwise(pl.col("reason"))))
-    schema = {**{k: sizes.schema[k] for k in (*keys, "target")}, "difference": pl.String, "n": pl.Int64,
+    schema = {**{k: sizes.schema[k] for k in (*keys, "target")}, "difference": pl.String, "n_samples": pl.Int64,
               "kept": pl.Boolean, "reason": pl.String}
     table = pl.concat(parts) if parts else pl.DataFrame(schema=schema)
     return Gaps(table.filter(~pl.col("kept")), gaps.absent, gaps.never_run, table)
