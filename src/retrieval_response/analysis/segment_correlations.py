@@ -65,20 +65,20 @@ def segment_curves(measure, cells: MeasureCells, s: int, grid, corr_types, compa
         curves = resampled_table_correlations(values, cells.row_q[r0:r1], local_cell, index, query_weights,
                                               cells.target_values, corr_types, tie_ulps, pearson_values)
     if cells.counts is None or compat == "paper":
-        queries, local_q = np.unique(cells.row_q[r0:r1], return_inverse=True)
         if query_weights is None:
+            queries, group = np.unique(cells.row_q[r0:r1], return_inverse=True)
             half = np.zeros(len(queries))
-            half[local_q] = cells.row_half[r0:r1]
+            half[group] = cells.row_half[r0:r1]
             weights = np.stack([np.ones(len(queries)), half == 0, half == 1]).astype(np.float64)
-        else:
-            weights = query_weights[:, queries]
+        else:  # every query's column: the kernel reads the ones of this segment's samples
+            weights, group = query_weights, cells.row_q[r0:r1]
     if cells.counts is None:
-        curves = sample_correlations(values, local_cell, cells.row_target[r0:r1], local_q, weights, corr_types, tie_ulps,
+        curves = sample_correlations(values, local_cell, cells.row_target[r0:r1], group, weights, corr_types, tie_ulps,
                                      pearson_values=pearson_values, kendall_alphas=kendall_alphas)
     if compat == "paper" and "pearson" in curves:
         order = np.argsort(cells.row_file[r0:r1], kind="stable")
         _paper_pearson(curves["pearson"], values, local_cell[order], cells.row_target[r0:r1][order],
-                       weights[:, local_q[order]])
+                       weights[:, group[order]])
     return curves
 
 
@@ -152,6 +152,8 @@ def bootstrap_measure(measure, cells: MeasureCells, grid, corr_types, compat, al
     path) is counted only at the alphas a Kendall type chose."""
     out = np.full((len(cells.seg), len(corr_types), weights.shape[0]), np.nan)
     kendall = np.isin(corr_types, KENDALL_TYPES)
+    if cells.counts is None:  # the per-sample kernel reads weights by query, resamples innermost: transpose once
+        weights = np.asfortranarray(weights)
     for s in range(len(cells.seg)):
         chosen = alpha_index[s]
         if (chosen < 0).all():
