@@ -244,7 +244,7 @@ SAMPLE_CHUNK = 64
 
 
 @numba.njit(cache=True)
-def _target_moments(block_start, cell, target, group, weights, rows, w_rank, w_value, moments):
+def _target_moments(block_start, cell, target, group, singles, weights, rows, w_rank, w_value, moments):
     """Per-cell and per-table target sums, all tables at once (tables are the inner axis).
 
     Samples are sorted by target; block b is samples block_start[b]:block_start[b+1] (equal
@@ -252,9 +252,13 @@ def _target_moments(block_start, cell, target, group, weights, rows, w_rank, w_v
     cell the weight, the weighted target-midrank deviations and value deviations; moments (5, W):
     n, distinct targets, target tie pairs, sum of squared rank deviations, of squared value
     deviations. A block of weight m above weight ``below`` has midrank deviation
-    below + (m + 1)/2 - (n + 1)/2.
+    below + m/2 + 1/2 - (n + 1)/2: w_rank sums w (below + m/2) per sample and adds
+    (1/2 - (n + 1)/2) rows at the end; the squared rank deviations are (n^3 - n - sum over blocks
+    of (m^3 - m)) / 12. The terms of a one-sample block depend on its query's weight only and are
+    summed by query: ``singles`` (Q,) the number of one-sample blocks of each query. Exact (integer
+    and half-integer sums in float64) except for the target values' sums.
     """
-    n_tables = weights.shape[1]
+    n_queries, n_tables = weights.shape
     n = np.zeros(n_tables)
     mean_y = np.zeros(n_tables)
     for i in range(cell.shape[0]):
@@ -263,27 +267,32 @@ def _target_moments(block_start, cell, target, group, weights, rows, w_rank, w_v
         for t in range(n_tables):
             n[t] += weights[q, t]
             mean_y[t] += weights[q, t] * y
-    mean_rank = np.empty(n_tables)
     for t in range(n_tables):
         mean_y[t] = mean_y[t] / n[t] if n[t] > 0 else 0.0
-        mean_rank[t] = (n[t] + 1.0) / 2.0
+    cubes = np.zeros(n_tables)  # sum over blocks of m^3 - m
+    for q in range(n_queries):
+        count = singles[q]
+        if count == 0:
+            continue
+        for t in range(n_tables):
+            w = weights[q, t]
+            moments[1, t] += count * (1.0 if w > 0 else 0.0)
+            moments[2, t] += count * (w * (w - 1.0) / 2.0)
+            cubes[t] += count * (w * w * w - w)
     below = np.zeros(n_tables)
     block_weight = np.zeros(n_tables)
-    dy_rank = np.zeros(n_tables)
+    block_rank = np.zeros(n_tables)
     for b in range(block_start.shape[0] - 1):
         start, stop = block_start[b], block_start[b + 1]
         if stop - start == 1:  # one sample: its weight is the block's
             q, c, y = group[start], cell[start], target[start]
             for t in range(n_tables):
                 w = weights[q, t]
-                dy = below[t] + (w + 1.0) / 2.0 - mean_rank[t]
-                moments[3, t] += w * dy * dy
-                moments[2, t] += w * (w - 1.0) / 2.0
-                moments[1, t] += 1.0 if w > 0 else 0.0
+                rank = below[t] + 0.5 * w
                 below[t] += w
                 dy_value = y - mean_y[t]
                 rows[c, t] += w
-                w_rank[c, t] += w * dy
+                w_rank[c, t] += w * rank
                 w_value[c, t] += w * dy_value
                 moments[4, t] += w * dy_value * dy_value
             continue
@@ -293,21 +302,28 @@ def _target_moments(block_start, cell, target, group, weights, rows, w_rank, w_v
             for t in range(n_tables):
                 block_weight[t] += weights[q, t]
         for t in range(n_tables):
-            dy_rank[t] = below[t] + (block_weight[t] + 1.0) / 2.0 - mean_rank[t]
-            moments[3, t] += block_weight[t] * dy_rank[t] * dy_rank[t]
-            moments[2, t] += block_weight[t] * (block_weight[t] - 1.0) / 2.0
-            moments[1, t] += 1.0 if block_weight[t] > 0 else 0.0
-            below[t] += block_weight[t]
+            m = block_weight[t]
+            block_rank[t] = below[t] + 0.5 * m
+            moments[1, t] += 1.0 if m > 0 else 0.0
+            moments[2, t] += m * (m - 1.0) / 2.0
+            cubes[t] += m * m * m - m
+            below[t] += m
         for i in range(start, stop):
             q, c, y = group[i], cell[i], target[i]
             for t in range(n_tables):
                 w = weights[q, t]
                 dy_value = y - mean_y[t]
                 rows[c, t] += w
-                w_rank[c, t] += w * dy_rank[t]
+                w_rank[c, t] += w * block_rank[t]
                 w_value[c, t] += w * dy_value
                 moments[4, t] += w * dy_value * dy_value
-    moments[0] = n
+    for t in range(n_tables):
+        moments[0, t] = n[t]
+        moments[3, t] = (n[t] * n[t] * n[t] - n[t] - cubes[t]) / 12.0
+        block_rank[t] = 0.5 - (n[t] + 1.0) / 2.0
+    for c in range(rows.shape[0]):
+        for t in range(n_tables):
+            w_rank[c, t] += block_rank[t] * rows[c, t]
 
 
 @numba.njit(cache=True)
@@ -448,6 +464,7 @@ def _correlate_samples(values, sorted_values, order, pearson_values, block_start
     slot = np.full(weights.shape[0], -1, dtype=np.int64)
     rows_used = np.empty(cell.shape[0], dtype=np.int64)
     local_group = np.empty(cell.shape[0], dtype=np.int64)
+    singles = np.zeros(cell.shape[0])
     n_used = 0
     for i in range(cell.shape[0]):
         q = group[i]
@@ -456,6 +473,9 @@ def _correlate_samples(values, sorted_values, order, pearson_values, block_start
             rows_used[n_used] = q
             n_used += 1
         local_group[i] = slot[q]
+    for b in range(block_start.shape[0] - 1):
+        if block_start[b + 1] - block_start[b] == 1:
+            singles[local_group[block_start[b]]] += 1.0
     for first in range(0, n_tables, SAMPLE_CHUNK):
         width = min(SAMPLE_CHUNK, n_tables - first)
         local = np.empty((n_used, width))
@@ -463,16 +483,18 @@ def _correlate_samples(values, sorted_values, order, pearson_values, block_start
             for t in range(width):
                 local[k, t] = weights[rows_used[k], first + t]
         _correlate_sample_chunk(values, sorted_values, order, pearson_values, block_start, cell, target, local_group,
-                                local, use_matrix, kendall_alphas, out, first)
+                                singles, local, use_matrix, kendall_alphas, out, first)
 
 
 @numba.njit(cache=True)
-def _correlate_sample_chunk(values, sorted_values, order, pearson_values, block_start, cell, target, group, weights,
-                            use_matrix, kendall_alphas, out, first):
-    """out[type, first + t, a] of the tables of ``weights`` (Q, W) (arguments of :func:`_correlate_samples`).
+def _correlate_sample_chunk(values, sorted_values, order, pearson_values, block_start, cell, target, group, singles,
+                            weights, use_matrix, kendall_alphas, out, first):
+    """out[type, first + t, a] of the tables of ``weights`` (Q, W) (arguments of :func:`_correlate_samples`;
+    ``singles`` as in :func:`_target_moments`).
 
     Target moments per cell (:func:`_target_moments`), then per alpha one pass over the cells in
-    order for Spearman and Pearson; Kendall's S by the pair-sign matrices walked over the alphas
+    order for Spearman and Pearson (the squared rank deviations of the measure by the tie formula
+    of :func:`_target_moments`); Kendall's S by the pair-sign matrices walked over the alphas
     (``use_matrix``) or by a Fenwick sweep per Kendall alpha.
     """
     n_alphas, n_cells = values.shape
@@ -481,7 +503,7 @@ def _correlate_sample_chunk(values, sorted_values, order, pearson_values, block_
     w_rank = np.zeros((n_cells, n_tables))
     w_value = np.zeros((n_cells, n_tables))
     moments = np.zeros((5, n_tables))
-    _target_moments(block_start, cell, target, group, weights, rows, w_rank, w_value, moments)
+    _target_moments(block_start, cell, target, group, singles, weights, rows, w_rank, w_value, moments)
     n = moments[0]
     kendall = np.zeros((n_alphas, n_tables))
     if use_matrix:
@@ -489,9 +511,13 @@ def _correlate_sample_chunk(values, sorted_values, order, pearson_values, block_
         _pair_signs(block_start, cell, group, weights, rows, matrix)
         _walk_kendall(values, matrix, kendall)
     cell_group = np.zeros(n_cells, dtype=np.int64)
-    sums = np.zeros((9, n_tables))  # mean_x, cov_rank, var_x_rank, cov_value, var_x_value, x_ties, distinct_x, below, -
-    group_weight = np.zeros(n_tables)
-    group_rank = np.zeros(n_tables)
+    mean_rank = np.empty(n_tables)
+    for t in range(n_tables):
+        mean_rank[t] = (n[t] + 1.0) / 2.0
+    mean_x, cov_value, var_x_value = np.empty(n_tables), np.empty(n_tables), np.empty(n_tables)
+    cov_rank, cubes, x_ties = np.empty(n_tables), np.empty(n_tables), np.empty(n_tables)
+    distinct_x, below = np.empty(n_tables), np.empty(n_tables)
+    group_weight, group_rank = np.zeros(n_tables), np.zeros(n_tables)
     for a in range(n_alphas):
         n_groups = 0
         for i in range(n_cells):
@@ -500,38 +526,39 @@ def _correlate_sample_chunk(values, sorted_values, order, pearson_values, block_
             cell_group[order[a, i]] = n_groups
         if kendall_alphas[a] and not use_matrix:
             _sweep_kendall(block_start, cell, group, weights, cell_group, n_groups + 1, kendall[a])
-        sums[:] = 0.0
+        mean_x[:] = 0.0
         for c in range(n_cells):
             for t in range(n_tables):
-                sums[0, t] += rows[c, t] * pearson_values[a, c]
+                mean_x[t] += rows[c, t] * pearson_values[a, c]
         for t in range(n_tables):
-            sums[0, t] = sums[0, t] / n[t] if n[t] > 0 else 0.0
-        group_weight[:] = 0.0
-        group_rank[:] = 0.0
-        for i in range(n_cells + 1):
-            if i == n_cells or (i > 0 and sorted_values[a, i] != sorted_values[a, i - 1]):
-                for t in range(n_tables):
-                    if group_weight[t] > 0:
-                        dx = sums[7, t] + (group_weight[t] + 1.0) / 2.0 - (n[t] + 1.0) / 2.0
-                        sums[1, t] += dx * group_rank[t]
-                        sums[2, t] += group_weight[t] * dx * dx
-                        sums[5, t] += group_weight[t] * (group_weight[t] - 1.0) / 2.0
-                        sums[6, t] += 1.0
-                    sums[7, t] += group_weight[t]
-                    group_weight[t] = 0.0
-                    group_rank[t] = 0.0
-                if i == n_cells:
-                    break
+            mean_x[t] = mean_x[t] / n[t] if n[t] > 0 else 0.0
+        for array in (cov_value, var_x_value, cov_rank, cubes, x_ties, distinct_x, below):
+            array[:] = 0.0
+        for i in range(n_cells):
             c = order[a, i]
+            x = pearson_values[a, c]
             for t in range(n_tables):
-                dx_value = pearson_values[a, c] - sums[0, t]
-                sums[3, t] += dx_value * w_value[c, t]
-                sums[4, t] += rows[c, t] * dx_value * dx_value
+                dx_value = x - mean_x[t]
+                cov_value[t] += dx_value * w_value[c, t]
+                var_x_value[t] += rows[c, t] * dx_value * dx_value
                 group_weight[t] += rows[c, t]
                 group_rank[t] += w_rank[c, t]
+            if i == n_cells - 1 or sorted_values[a, i + 1] != sorted_values[a, i]:  # a tie group ends
+                for t in range(n_tables):
+                    m = group_weight[t]
+                    dx = below[t] + (m + 1.0) / 2.0 - mean_rank[t]
+                    cov_rank[t] += dx * group_rank[t]
+                    cubes[t] += m * m * m - m
+                    x_ties[t] += m * (m - 1.0) / 2.0
+                    distinct_x[t] += 1.0 if m > 0 else 0.0
+                    below[t] += m
+                    group_weight[t] = 0.0
+                    group_rank[t] = 0.0
         for t in range(n_tables):
-            _store_correlations(out, first + t, a, n[t], sums[6, t], moments[1, t], sums[1, t], sums[2, t], moments[3, t],
-                               sums[3, t], sums[4, t], moments[4, t], kendall[a, t], sums[5, t], moments[2, t])
+            var_x_rank = (n[t] * n[t] * n[t] - n[t] - cubes[t]) / 12.0
+            _store_correlations(out, first + t, a, n[t], distinct_x[t], moments[1, t], cov_rank[t], var_x_rank,
+                               moments[3, t], cov_value[t], var_x_value[t], moments[4, t], kendall[a, t], x_ties[t],
+                               moments[2, t])
         if not kendall_alphas[a]:
             out[2:, first:first + n_tables, a] = np.nan
 

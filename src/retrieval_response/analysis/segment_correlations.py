@@ -149,11 +149,10 @@ def correlate_measure(measure, cells: MeasureCells, grid, corr_types, compat):
 def bootstrap_measure(measure, cells: MeasureCells, grid, corr_types, compat, alpha_index, weights) -> np.ndarray:
     """(S, corr types, R) correlations on the R resamples of ``weights`` (R, Q), each at the alpha
     ``alpha_index`` chose on the full data (NaN where it chose none). Kendall's S (per-sample
-    path) is counted only at the alphas a Kendall type chose."""
+    path) is counted only at the alphas a Kendall type chose. The per-sample path reads the
+    weights query by query: in Fortran order (:func:`sample_weights`) each query's are contiguous."""
     out = np.full((len(cells.seg), len(corr_types), weights.shape[0]), np.nan)
     kendall = np.isin(corr_types, KENDALL_TYPES)
-    if cells.counts is None:  # the per-sample kernel reads weights by query, resamples innermost: transpose once
-        weights = np.asfortranarray(weights)
     for s in range(len(cells.seg)):
         chosen = alpha_index[s]
         if (chosen < 0).all():
@@ -166,3 +165,12 @@ def bootstrap_measure(measure, cells: MeasureCells, grid, corr_types, compat, al
             if chosen[k] >= 0:
                 out[s, k] = curves[corr_type][:, int(np.searchsorted(distinct, chosen[k]))]
     return out
+
+
+def sample_weights(weights: np.ndarray, cells: MeasureCells, transposed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The resample weights for :func:`bootstrap_measure` on ``cells`` and the Fortran-ordered copy
+    to keep: ``weights`` itself on the count path, else ``transposed``, made from ``weights`` the first time."""
+    if cells.counts is not None:
+        return weights, transposed
+    transposed = np.asfortranarray(weights) if transposed is None else transposed
+    return transposed, transposed
