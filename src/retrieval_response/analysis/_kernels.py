@@ -239,7 +239,7 @@ def _correlate_resampled(sorted_values, order, pearson_values, queries, entry_st
                           out, first)
 
 
-SAMPLE_CHUNK = 64
+SAMPLE_CHUNK = 128
 """Tables correlated together by :func:`_correlate_samples` (the inner axis of its arrays, which then stay in cache)."""
 
 
@@ -417,25 +417,26 @@ def _sweep_kendall(block_start, cell, group, weights, cell_group, n_groups, s):
 
     ``weights`` (Q, W); ``cell_group`` (C,) the rank of each cell's tie group. For each sample j,
     S gains w_j (weight already in lower groups - weight already in higher groups); a block of equal
-    targets is queried before it is inserted, so target ties count neither way.
+    targets is queried before it is inserted, so target ties count neither way. ``weights`` are
+    int32 (sums below 2^30): the tree's sums are exact and fill twice the vector lanes of float64.
     """
     width = weights.shape[1]
-    tree = np.zeros((n_groups + 1, width))
-    in_group = np.zeros((n_groups, width))
-    total = np.zeros(width)
-    lower = np.zeros(width)
+    tree = np.zeros((n_groups + 1, width), dtype=weights.dtype)
+    in_group = np.zeros((n_groups, width), dtype=weights.dtype)
+    total = np.zeros(width, dtype=weights.dtype)
+    lower = np.zeros(width, dtype=weights.dtype)
     s[:] = 0.0
     for b in range(block_start.shape[0] - 1):
         for i in range(block_start[b], block_start[b + 1]):
             q, g = group[i], cell_group[cell[i]]
-            lower[:] = 0.0
+            lower[:] = 0
             k = g
             while k > 0:
                 for t in range(width):
                     lower[t] += tree[k, t]
                 k -= k & -k
             for t in range(width):
-                s[t] += weights[q, t] * (2.0 * lower[t] + in_group[g, t] - total[t])
+                s[t] += float(weights[q, t]) * float(2 * lower[t] + in_group[g, t] - total[t])
         for i in range(block_start[b], block_start[b + 1]):
             q, g = group[i], cell_group[cell[i]]
             k = g + 1
@@ -495,7 +496,8 @@ def _correlate_sample_chunk(values, sorted_values, order, pearson_values, block_
     Target moments per cell (:func:`_target_moments`), then per alpha one pass over the cells in
     order for Spearman and Pearson (the squared rank deviations of the measure by the tie formula
     of :func:`_target_moments`); Kendall's S by the pair-sign matrices walked over the alphas
-    (``use_matrix``) or by a Fenwick sweep per Kendall alpha.
+    (``use_matrix``) or by a Fenwick sweep per Kendall alpha. ValueError unless the weights are
+    integers summing to less than 2^30 per table.
     """
     n_alphas, n_cells = values.shape
     n_tables = weights.shape[1]
@@ -510,6 +512,9 @@ def _correlate_sample_chunk(values, sorted_values, order, pearson_values, block_
         matrix = np.zeros((n_tables, n_cells, n_cells))
         _pair_signs(block_start, cell, group, weights, rows, matrix)
         _walk_kendall(values, matrix, kendall)
+    counts = weights.astype(np.int32)  # the sweep's weights
+    if n.max() >= 2.0**30 or not np.all(counts == weights):
+        raise ValueError("sample weights: expected integers summing to less than 2^30 per table")
     cell_group = np.zeros(n_cells, dtype=np.int64)
     mean_rank = np.empty(n_tables)
     for t in range(n_tables):
@@ -525,7 +530,7 @@ def _correlate_sample_chunk(values, sorted_values, order, pearson_values, block_
                 n_groups += 1
             cell_group[order[a, i]] = n_groups
         if kendall_alphas[a] and not use_matrix:
-            _sweep_kendall(block_start, cell, group, weights, cell_group, n_groups + 1, kendall[a])
+            _sweep_kendall(block_start, cell, group, counts, cell_group, n_groups + 1, kendall[a])
         mean_x[:] = 0.0
         for c in range(n_cells):
             for t in range(n_tables):

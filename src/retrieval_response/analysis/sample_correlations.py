@@ -51,8 +51,9 @@ def sample_correlations(
     ``values`` (A, C): the measure in each of C cells for A parameter values; ``cell`` (n,) the
     cell of each sample; ``target`` (n,) its target (float); ``group`` (n,) an index into the
     columns of ``group_weights`` (T, Q): sample i enters table t group_weights[t, group[i]] times
-    (non-negative integers); the samples may use few of the Q columns, the kernel reads only those
-    (never copying ``group_weights``; in Fortran order each column is contiguous). Returns,
+    (non-negative integers, less than 2^30 samples per table, else ValueError); the samples may
+    use few of the Q columns, the kernel reads only those (never copying ``group_weights``; in
+    Fortran order each column is contiguous). Returns,
     per correlation type, an array (T, A): the correlation of the sample arrays each table
     expands to, as scipy defines it (NaN when fewer than 2 samples or either side is constant).
     Target ties are equal float64 values (anchor them first with
