@@ -459,7 +459,8 @@ def _correlate_samples(values, sorted_values, order, pearson_values, block_start
     ``pearson_values`` (A, C), by cell, are what Pearson's r is computed from. Kendall's S is
     counted at the alphas where ``kendall_alphas`` (A,) is True; elsewhere both taus are NaN.
     The tables are correlated :data:`SAMPLE_CHUNK` at a time by :func:`_correlate_sample_chunk`,
-    on the rows of ``weights`` the samples use, gathered once per chunk.
+    on the rows of ``weights`` (float64, or compact integers) the samples use, gathered as float64
+    once per chunk.
     """
     n_tables = weights.shape[1]
     slot = np.full(weights.shape[0], -1, dtype=np.int64)

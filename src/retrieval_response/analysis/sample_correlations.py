@@ -52,8 +52,8 @@ def sample_correlations(
     cell of each sample; ``target`` (n,) its target (float); ``group`` (n,) an index into the
     columns of ``group_weights`` (T, Q): sample i enters table t group_weights[t, group[i]] times
     (non-negative integers, less than 2^30 samples per table, else ValueError); the samples may
-    use few of the Q columns, the kernel reads only those (never copying ``group_weights``; in
-    Fortran order each column is contiguous). Returns,
+    use few of the Q columns, the kernel reads only those (never copying float64 or int16
+    ``group_weights``; in Fortran order each column is contiguous). Returns,
     per correlation type, an array (T, A): the correlation of the sample arrays each table
     expands to, as scipy defines it (NaN when fewer than 2 samples or either side is constant).
     Target ties are equal float64 values (anchor them first with
@@ -77,7 +77,10 @@ def sample_correlations(
     by_target = np.argsort(np.asarray(target, np.float64), kind="stable")
     target = np.ascontiguousarray(np.asarray(target, np.float64)[by_target])
     block_start = np.r_[np.flatnonzero(np.r_[True, target[1:] != target[:-1]]), len(target)].astype(np.int64)
-    weights = np.asarray(group_weights, np.float64).T  # (Q, T): contiguous when group_weights is in Fortran order
+    weights = np.asarray(group_weights)
+    if weights.dtype != np.int16:  # compact multiplicities (the bootstrap's) are read as they are
+        weights = weights.astype(np.float64, copy=False)
+    weights = weights.T  # (Q, T): contiguous when group_weights is in Fortran order
     n_tables, (n_alphas, n_cells), n = weights.shape[1], values.shape, len(target)
     if kendall_alphas is None:
         kendall_alphas = np.full(n_alphas, any(corr_type in KENDALL_TYPES for corr_type in corr_types))

@@ -168,9 +168,14 @@ def bootstrap_measure(measure, cells: MeasureCells, grid, corr_types, compat, al
 
 
 def sample_weights(weights: np.ndarray, cells: MeasureCells, transposed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """The resample weights for :func:`bootstrap_measure` on ``cells`` and the Fortran-ordered copy
-    to keep: ``weights`` itself on the count path, else ``transposed``, made from ``weights`` the first time."""
+    """The resample weights for :func:`bootstrap_measure` on ``cells`` and the copy to keep for the
+    per-sample path: ``weights`` itself on the count path, else ``transposed``, made from ``weights``
+    the first time in Fortran order (each query's resamples contiguous) and as int16 when the
+    multiplicities fit (a quarter of the bytes the kernel reads)."""
     if cells.counts is not None:
         return weights, transposed
-    transposed = np.asfortranarray(weights) if transposed is None else transposed
+    if transposed is None:
+        transposed = np.asfortranarray(weights, dtype=np.int16)
+        if not np.array_equal(transposed, weights):
+            transposed = np.asfortranarray(weights)
     return transposed, transposed
