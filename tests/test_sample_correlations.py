@@ -128,3 +128,5 @@ def test_degenerate_tables_are_nan():
         assert all(np.isnan(got[t]).all() for t in CORR_TYPES)
     with pytest.raises(ValueError, match="method"):
         sample_correlations(values, cell, np.ones(3), group, np.ones((1, 3)), method="fast")
+    with pytest.raises(ValueError, match="integers"):
+        sample_correlations(values, cell, np.array([1.0, 2.0, 3.0]), group, np.full((1, 3), 0.5))

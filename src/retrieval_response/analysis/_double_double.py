@@ -22,30 +22,36 @@ T = (1-a)*n_p - a*((K - n_p)/K); T_u = (1-a)*n_p - a*(K - n_p).
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from retrieval_response.analysis import formulas, measures
 
 _SPLITTER = 134217729.0  # 2^27 + 1
+_jit = numba.njit(cache=True, error_model="numpy")  # scalar arithmetic, IEEE division (x/0 = inf or NaN, no exception)
 
 
+@_jit
 def _two_sum(a, b):
     s = a + b
     v = s - a
     return s, (a - (s - v)) + (b - v)
 
 
+@_jit
 def _fast_two_sum(a, b):
     s = a + b
     return s, b - (s - a)
 
 
+@_jit
 def _split(a):
     c = _SPLITTER * a
     high = c - (c - a)
     return high, a - high
 
 
+@_jit
 def _two_product(a, b):
     p = a * b
     a_high, a_low = _split(a)
@@ -53,6 +59,7 @@ def _two_product(a, b):
     return p, ((a_high * b_high - p) + a_high * b_low + a_low * b_high) + a_low * b_low
 
 
+@_jit
 def _two_product_count(a, k):
     """a*k = p + e exactly for an integer-valued k below 2^26 (Dekker's product with k's low half 0)."""
     p = a * k
@@ -60,21 +67,25 @@ def _two_product_count(a, k):
     return p, (a_high * k - p) + a_low * k
 
 
+@_jit
 def _add(x, y):
     s, e = _two_sum(x[0], y[0])
     return _fast_two_sum(s, e + x[1] + y[1])
 
 
+@_jit
 def _times_count(x, k):
     p, e = _two_product_count(x[0], k)
     return _fast_two_sum(p, e + x[1] * k)
 
 
+@_jit
 def _times_float(x, b):
     p, e = _two_product(x[0], b)
     return _fast_two_sum(p, e + x[1] * b)
 
 
+@_jit
 def _divide(x, y):
     q = x[0] / y[0]
     p, e = _two_product(q, y[0])
@@ -82,6 +93,7 @@ def _divide(x, y):
     return _fast_two_sum(q, remainder / y[0])
 
 
+@_jit
 def _divide_counts(n, k):
     """n / k as (hi, lo) for integer-valued n, k below 2^26."""
     q = n / k
@@ -89,37 +101,62 @@ def _divide_counts(n, k):
     return _fast_two_sum(q, ((n - p) - e) / k)
 
 
+@_jit
 def _one_minus(alpha):
-    return _two_sum(np.ones_like(alpha), -alpha)
+    return _two_sum(1.0, -alpha)
 
 
+@_jit
 def _harmonic(n_p, K, D, alpha):
     """n_p / (a*K + (1-a)*D) as (hi, lo), 0 where n_p = 0."""
     denominator = _add(_two_product_count(alpha, K), _times_count(_one_minus(alpha), D))
-    positive = n_p > 0
-    return _divide((n_p, np.zeros_like(n_p)), (np.where(positive, denominator[0], 1.0), np.where(positive, denominator[1], 0.0)))
+    if n_p > 0:
+        return _divide((n_p, 0.0), denominator)
+    return _divide((n_p, 0.0), (1.0, 0.0))
 
 
+@_jit
 def _trade_off(n_p, K, alpha):
     term = _times_float(_divide_counts(K - n_p, K), alpha)
     return _add(_times_count(_one_minus(alpha), n_p), (-term[0], -term[1]))
 
 
+@_jit
 def _trade_off_unnormalised(n_p, K, alpha):
     term = _two_product_count(alpha, K - n_p)
     return _add(_times_count(_one_minus(alpha), n_p), (-term[0], -term[1]))
 
 
+HARMONIC, TRADE_OFF, TRADE_OFF_UNNORMALISED = 0, 1, 2
+"""Codes of the double-double formulas for :func:`_evaluate`."""
+
+
+@_jit
+def _evaluate(kind, counts, alpha, high, low):
+    """high[a, c] + low[a, c] = formula ``kind`` at alpha[a] on the counts counts[:, c] (float64, in the
+    entry's feature order), each element by the same operations as the scalar functions above."""
+    for a in range(alpha.shape[0]):
+        for c in range(counts.shape[1]):
+            if kind == HARMONIC:
+                value = _harmonic(counts[0, c], counts[1, c], counts[2, c], alpha[a])
+            elif kind == TRADE_OFF:
+                value = _trade_off(counts[0, c], counts[1, c], alpha[a])
+            else:
+                value = _trade_off_unnormalised(counts[0, c], counts[1, c], alpha[a])
+            high[a, c], low[a, c] = value
+
+
 _DOUBLE_DOUBLE = {
-    formulas.f_measure: _harmonic,
-    formulas.f_estimated: _harmonic,
-    formulas.f_estimated_partner: _harmonic,
-    formulas.t_measure: _trade_off,
-    formulas.t_unnormalised: _trade_off_unnormalised,
+    formulas.f_measure: HARMONIC,
+    formulas.f_estimated: HARMONIC,
+    formulas.f_estimated_partner: HARMONIC,
+    formulas.t_measure: TRADE_OFF,
+    formulas.t_unnormalised: TRADE_OFF_UNNORMALISED,
 }
-"""The double-double version of each float64 formula with alpha, by the formula; a registry entry
-built from one of them is evaluated with it on the entry's features, in that order."""
-_SCALE_FREE = (_harmonic,)
+"""The double-double version (:func:`_evaluate` code) of each float64 formula with alpha, by the
+formula; a registry entry built from one of them is evaluated with it on the entry's features, in
+that order."""
+_SCALE_FREE = (HARMONIC,)
 """Formulas whose value depends only on the ratios of their counts (they are reduced by their gcd first)."""
 
 MAX_COUNT = 2**26
@@ -151,10 +188,10 @@ def _exact_values(name: str, features: dict[str, np.ndarray], alpha: np.ndarray)
     if formula in _SCALE_FREE and counts[0].size:
         divisor = np.maximum(np.gcd.reduce(np.stack(counts), axis=0), 1)
         counts = [c // divisor for c in counts]
-    a = np.asarray(alpha, np.float64)[:, None]
+    a = np.ascontiguousarray(alpha, np.float64).reshape(-1)
     shape = (len(a), len(counts[0]))
-    with np.errstate(divide="ignore", invalid="ignore"):  # a non-finite float64 value gives a non-finite difference
-        high, low = (np.broadcast_to(part, shape) for part in formula(*(c.astype(np.float64) for c in counts), a))
+    high, low = np.empty(shape), np.empty(shape)
+    _evaluate(formula, np.stack(counts).astype(np.float64), a, high, low)
     if shape[1] == 0:
         return np.zeros(shape), np.zeros(shape)
     order = np.argsort(high, axis=-1, kind="stable")

@@ -239,103 +239,155 @@ def _correlate_resampled(sorted_values, order, pearson_values, queries, entry_st
                           out, first)
 
 
+SAMPLE_CHUNK = 128
+"""Tables correlated together by :func:`_correlate_samples` (the inner axis of its arrays, which then stay in cache)."""
+
+
 @numba.njit(cache=True)
-def _target_moments(block_start, cell, target, group, weights, rows, w_rank, w_value, moments):
+def _target_moments(block_start, cell, target, group, singles, weights, rows, w_rank, w_value, moments):
     """Per-cell and per-table target sums, all tables at once (tables are the inner axis).
 
     Samples are sorted by target; block b is samples block_start[b]:block_start[b+1] (equal
-    targets); ``weights`` (Q, T). Fills rows, w_rank, w_value (C, T): per cell the weight, the
-    weighted target-midrank deviations and value deviations; moments (5, T): n, distinct targets,
-    target tie pairs, sum of squared rank deviations, of squared value deviations.
+    targets, most often one sample); ``weights`` (Q, W). Fills rows, w_rank, w_value (C, W): per
+    cell the weight, the weighted target-midrank deviations and value deviations; moments (5, W):
+    n, distinct targets, target tie pairs, sum of squared rank deviations, of squared value
+    deviations. A block of weight m above weight ``below`` has midrank deviation
+    below + m/2 + 1/2 - (n + 1)/2: w_rank sums w (below + m/2) per sample and adds
+    (1/2 - (n + 1)/2) rows at the end; the squared rank deviations are (n^3 - n - sum over blocks
+    of (m^3 - m)) / 12. The terms of a one-sample block depend on its query's weight only and are
+    summed by query: ``singles`` (Q,) the number of one-sample blocks of each query. Exact (integer
+    and half-integer sums in float64) except for the target values' sums.
     """
-    n_tables = weights.shape[1]
+    n_queries, n_tables = weights.shape
     n = np.zeros(n_tables)
     mean_y = np.zeros(n_tables)
     for i in range(cell.shape[0]):
-        w = weights[group[i]]
+        q = group[i]
+        y = target[i]
         for t in range(n_tables):
-            n[t] += w[t]
-            mean_y[t] += w[t] * target[i]
+            n[t] += weights[q, t]
+            mean_y[t] += weights[q, t] * y
     for t in range(n_tables):
         mean_y[t] = mean_y[t] / n[t] if n[t] > 0 else 0.0
+    cubes = np.zeros(n_tables)  # sum over blocks of m^3 - m
+    for q in range(n_queries):
+        count = singles[q]
+        if count == 0:
+            continue
+        for t in range(n_tables):
+            w = weights[q, t]
+            moments[1, t] += count * (1.0 if w > 0 else 0.0)
+            moments[2, t] += count * (w * (w - 1.0) / 2.0)
+            cubes[t] += count * (w * w * w - w)
     below = np.zeros(n_tables)
     block_weight = np.zeros(n_tables)
-    dy_rank = np.zeros(n_tables)
+    block_rank = np.zeros(n_tables)
     for b in range(block_start.shape[0] - 1):
+        start, stop = block_start[b], block_start[b + 1]
+        if stop - start == 1:  # one sample: its weight is the block's
+            q, c, y = group[start], cell[start], target[start]
+            for t in range(n_tables):
+                w = weights[q, t]
+                rank = below[t] + 0.5 * w
+                below[t] += w
+                dy_value = y - mean_y[t]
+                rows[c, t] += w
+                w_rank[c, t] += w * rank
+                w_value[c, t] += w * dy_value
+                moments[4, t] += w * dy_value * dy_value
+            continue
         block_weight[:] = 0.0
-        for i in range(block_start[b], block_start[b + 1]):
-            w = weights[group[i]]
+        for i in range(start, stop):
+            q = group[i]
             for t in range(n_tables):
-                block_weight[t] += w[t]
+                block_weight[t] += weights[q, t]
         for t in range(n_tables):
-            dy_rank[t] = below[t] + (block_weight[t] + 1.0) / 2.0 - (n[t] + 1.0) / 2.0
-            moments[3, t] += block_weight[t] * dy_rank[t] * dy_rank[t]
-            moments[2, t] += block_weight[t] * (block_weight[t] - 1.0) / 2.0
-            if block_weight[t] > 0:
-                moments[1, t] += 1.0
-            below[t] += block_weight[t]
-        for i in range(block_start[b], block_start[b + 1]):
-            w = weights[group[i]]
-            c = cell[i]
+            m = block_weight[t]
+            block_rank[t] = below[t] + 0.5 * m
+            moments[1, t] += 1.0 if m > 0 else 0.0
+            moments[2, t] += m * (m - 1.0) / 2.0
+            cubes[t] += m * m * m - m
+            below[t] += m
+        for i in range(start, stop):
+            q, c, y = group[i], cell[i], target[i]
             for t in range(n_tables):
-                dy_value = target[i] - mean_y[t]
-                rows[c, t] += w[t]
-                w_rank[c, t] += w[t] * dy_rank[t]
-                w_value[c, t] += w[t] * dy_value
-                moments[4, t] += w[t] * dy_value * dy_value
-    moments[0] = n
+                w = weights[q, t]
+                dy_value = y - mean_y[t]
+                rows[c, t] += w
+                w_rank[c, t] += w * block_rank[t]
+                w_value[c, t] += w * dy_value
+                moments[4, t] += w * dy_value * dy_value
+    for t in range(n_tables):
+        moments[0, t] = n[t]
+        moments[3, t] = (n[t] * n[t] * n[t] - n[t] - cubes[t]) / 12.0
+        block_rank[t] = 0.5 - (n[t] + 1.0) / 2.0
+    for c in range(rows.shape[0]):
+        for t in range(n_tables):
+            w_rank[c, t] += block_rank[t] * rows[c, t]
 
 
 @numba.njit(cache=True)
 def _pair_signs(block_start, cell, group, weights, rows, matrix):
-    """matrix[c, d, t] = M[c, d] of table t: sum over samples i of cell c and j of cell d of w_i w_j sign(y_j - y_i).
+    """matrix[t, d, c] = M[d, c] of table t: sum over samples i of cell d and j of cell c of w_i w_j sign(y_j - y_i).
 
-    Filled row by row: when a block holds samples of cell d, row d gains their pairs with every
-    cell's samples below and above them. ``weights`` (Q, T), ``rows`` (C, T); tables innermost.
+    Filled row by row: a block (equal targets) with weight m of cell d in table t adds to row d
+    m (rows[c] - 2 below[c]) minus m times the block's own weight of c, i.e. m (weight of cell c
+    above the block - below it). ``weights`` (Q, W), ``rows`` (C, W); ``matrix`` (W, C, C), its
+    rows cells innermost. Exact: integer sums in float64.
     """
     n_cells, n_tables = rows.shape
-    below = np.zeros((n_cells, n_tables))
-    in_block = np.zeros((n_cells, n_tables))
-    done = np.zeros(n_cells, dtype=np.bool_)
+    balance = np.ascontiguousarray(rows.T)  # per table and cell: rows - 2 below
+    in_block = np.zeros((n_tables, n_cells))
+    seen = np.zeros(n_cells, dtype=np.bool_)
+    distinct = np.empty(n_cells, dtype=np.int64)
     for b in range(block_start.shape[0] - 1):
-        start, stop = block_start[b], block_start[b + 1]
-        for i in range(start, stop):
+        n_distinct = 0
+        for i in range(block_start[b], block_start[b + 1]):
+            d = cell[i]
+            if not seen[d]:
+                seen[d] = True
+                distinct[n_distinct] = d
+                n_distinct += 1
             w = weights[group[i]]
             for t in range(n_tables):
-                in_block[cell[i], t] += w[t]
-        for i in range(start, stop):
-            d = cell[i]
-            if done[d]:
-                continue
-            done[d] = True
-            for c in range(n_cells):
-                for t in range(n_tables):
-                    above = rows[c, t] - below[c, t] - in_block[c, t]
-                    matrix[d, c, t] += in_block[d, t] * (above - below[c, t])
-        for i in range(start, stop):
-            d = cell[i]
+                in_block[t, d] += w[t]
+        for k in range(n_distinct):
+            d = distinct[k]
             for t in range(n_tables):
-                below[d, t] += in_block[d, t]
-                in_block[d, t] = 0.0
-            done[d] = False
+                m = in_block[t, d]
+                if m == 0:
+                    continue
+                row = matrix[t, d]
+                side = balance[t]
+                for c in range(n_cells):
+                    row[c] += m * side[c]
+                for j in range(n_distinct):
+                    row[distinct[j]] -= m * in_block[t, distinct[j]]
+        for k in range(n_distinct):
+            d = distinct[k]
+            seen[d] = False
+            for t in range(n_tables):
+                balance[t, d] -= 2.0 * in_block[t, d]
+                in_block[t, d] = 0.0
 
 
 @numba.njit(cache=True)
 def _walk_kendall(values, matrix, s_out):
     """s_out[a, t] = Kendall S of table t at alpha a, walking the alphas with insertion sorts.
 
-    ``values`` (A, C); ``matrix`` (C, C, T) from :func:`_pair_signs`.
+    ``values`` (A, C); ``matrix`` (W, C, C) from :func:`_pair_signs`.
     P = sum over the current cell order of M[c, d] for c before d; S = P minus the pairs within
     tie groups.
     """
     n_alphas, n_cells = values.shape
-    n_tables = matrix.shape[2]
+    n_tables = matrix.shape[0]
     order = np.argsort(values[0], kind="mergesort")
     ordered = np.zeros(n_tables)
-    for i in range(n_cells):
-        for j in range(i + 1, n_cells):
-            for t in range(n_tables):
-                ordered[t] += matrix[order[i], order[j], t]
+    for t in range(n_tables):
+        for i in range(n_cells):
+            row = matrix[t, order[i]]
+            for j in range(i + 1, n_cells):
+                ordered[t] += row[order[j]]
     for a in range(n_alphas):
         v = values[a]
         for k in range(1, n_cells):
@@ -343,7 +395,7 @@ def _walk_kendall(values, matrix, s_out):
             while j > 0 and v[order[j - 1]] > v[order[j]]:
                 c, d = order[j - 1], order[j]
                 for t in range(n_tables):
-                    ordered[t] += 2.0 * matrix[d, c, t]
+                    ordered[t] += 2.0 * matrix[t, d, c]
                 order[j - 1], order[j] = d, c
                 j -= 1
         for t in range(n_tables):
@@ -355,56 +407,46 @@ def _walk_kendall(values, matrix, s_out):
             for i in range(start, k):
                 for j in range(i + 1, k):
                     for t in range(n_tables):
-                        s_out[a, t] -= matrix[order[i], order[j], t]
+                        s_out[a, t] -= matrix[t, order[i], order[j]]
             start = k
 
 
-SWEEP_CHUNK = 64
-"""Tables swept together by :func:`_sweep_kendall` (their Fenwick trees stay in cache)."""
-
-
 @numba.njit(cache=True)
-def _sweep_kendall(block_start, cell, group, weights, cell_group, n_groups, s_out):
-    """Kendall S of every table at one alpha: samples in target order into a Fenwick tree of tie groups.
+def _sweep_kendall(block_start, cell, group, weights, cell_group, n_groups, s):
+    """s[t] = Kendall S of table t at one alpha: samples in target order into a Fenwick tree of tie groups.
 
-    ``weights`` (Q, T); ``cell_group`` (C,) the rank of each cell's tie group. For each sample j,
+    ``weights`` (Q, W); ``cell_group`` (C,) the rank of each cell's tie group. For each sample j,
     S gains w_j (weight already in lower groups - weight already in higher groups); a block of equal
-    targets is queried before it is inserted, so target ties count neither way. Tables are swept
-    :data:`SWEEP_CHUNK` at a time.
+    targets is queried before it is inserted, so target ties count neither way. ``weights`` are
+    int32 (sums below 2^30): the tree's sums are exact and fill twice the vector lanes of float64.
     """
-    n_tables = weights.shape[1]
-    for first in range(0, n_tables, SWEEP_CHUNK):
-        last = min(first + SWEEP_CHUNK, n_tables)
-        width = last - first
-        tree = np.zeros((n_groups + 1, width))
-        in_group = np.zeros((n_groups, width))
-        total = np.zeros(width)
-        lower = np.zeros(width)
-        s = np.zeros(width)
-        for b in range(block_start.shape[0] - 1):
-            for i in range(block_start[b], block_start[b + 1]):
-                w = weights[group[i], first:last]
-                g = cell_group[cell[i]]
-                lower[:] = 0.0
-                k = g
-                while k > 0:
-                    for t in range(width):
-                        lower[t] += tree[k, t]
-                    k -= k & -k
+    width = weights.shape[1]
+    tree = np.zeros((n_groups + 1, width), dtype=weights.dtype)
+    in_group = np.zeros((n_groups, width), dtype=weights.dtype)
+    total = np.zeros(width, dtype=weights.dtype)
+    lower = np.zeros(width, dtype=weights.dtype)
+    s[:] = 0.0
+    for b in range(block_start.shape[0] - 1):
+        for i in range(block_start[b], block_start[b + 1]):
+            q, g = group[i], cell_group[cell[i]]
+            lower[:] = 0
+            k = g
+            while k > 0:
                 for t in range(width):
-                    s[t] += w[t] * (2.0 * lower[t] + in_group[g, t] - total[t])
-            for i in range(block_start[b], block_start[b + 1]):
-                w = weights[group[i], first:last]
-                g = cell_group[cell[i]]
-                k = g + 1
-                while k <= n_groups:
-                    for t in range(width):
-                        tree[k, t] += w[t]
-                    k += k & -k
+                    lower[t] += tree[k, t]
+                k -= k & -k
+            for t in range(width):
+                s[t] += float(weights[q, t]) * float(2 * lower[t] + in_group[g, t] - total[t])
+        for i in range(block_start[b], block_start[b + 1]):
+            q, g = group[i], cell_group[cell[i]]
+            k = g + 1
+            while k <= n_groups:
                 for t in range(width):
-                    in_group[g, t] += w[t]
-                    total[t] += w[t]
-        s_out[first:last] = s
+                    tree[k, t] += weights[q, t]
+                k += k & -k
+            for t in range(width):
+                in_group[g, t] += weights[q, t]
+                total[t] += weights[q, t]
 
 
 @numba.njit(cache=True)
@@ -412,9 +454,51 @@ def _correlate_samples(values, sorted_values, order, pearson_values, block_start
                        kendall_alphas, out):
     """Kernel of :func:`.sample_correlations.sample_correlations`: out[type, t, a]; ``weights`` (Q, T), tables innermost.
 
+    ``group`` (n,) the row of ``weights`` of each sample (the samples may use few of the Q rows).
     ``values`` (A, C) by cell and ``sorted_values``/``order`` decide ranks and ties;
     ``pearson_values`` (A, C), by cell, are what Pearson's r is computed from. Kendall's S is
     counted at the alphas where ``kendall_alphas`` (A,) is True; elsewhere both taus are NaN.
+    The tables are correlated :data:`SAMPLE_CHUNK` at a time by :func:`_correlate_sample_chunk`,
+    on the rows of ``weights`` (float64, or compact integers) the samples use, gathered as float64
+    once per chunk.
+    """
+    n_tables = weights.shape[1]
+    slot = np.full(weights.shape[0], -1, dtype=np.int64)
+    rows_used = np.empty(cell.shape[0], dtype=np.int64)
+    local_group = np.empty(cell.shape[0], dtype=np.int64)
+    singles = np.zeros(cell.shape[0])
+    n_used = 0
+    for i in range(cell.shape[0]):
+        q = group[i]
+        if slot[q] < 0:
+            slot[q] = n_used
+            rows_used[n_used] = q
+            n_used += 1
+        local_group[i] = slot[q]
+    for b in range(block_start.shape[0] - 1):
+        if block_start[b + 1] - block_start[b] == 1:
+            singles[local_group[block_start[b]]] += 1.0
+    for first in range(0, n_tables, SAMPLE_CHUNK):
+        width = min(SAMPLE_CHUNK, n_tables - first)
+        local = np.empty((n_used, width))
+        for k in range(n_used):
+            for t in range(width):
+                local[k, t] = weights[rows_used[k], first + t]
+        _correlate_sample_chunk(values, sorted_values, order, pearson_values, block_start, cell, target, local_group,
+                                singles, local, use_matrix, kendall_alphas, out, first)
+
+
+@numba.njit(cache=True)
+def _correlate_sample_chunk(values, sorted_values, order, pearson_values, block_start, cell, target, group, singles,
+                            weights, use_matrix, kendall_alphas, out, first):
+    """out[type, first + t, a] of the tables of ``weights`` (Q, W) (arguments of :func:`_correlate_samples`;
+    ``singles`` as in :func:`_target_moments`).
+
+    Target moments per cell (:func:`_target_moments`), then per alpha one pass over the cells in
+    order for Spearman and Pearson (the squared rank deviations of the measure by the tie formula
+    of :func:`_target_moments`); Kendall's S by the pair-sign matrices walked over the alphas
+    (``use_matrix``) or by a Fenwick sweep per Kendall alpha. ValueError unless the weights are
+    integers summing to less than 2^30 per table.
     """
     n_alphas, n_cells = values.shape
     n_tables = weights.shape[1]
@@ -422,17 +506,24 @@ def _correlate_samples(values, sorted_values, order, pearson_values, block_start
     w_rank = np.zeros((n_cells, n_tables))
     w_value = np.zeros((n_cells, n_tables))
     moments = np.zeros((5, n_tables))
-    _target_moments(block_start, cell, target, group, weights, rows, w_rank, w_value, moments)
+    _target_moments(block_start, cell, target, group, singles, weights, rows, w_rank, w_value, moments)
     n = moments[0]
     kendall = np.zeros((n_alphas, n_tables))
     if use_matrix:
-        matrix = np.zeros((n_cells, n_cells, n_tables))
+        matrix = np.zeros((n_tables, n_cells, n_cells))
         _pair_signs(block_start, cell, group, weights, rows, matrix)
         _walk_kendall(values, matrix, kendall)
+    counts = weights.astype(np.int32)  # the sweep's weights
+    if n.max() >= 2.0**30 or not np.all(counts == weights):
+        raise ValueError("sample weights: expected integers summing to less than 2^30 per table")
     cell_group = np.zeros(n_cells, dtype=np.int64)
-    sums = np.zeros((9, n_tables))  # mean_x, cov_rank, var_x_rank, cov_value, var_x_value, x_ties, distinct_x, below, -
-    group_weight = np.zeros(n_tables)
-    group_rank = np.zeros(n_tables)
+    mean_rank = np.empty(n_tables)
+    for t in range(n_tables):
+        mean_rank[t] = (n[t] + 1.0) / 2.0
+    mean_x, cov_value, var_x_value = np.empty(n_tables), np.empty(n_tables), np.empty(n_tables)
+    cov_rank, cubes, x_ties = np.empty(n_tables), np.empty(n_tables), np.empty(n_tables)
+    distinct_x, below = np.empty(n_tables), np.empty(n_tables)
+    group_weight, group_rank = np.zeros(n_tables), np.zeros(n_tables)
     for a in range(n_alphas):
         n_groups = 0
         for i in range(n_cells):
@@ -440,41 +531,42 @@ def _correlate_samples(values, sorted_values, order, pearson_values, block_start
                 n_groups += 1
             cell_group[order[a, i]] = n_groups
         if kendall_alphas[a] and not use_matrix:
-            _sweep_kendall(block_start, cell, group, weights, cell_group, n_groups + 1, kendall[a])
-        sums[:] = 0.0
+            _sweep_kendall(block_start, cell, group, counts, cell_group, n_groups + 1, kendall[a])
+        mean_x[:] = 0.0
         for c in range(n_cells):
             for t in range(n_tables):
-                sums[0, t] += rows[c, t] * pearson_values[a, c]
+                mean_x[t] += rows[c, t] * pearson_values[a, c]
         for t in range(n_tables):
-            sums[0, t] = sums[0, t] / n[t] if n[t] > 0 else 0.0
-        group_weight[:] = 0.0
-        group_rank[:] = 0.0
-        for i in range(n_cells + 1):
-            if i == n_cells or (i > 0 and sorted_values[a, i] != sorted_values[a, i - 1]):
-                for t in range(n_tables):
-                    if group_weight[t] > 0:
-                        dx = sums[7, t] + (group_weight[t] + 1.0) / 2.0 - (n[t] + 1.0) / 2.0
-                        sums[1, t] += dx * group_rank[t]
-                        sums[2, t] += group_weight[t] * dx * dx
-                        sums[5, t] += group_weight[t] * (group_weight[t] - 1.0) / 2.0
-                        sums[6, t] += 1.0
-                    sums[7, t] += group_weight[t]
-                    group_weight[t] = 0.0
-                    group_rank[t] = 0.0
-                if i == n_cells:
-                    break
+            mean_x[t] = mean_x[t] / n[t] if n[t] > 0 else 0.0
+        for array in (cov_value, var_x_value, cov_rank, cubes, x_ties, distinct_x, below):
+            array[:] = 0.0
+        for i in range(n_cells):
             c = order[a, i]
+            x = pearson_values[a, c]
             for t in range(n_tables):
-                dx_value = pearson_values[a, c] - sums[0, t]
-                sums[3, t] += dx_value * w_value[c, t]
-                sums[4, t] += rows[c, t] * dx_value * dx_value
+                dx_value = x - mean_x[t]
+                cov_value[t] += dx_value * w_value[c, t]
+                var_x_value[t] += rows[c, t] * dx_value * dx_value
                 group_weight[t] += rows[c, t]
                 group_rank[t] += w_rank[c, t]
+            if i == n_cells - 1 or sorted_values[a, i + 1] != sorted_values[a, i]:  # a tie group ends
+                for t in range(n_tables):
+                    m = group_weight[t]
+                    dx = below[t] + (m + 1.0) / 2.0 - mean_rank[t]
+                    cov_rank[t] += dx * group_rank[t]
+                    cubes[t] += m * m * m - m
+                    x_ties[t] += m * (m - 1.0) / 2.0
+                    distinct_x[t] += 1.0 if m > 0 else 0.0
+                    below[t] += m
+                    group_weight[t] = 0.0
+                    group_rank[t] = 0.0
         for t in range(n_tables):
-            _store_correlations(out, t, a, n[t], sums[6, t], moments[1, t], sums[1, t], sums[2, t], moments[3, t],
-                               sums[3, t], sums[4, t], moments[4, t], kendall[a, t], sums[5, t], moments[2, t])
+            var_x_rank = (n[t] * n[t] * n[t] - n[t] - cubes[t]) / 12.0
+            _store_correlations(out, first + t, a, n[t], distinct_x[t], moments[1, t], cov_rank[t], var_x_rank,
+                               moments[3, t], cov_value[t], var_x_value[t], moments[4, t], kendall[a, t], x_ties[t],
+                               moments[2, t])
         if not kendall_alphas[a]:
-            out[2:, :, a] = np.nan
+            out[2:, first:first + n_tables, a] = np.nan
 
 
 @numba.njit(cache=True)

@@ -92,7 +92,12 @@ from retrieval_response.analysis.samples import (
     resolve_targets,
     with_segment_keys,
 )
-from retrieval_response.analysis.segment_correlations import bootstrap_measure, correlate_measure, null_reasons
+from retrieval_response.analysis.segment_correlations import (
+    bootstrap_measure,
+    correlate_measure,
+    null_reasons,
+    sample_weights,
+)
 from retrieval_response.analysis.segments import segment_keys
 from retrieval_response.infra.atomic import write_parquet
 
@@ -138,18 +143,18 @@ def analysis_tables(
     prepared = prepare_samples(graded, ranked, segmentation, finer_keys, target_names, tie_ulps, seed)
     weights = resample_weights(prepared.query_strata, bootstrap_resamples, seed) if bootstrap_resamples else None
 
-    correlation_parts, boots = [], {}
+    correlation_parts, boots, by_query = [], {}, None
     for target in target_names:
         for name in measure_names:
             measure = MEASURES[name]
             cells = measure_cells(prepared, measure, target,
                                   measure_sizes(prepared, measure, target, min_segment_samples))
             value, alpha_index, value_crossfit = correlate_measure(measure, cells, grid, corr_types, compat)
-            boot = (
-                bootstrap_measure(measure, cells, grid, corr_types, compat, alpha_index, weights)
-                if weights is not None
-                else np.full(value.shape + (0,), np.nan)
-            )
+            if weights is not None:
+                cell_weights, by_query = sample_weights(weights, cells, by_query)
+                boot = bootstrap_measure(measure, cells, grid, corr_types, compat, alpha_index, cell_weights)
+            else:
+                boot = np.full(value.shape + (0,), np.nan)
             boots[target, name] = (cells.seg, cells.n_samples, value, boot)
             low, high = percentile_interval(boot, ci_level)
             alpha = np.where((alpha_index >= 0) & measure.has_alpha, grid[np.maximum(alpha_index, 0)], np.nan)

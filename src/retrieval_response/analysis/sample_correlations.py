@@ -17,21 +17,21 @@ sign(dx) sign(dy) is computed one of two ways, both exact (integer sums in float
   grid is walked in order: the cells are re-sorted by insertion (adjacent swaps; a swap of c, d
   changes the sum by 2 M[d, c]), which costs little because consecutive alphas order cells alike.
 - ``sweep``: per alpha, samples in target order feed a Fenwick tree over the measure's tie groups,
-  for all tables at once (O(n log C) per table); cheaper when there are few alphas (bootstrap at
-  the chosen alpha).
+  for a chunk of tables at once (O(n log C) per table); cheaper when there are few alphas
+  (bootstrap at the chosen alpha).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from retrieval_response.analysis._kernels import _correlate_samples
+from retrieval_response.analysis._kernels import SAMPLE_CHUNK, _correlate_samples
 from retrieval_response.analysis.correlations import CORR_TYPES, sorted_tie_anchors
 
 KENDALL_TYPES = ("kendall_b", "kendall_c")
 """The correlations made of Kendall's S."""
 MATRIX_BYTES = 256 * 2**20
-"""Largest pair-sign matrix stack (tables x cells x cells, float64) the ``matrix`` method builds."""
+"""Largest pair-sign matrix stack (the tables of a kernel chunk x cells x cells, float64) the ``matrix`` method builds."""
 
 
 def sample_correlations(
@@ -51,9 +51,12 @@ def sample_correlations(
     ``values`` (A, C): the measure in each of C cells for A parameter values; ``cell`` (n,) the
     cell of each sample; ``target`` (n,) its target (float); ``group`` (n,) an index into the
     columns of ``group_weights`` (T, Q): sample i enters table t group_weights[t, group[i]] times
-    (non-negative integers). Returns, per correlation type, an array (T, A): the correlation of
-    the sample arrays each table expands to, as scipy defines it (NaN when fewer than 2 samples
-    or either side is constant). Target ties are equal float64 values (anchor them first with
+    (non-negative integers, less than 2^30 samples per table, else ValueError); the samples may
+    use few of the Q columns, the kernel reads only those (never copying float64 or int16
+    ``group_weights``; in Fortran order each column is contiguous). Returns,
+    per correlation type, an array (T, A): the correlation of the sample arrays each table
+    expands to, as scipy defines it (NaN when fewer than 2 samples or either side is constant).
+    Target ties are equal float64 values (anchor them first with
     :func:`~retrieval_response.analysis.correlations.tie_anchors` for a tolerance); measure values are
     anchored with ``tie_ulps`` (same function) as in :func:`~retrieval_response.analysis.correlations.table_correlations`.
     ``method``: how Kendall's S is counted (module docstring), ``"auto"`` the cheaper one.
@@ -74,7 +77,10 @@ def sample_correlations(
     by_target = np.argsort(np.asarray(target, np.float64), kind="stable")
     target = np.ascontiguousarray(np.asarray(target, np.float64)[by_target])
     block_start = np.r_[np.flatnonzero(np.r_[True, target[1:] != target[:-1]]), len(target)].astype(np.int64)
-    weights = np.ascontiguousarray(np.asarray(group_weights, np.float64).T)
+    weights = np.asarray(group_weights)
+    if weights.dtype != np.int16:  # compact multiplicities (the bootstrap's) are read as they are
+        weights = weights.astype(np.float64, copy=False)
+    weights = weights.T  # (Q, T): contiguous when group_weights is in Fortran order
     n_tables, (n_alphas, n_cells), n = weights.shape[1], values.shape, len(target)
     if kendall_alphas is None:
         kendall_alphas = np.full(n_alphas, any(corr_type in KENDALL_TYPES for corr_type in corr_types))
@@ -94,6 +100,6 @@ def _use_matrix(method: str, n_tables: int, n_alphas: int, n_cells: int, n_sampl
         raise ValueError(f"method {method!r}: expected 'auto', 'matrix' or 'sweep'")
     if method != "auto":
         return method == "matrix"
-    fits = n_tables * n_cells * n_cells * 8 <= MATRIX_BYTES
+    fits = min(n_tables, SAMPLE_CHUNK) * n_cells * n_cells * 8 <= MATRIX_BYTES
     sweep_cost = n_alphas * n_samples * np.log2(n_cells + 2)
     return fits and sweep_cost > n_samples * n_cells + n_alphas * n_cells

@@ -65,20 +65,20 @@ def segment_curves(measure, cells: MeasureCells, s: int, grid, corr_types, compa
         curves = resampled_table_correlations(values, cells.row_q[r0:r1], local_cell, index, query_weights,
                                               cells.target_values, corr_types, tie_ulps, pearson_values)
     if cells.counts is None or compat == "paper":
-        queries, local_q = np.unique(cells.row_q[r0:r1], return_inverse=True)
         if query_weights is None:
+            queries, group = np.unique(cells.row_q[r0:r1], return_inverse=True)
             half = np.zeros(len(queries))
-            half[local_q] = cells.row_half[r0:r1]
+            half[group] = cells.row_half[r0:r1]
             weights = np.stack([np.ones(len(queries)), half == 0, half == 1]).astype(np.float64)
-        else:
-            weights = query_weights[:, queries]
+        else:  # every query's column: the kernel reads the ones of this segment's samples
+            weights, group = query_weights, cells.row_q[r0:r1]
     if cells.counts is None:
-        curves = sample_correlations(values, local_cell, cells.row_target[r0:r1], local_q, weights, corr_types, tie_ulps,
+        curves = sample_correlations(values, local_cell, cells.row_target[r0:r1], group, weights, corr_types, tie_ulps,
                                      pearson_values=pearson_values, kendall_alphas=kendall_alphas)
     if compat == "paper" and "pearson" in curves:
         order = np.argsort(cells.row_file[r0:r1], kind="stable")
         _paper_pearson(curves["pearson"], values, local_cell[order], cells.row_target[r0:r1][order],
-                       weights[:, local_q[order]])
+                       weights[:, group[order]])
     return curves
 
 
@@ -149,7 +149,8 @@ def correlate_measure(measure, cells: MeasureCells, grid, corr_types, compat):
 def bootstrap_measure(measure, cells: MeasureCells, grid, corr_types, compat, alpha_index, weights) -> np.ndarray:
     """(S, corr types, R) correlations on the R resamples of ``weights`` (R, Q), each at the alpha
     ``alpha_index`` chose on the full data (NaN where it chose none). Kendall's S (per-sample
-    path) is counted only at the alphas a Kendall type chose."""
+    path) is counted only at the alphas a Kendall type chose. The per-sample path reads the
+    weights query by query: in Fortran order (:func:`sample_weights`) each query's are contiguous."""
     out = np.full((len(cells.seg), len(corr_types), weights.shape[0]), np.nan)
     kendall = np.isin(corr_types, KENDALL_TYPES)
     for s in range(len(cells.seg)):
@@ -164,3 +165,17 @@ def bootstrap_measure(measure, cells: MeasureCells, grid, corr_types, compat, al
             if chosen[k] >= 0:
                 out[s, k] = curves[corr_type][:, int(np.searchsorted(distinct, chosen[k]))]
     return out
+
+
+def sample_weights(weights: np.ndarray, cells: MeasureCells, transposed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The resample weights for :func:`bootstrap_measure` on ``cells`` and the copy to keep for the
+    per-sample path: ``weights`` itself on the count path, else ``transposed``, made from ``weights``
+    the first time in Fortran order (each query's resamples contiguous) and as int16 when the
+    multiplicities fit (a quarter of the bytes the kernel reads)."""
+    if cells.counts is not None:
+        return weights, transposed
+    if transposed is None:
+        transposed = np.asfortranarray(weights, dtype=np.int16)
+        if not np.array_equal(transposed, weights):
+            transposed = np.asfortranarray(weights)
+    return transposed, transposed
