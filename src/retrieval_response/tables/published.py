@@ -231,9 +231,10 @@ def read_graded(path: str | os.PathLike) -> pl.DataFrame:
     integer or null); rank (a list of integers), P, R, grade_expected, grade_gold_expected
     (numbers), answer_ideal, answer_topK, status, status_gold (strings) and grade_gold (an integer)
     where given, each of them null or absent. The rules are the graded-table rules
-    (:func:`~retrieval_response.tables.sample_rules.graded_rules`) with ``status_gold`` null where a
-    sample was not graded against gold answers (a dataset of the study graded with
-    ``llm.grade_reference: ideal``), and the id ``<subset>-<number>``.
+    (:func:`~retrieval_response.tables.sample_rules.graded_rules`), ``status`` and ``status_gold``
+    optional in each record (``status_gold`` null where a sample was not graded against gold
+    answers: a dataset of the study graded with ``llm.grade_reference: ideal``), and the id
+    ``<subset>-<number>``.
     """
     return _published_table(_checked_graded(path), GRADED_SCHEMA)
 
