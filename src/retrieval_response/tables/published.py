@@ -29,7 +29,6 @@ from itertools import chain, compress, repeat
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from retrieval_response.infra.errors import InputError, raise_all
 from retrieval_response.infra.json_records import Record, json_type, read_json_records
@@ -165,7 +164,7 @@ def _column(name: str, field: Field, data: list[dict]) -> pl.Series | None:
 
 def _list_column(name: str, values: list[list | None], field: Field) -> pl.Series | None:
     """The list column of ``values`` (lists or None), built from its items in one flat column and
-    the lists' offsets (polars builds a list column from Python lists one list at a time)."""
+    the row of each (polars builds a list column from Python lists one list at a time)."""
     given = np.fromiter(map(operator.is_not, values, repeat(None)), dtype=bool, count=len(values))
     lists = list(compress(values, given))
     items = list(chain.from_iterable(lists))
@@ -173,10 +172,12 @@ def _list_column(name: str, values: list[list | None], field: Field) -> pl.Serie
         return None
     lengths = np.zeros(len(values), dtype=np.int64)
     lengths[given] = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-    flat = pl.Series(items, dtype=field.dtype.inner, strict=True).to_arrow()
-    offsets = pa.array(np.concatenate([[0], np.cumsum(lengths)]), type=pa.int64())
-    column = pa.LargeListArray.from_arrays(offsets, flat, mask=None if given.all() else pa.array(~given))
-    return pl.Series(name, pl.from_arrow(column)).cast(field.dtype)
+    rows = pl.DataFrame({"row": np.arange(len(values))})
+    grouped = pl.DataFrame({"row": np.repeat(np.arange(len(values)), lengths),
+                            name: pl.Series(items, dtype=field.dtype.inner, strict=True)}
+                           ).group_by("row", maintain_order=True).agg(pl.col(name))
+    column = rows.join(grouped, on="row", how="left", maintain_order="left")[name]
+    return pl.select(pl.when(pl.Series(given)).then(column.fill_null(pl.lit([], dtype=field.dtype)))).to_series().alias(name)
 
 
 def _located(record: Record) -> str:
