@@ -4,7 +4,7 @@ Every sample table is checked here, whatever file it came from: the workflow's P
 (:mod:`.workflow_tables`, checked by their writers and readers) and the published JSON files
 (:mod:`.published`, records made a frame first). A rule is a polars expression, true on the rows
 that break it (a null counts as broken), evaluated on the whole table at once. Every broken row
-gets one line ``<file>: <record> (id <id>): <rule>[, got <what the row holds>]`` naming its first
+gets one line ``<file>: <record> (id <id>): <rule>[: <what the row holds>]`` naming its first
 broken rule (:func:`check_rules`); the record is its position, ``record N`` or ``line N`` in a JSON
 file (the frame's ``_record`` column), ``row N`` in a Parquet table (1-based), its id shown when
 it is a safe name. Several broken rows raise :class:`~retrieval_response.infra.errors.InputErrors`
@@ -24,9 +24,10 @@ The rules are the relations the samples obey (docs/METHODS.md#samples):
   short corpus-level retrieval: then every index >= Np is in it); ``rank`` (where given) distinct
   values of ``0..Nc-1``, as long as ``inK``, ``inK = (rank < Np)``; a grade in 1..5 or null;
 - graded tables (:func:`graded_rules`) also: ``grade_expected`` in [1, 5] or null, a non-empty
-  ``status`` on every row, ``"graded"`` exactly when the grade is given, the same for the grade
-  against the gold answers; (id, E, Nc, Np, K) unique; the samples of one (id, E, Nc, Np) at
-  several K prefixes of one ranking (``rank``, ``inK``); against a ranked table
+  ``status`` on every row (where given, in the published files), ``"graded"`` exactly when the
+  grade is given, the same for the grade against the gold answers; (id, E, Nc, Np, K) unique;
+  the samples of one (id, E, Nc, Np) at several K prefixes of one ranking (``rank``, ``inK``);
+  against a ranked table
   (:func:`check_graded_against_ranked`): ``rank = ranked.rank[:K]``, ``inK = (ranked.rank[:K] < Np)``;
 - traces analysis tables: :func:`trace_sample_rules`.
 """
