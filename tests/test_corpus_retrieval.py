@@ -23,7 +23,8 @@ from retrieval_response.ranking.corpus_search import corpus_measures
 from retrieval_response.ranking.cosine_ranking import write_ranked
 from retrieval_response.ranking.lexical import DEFAULTS, BM25Index, bm25_rank_samples, bm25_settings
 from retrieval_response.ranking.run_file import write_run
-from retrieval_response.tables.workflow_tables import read_ranked_table, validate_ranked
+from retrieval_response.tables.sample_rules import validate_ranked
+from retrieval_response.tables.workflow_tables import read_ranked_table
 from retrieval_response.workflow_config.input_checks import check_retrieval
 
 pytestmark = pytest.mark.unit

@@ -74,5 +74,6 @@ def test_hostile_id_or_embedder_in_published_files_is_refused(tmp_path, reader, 
 def test_the_example_of_the_issue_is_refused_before_any_figure(tmp_path):
     source = tmp_path / "samples_graded.json"
     source.write_text(json.dumps([graded_record("x/../../../../../escaped-1")]))
-    with pytest.raises(InputError, match=r"record 1: id 'x/\.\./\.\./\.\./\.\./\.\./escaped-1' cannot be used in a file name"):
+    with pytest.raises(InputError, match=r"record 1: id must be a safe name: "
+                       r"'x/\.\./\.\./\.\./\.\./\.\./escaped-1' cannot be used in a file name"):
         read_graded(source)

@@ -17,7 +17,7 @@ from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
-from retrieval_response.tables.workflow_tables import validate_graded
+from retrieval_response.tables.sample_rules import validate_graded
 from retrieval_response.workflow_config.llm_requests import ideal_answer_requests
 
 pytestmark = pytest.mark.live

@@ -16,7 +16,7 @@ from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, GRADE_GOLD_FIELDS, load_prompt
 from retrieval_response.tables.graded import export_published_json
-from retrieval_response.tables.workflow_tables import validate_graded
+from retrieval_response.tables.sample_rules import validate_graded
 from retrieval_response.testing.openai_server import default_answer
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts
 from retrieval_response.workflow_config.llm_requests import ideal_answer_requests
@@ -130,11 +130,11 @@ def test_validate_graded_names_the_breaking_sample():
     row = {"id": "S-0", "subset": "S", "E": "E1", "Nc": 5, "Np": 2, "K": 2, "rank": [0, 1], "inK": [1, 1],
            "answer_ideal": "a", "answer_topK": "b", "grade": 7, "grade_expected": None, "P": 1.0, "R": 1.0,
            "status": "graded", "grade_raw": "7"}
-    with pytest.raises(InputError, match="g.parquet: id S-0: grade outside 1..5"):
+    with pytest.raises(InputError, match=r"^g.parquet: row 1 \(id S-0\): grade must lie in 1..5 or be null: grade = 7$"):
         validate_graded(pl.DataFrame([row]), "g.parquet")
-    with pytest.raises(InputError, match="len\\(inK\\) != len\\(rank\\)"):
+    with pytest.raises(InputError, match="len\\(rank\\) must equal len\\(inK\\)"):
         validate_graded(pl.DataFrame([{**row, "grade": 4, "inK": [1]}]), "g.parquet")
-    with pytest.raises(InputError, match="len\\(rank\\) must lie in 1..K"):
+    with pytest.raises(InputError, match="len\\(inK\\) must lie in 1..K"):
         validate_graded(pl.DataFrame([{**row, "grade": 4, "rank": [0, 1, 2], "inK": [1, 1, 0]}]), "g.parquet")
 
 
@@ -198,7 +198,7 @@ def test_gold_grade_breaking_its_status_rule_is_named():
            "answer_ideal": "a", "answer_topK": "b", "grade": 4, "grade_expected": None, "P": 1.0, "R": 0.5,
            "status": "graded", "grade_raw": "4", "grade_gold": 3, "grade_gold_expected": None,
            "status_gold": "no_gold_answer", "grade_gold_raw": None}
-    with pytest.raises(InputError, match="id S-0: grade_gold present exactly when status_gold is 'graded'"):
+    with pytest.raises(InputError, match=r"row 1 \(id S-0\): grade_gold must be given exactly when status_gold is 'graded'"):
         validate_graded(pl.DataFrame([row]), "graded.parquet")
     with pytest.raises(InputError, match="missing column 'grade_gold_raw'"):
         validate_graded(pl.DataFrame([row]).drop("grade_gold_raw"), "graded.parquet")

@@ -7,9 +7,17 @@ import random
 import re
 from pathlib import Path
 
+import polars as pl
 import pytest
 
-from retrieval_response.infra.paths import MAX_NAME_LENGTH, NAME_PATTERN, UnsafeNameError, is_safe_name, safe_name
+from retrieval_response.infra.paths import (
+    MAX_NAME_LENGTH,
+    NAME_PATTERN,
+    UnsafeNameError,
+    is_safe_name,
+    safe_name,
+    safe_name_expr,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -107,6 +115,15 @@ def test_the_wildcard_pattern_is_the_same_rule():
     for name in random_names(2000, seed=5) + HOSTILE_NAMES:
         matches = re.fullmatch(NAME_PATTERN, name) is not None
         assert matches == is_safe_name(name) or len(name) > MAX_NAME_LENGTH
+
+
+def test_the_vectorised_rule_is_the_same_rule():
+    """safe_name_expr, which checks a whole column at once (the sample tables' ids and E), accepts
+    exactly the names is_safe_name accepts, the length bound included."""
+    names = random_names(2000, seed=6) + HOSTILE_NAMES + ["a" * MAX_NAME_LENGTH, "a" * (MAX_NAME_LENGTH + 1), "a.", "a.-b"]
+    accepted = pl.DataFrame({"name": names}).select(safe_name_expr(pl.col("name")))["name"].to_list()
+    assert accepted == [is_safe_name(name) for name in names]
+    assert any(accepted) and not all(accepted)
 
 
 def test_message_shows_control_characters_escaped():

@@ -142,8 +142,8 @@ def test_optional_grade_expected_and_status_are_read(tmp_path):
 
 
 @pytest.mark.parametrize("change, rule", [
-    (lambda r: r.update(grade_expected=5.5), "grade_expected must be a number in [1, 5] or null, got 5.5"),
-    (lambda r: r.update(grade_expected="4"), "grade_expected must be a number in [1, 5] or null, got '4'"),
+    (lambda r: r.update(grade_expected=5.5), "grade_expected must lie in [1, 5] or be null: grade_expected = 5.5"),
+    (lambda r: r.update(grade_expected="4"), "field 'grade_expected' must be a number or null, got string '4'"),
     (lambda r: r.update(status=""), "status must be a non-empty string"),
     (lambda r: r.update(status="unparsed"), "grade must be given exactly when status is 'graded'"),
     (lambda r: r.update(status="graded", grade=None), "grade must be given exactly when status is 'graded'"),

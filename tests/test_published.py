@@ -41,15 +41,16 @@ def test_json_lines_read_the_same(tmp_path):
     "change, rule",
     [
         (lambda r: r.update(inK=r["inK"] + [0]), "len(inK)"),
-        (lambda r: r.update(grade=6), "grade must be an integer 1..5"),
+        (lambda r: r.update(grade=6), "grade must lie in 1..5 or be null: grade = 6"),
         (lambda r: r.pop("Np"), "missing field 'Np'"),
         (lambda r: r.update(Np=7), "1 <= Np < Nc"),
         (lambda r: r.update(inK=[1 - v for v in r["inK"]]), "inK must be 1 exactly where rank < Np"),
-        (lambda r: r.update(grade_gold=0, status_gold="graded"), "grade_gold must be an integer 1..5"),
+        (lambda r: r.update(grade_gold=0, status_gold="graded"), "grade_gold must lie in 1..5 or be null: grade_gold = 0"),
         (lambda r: r.update(grade_gold=4, status_gold="no_gold_answer"),
          "grade_gold must be given exactly when status_gold is 'graded'"),
         (lambda r: r.update(grade_gold=4, status_gold=None), "grade_gold must be null when status_gold is null"),
-        (lambda r: r.update(grade_gold_expected=5.5), "grade_gold_expected must be a number in [1, 5]"),
+        (lambda r: r.update(grade_gold_expected=5.5),
+         "grade_gold_expected must lie in [1, 5] or be null: grade_gold_expected = 5.5"),
     ],
 )
 def test_bad_graded_record_names_file_record_and_rule(tmp_path, change, rule):
@@ -82,7 +83,7 @@ def test_bad_json_line_and_duplicate_key(tmp_path):
     with pytest.raises(InputError, match=r"samples_graded.jsonl: line 3: malformed JSON line"):
         read_graded(path)
     path.write_text(json.dumps([records[0], records[1], records[0]]))
-    with pytest.raises(InputError, match=r"record 3 \(id A-1\): duplicate key"):
+    with pytest.raises(InputError, match=r"record 3 \(id A-1\): duplicate \(id, E, Nc, Np, K\): the key of record 1 \(id A-1\)$"):
         read_graded(path)
 
 
@@ -93,7 +94,7 @@ def test_read_ranked_and_bad_permutation(tmp_path):
     records[1]["rank"] = [0, 0, 1, 3, 4]
     path = tmp_path / "samples_ranked.json"
     path.write_text(json.dumps(records))
-    with pytest.raises(InputError, match=r"record 2 \(id Hp-e-2\): rank must list distinct candidates .*: 0 appears twice"):
+    with pytest.raises(InputError, match=r"record 2 \(id Hp-e-2\): rank must not repeat a candidate: 0 appears twice$"):
         read_ranked(path)
 
 

@@ -15,17 +15,22 @@ import pytest
 from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.infra.errors import InputError, InputErrors
 from retrieval_response.tables.collect import collect_published
-from retrieval_response.tables.published import MAX_NC, read_graded, read_ranked
+from retrieval_response.tables.published import read_graded, read_ranked
+from retrieval_response.tables.sample_rules import MAX_NC
 
 pytestmark = pytest.mark.unit
+
+
+def with_precision(ranked: dict) -> dict:
+    """``ranked`` with P and R counted from its rank (after an edit of the rank)."""
+    hits = [sum(r < ranked["Np"] for r in ranked["rank"][:k]) for k in ranked["K"]]
+    return ranked | {"P": [h / k for h, k in zip(hits, ranked["K"], strict=True)], "R": [h / ranked["Np"] for h in hits]}
 
 
 def sample(sample_id: str, nc: int, np_: int, ks: list[int], seed: int, embedder: str = "ML6") -> tuple[dict, list[dict]]:
     """A consistent ranked record and its graded records (one per K)."""
     rank = random.Random(seed).sample(range(nc), nc)
-    hits = [sum(r < np_ for r in rank[:k]) for k in ks]
-    ranked = {"id": sample_id, "E": embedder, "Nc": nc, "Np": np_, "K": ks, "P": [h / k for h, k in zip(hits, ks, strict=True)],
-              "R": [h / np_ for h in hits], "rank": rank}
+    ranked = with_precision({"id": sample_id, "E": embedder, "Nc": nc, "Np": np_, "K": ks, "rank": rank})
     graded = [{"id": sample_id, "E": embedder, "Nc": nc, "Np": np_, "K": k, "rank": rank[:k],
                "inK": [int(r < np_) for r in rank[:k]], "grade": 1 + (seed + k) % 5} for k in ks]
     return ranked, graded
@@ -64,13 +69,14 @@ GRADED_BREAKS = {
     "duplicate candidates [0, 0]": (lambda r: r.update(K=2, rank=[0, 0], inK=[1, 1]), "0 appears twice"),
     "duplicate negatives [5, 5, 5]": (lambda r: r.update(K=3, rank=[5, 5, 5], inK=[0, 0, 0]), "5 appears twice"),
     "K = 12 > Nc = 8": (lambda r: r.update(K=12, rank=list(range(8)) + [0] * 4, inK=[1, 1] + [0] * 10),
-                        "K must be in 1..Nc, got K=12, Nc=8"),
-    "K = 0": (lambda r: r.update(K=0, rank=[], inK=[]), "K must be in 1..Nc"),
-    "rank 99": (lambda r: r.update(K=1, rank=[99], inK=[0]), "0..Nc-1 = 0..7: 99 is outside"),
-    "rank -3": (lambda r: r.update(K=1, rank=[-3], inK=[1]), "0..Nc-1 = 0..7: -3 is outside"),
-    "rank Nc": (lambda r: r.update(K=1, rank=[8], inK=[0]), "8 is outside"),
+                        "K must be at most Nc unless the top K is short (a ranker that retrieved fewer than K): K = 12, Nc = 8"),
+    "K = 0": (lambda r: r.update(K=0, rank=[], inK=[]), "K must lie in 1..1000000: K = 0"),
+    "rank 99": (lambda r: r.update(K=1, rank=[99], inK=[0]), "rank values must lie in 0..Nc-1: 99 with Nc = 8"),
+    "rank -3": (lambda r: r.update(K=1, rank=[-3], inK=[1]), "rank values must lie in 0..Nc-1: -3 with Nc = 8"),
+    "rank Nc": (lambda r: r.update(K=1, rank=[8], inK=[0]), "rank values must lie in 0..Nc-1: 8 with Nc = 8"),
     "inK against rank": (lambda r: r.update(K=1, rank=[0], inK=[0]), "inK must be 1 exactly where rank < Np"),
-    "more positives than Np": (lambda r: r.update(K=3, rank=[0, 1, 2], inK=[1, 1, 1]), "sum(inK) = 3 exceeds Np = 2"),
+    "more positives than Np": (lambda r: r.update(K=3, rank=[0, 1, 2], inK=[1, 1, 1]),
+                               "sum(inK) (the positives in the top K) must be at most Np: sum(inK) = 3, Np = 2"),
     "P not a number": (lambda r: r.update(P="high"), "field 'P' must be a number or null, got string 'high'"),
     "answer not a string": (lambda r: r.update(answer_topK=["a"]), "field 'answer_topK' must be a string or null"),
 }
@@ -91,13 +97,17 @@ def test_an_impossible_graded_record_is_one_line_naming_file_record_and_rule(tmp
 
 RANKED_BREAKS = {
     "duplicate candidates": (lambda r: r.update(rank=[0, 0, 1, 2, 3, 4, 5, 6]), "0 appears twice"),
-    "rank 99": (lambda r: r.update(rank=[99, 1, 2, 3, 4, 5, 6, 7]), "99 is outside"),
-    "rank -3": (lambda r: r.update(rank=[-3, 1, 2, 3, 4, 5, 6, 7]), "-3 is outside"),
-    "hand-edited [9, 9, 9, 9]": (lambda r: r.update(rank=[9, 9, 9, 9]), "(all Nc = 8 candidates), got 4 values"),
-    "K = 12 > Nc = 8": (lambda r: r.update(K=[1, 12], P=[0, 0], R=[0, 0]), "K must be increasing values in 1..Nc = 1..8"),
+    "rank 99": (lambda r: r.update(rank=[99, 1, 2, 3, 4, 5, 6, 7]), "rank values must lie in 0..Nc-1: 99 with Nc = 8"),
+    "rank -3": (lambda r: r.update(rank=[-3, 1, 2, 3, 4, 5, 6, 7]), "rank values must lie in 0..Nc-1: -3 with Nc = 8"),
+    "hand-edited [9, 9, 9, 9]": (lambda r: r.update(rank=[9, 9, 9, 9]), "rank values must lie in 0..Nc-1: 9 with Nc = 8"),
+    "rank of 4 candidates": (lambda r: r.update(rank=[3, 2, 1, 0]),
+                             "rank must be a permutation of 0..Nc-1 (all Nc candidates): 4 values"),
+    "K = 12 > Nc = 8": (lambda r: r.update(K=[1, 12], P=[0, 0], R=[0, 0]),
+                        "K must be increasing values in 1..Nc: K = [1, 12], Nc = 8"),
     "K repeated": (lambda r: r.update(K=[2, 2], P=[0, 0], R=[0, 0]), "K must be increasing"),
     "K unsorted": (lambda r: r.update(K=[3, 1], P=[0, 0], R=[0, 0]), "K must be increasing"),
-    "P shorter than K": (lambda r: r.update(P=[0.5]), "K, P and R must have the same length"),
+    "P shorter than K": (lambda r: r.update(P=[0.5]), "P and R must be as long as K: len(K) = 4, len(P) = 1, len(R) = 4"),
+    "P against rank": (lambda r: r.update(P=[1 - p for p in r["P"]]), "P and R must equal n_p/K and n_p/Np"),
 }
 
 
@@ -115,15 +125,15 @@ def test_an_impossible_ranked_record_is_one_line_naming_file_record_and_rule(tmp
 # ---- counts out of bounds: refused before any cast ----------------------------------------
 
 HUGE = {
-    "Nc 3e9": ("Nc", 3_000_000_000, "Nc must be an integer in 2..1000000, got 3000000000"),
+    "Nc 3e9": ("Nc", 3_000_000_000, "Nc must lie in 2..1000000: Nc = 3000000000"),
     "Nc 3e9 as a float": ("Nc", 3e9, "field 'Nc' must be an integer, got number 3000000000.0"),
-    "Nc 2**64": ("Nc", 2**64, "Nc must be an integer in 2.."),
-    "Nc negative": ("Nc", -8, "Nc must be an integer in 2.."),
-    "Nc one above the bound": ("Nc", MAX_NC + 1, f"got {MAX_NC + 1}"),
+    "Nc 2**64": ("Nc", 2**64, "field 'Nc' must be an integer that fits a 64-bit column, got 18446744073709551616"),
+    "Nc negative": ("Nc", -8, "Nc must lie in 2..1000000: Nc = -8"),
+    "Nc one above the bound": ("Nc", MAX_NC + 1, f"Nc must lie in 2..{MAX_NC}: Nc = {MAX_NC + 1}"),
     "Nc 8.5": ("Nc", 8.5, "field 'Nc' must be an integer, got number 8.5"),
     "Nc a string": ("Nc", "8", "field 'Nc' must be an integer, got string '8'"),
     "Nc a boolean": ("Nc", True, "field 'Nc' must be an integer, got boolean True"),
-    "Np 10**30": ("Np", 10**30, "need 1 <= Np < Nc"),
+    "Np 10**30": ("Np", 10**30, "field 'Np' must be an integer that fits a 64-bit column"),
     "Np negative": ("Np", -2, "need 1 <= Np < Nc"),
     "Np 2.0": ("Np", 2.0, "field 'Np' must be an integer"),
 }
@@ -142,12 +152,12 @@ def test_counts_out_of_bounds_are_refused_in_one_line_not_an_overflow(tmp_path, 
 
 
 @pytest.mark.parametrize("field, value, rule", [
-    ("K", 10**20, "K must be in 1..Nc"),
-    ("K", 2**31, "K must be in 1..Nc"),
-    ("grade", 10**30, "grade must be an integer 1..5"),
-    ("grade", -1, "grade must be an integer 1..5"),
-    ("rank", [2**40], "is outside"),
-    ("inK", [10**20], "inK must hold only 0 and 1"),
+    ("K", 10**20, "field 'K' must be an integer that fits a 64-bit column"),
+    ("K", 2**31, "K must lie in 1..1000000: K = 2147483648"),
+    ("grade", 10**30, "field 'grade' must be an integer or null that fits a 64-bit column"),
+    ("grade", -1, "grade must lie in 1..5 or be null: grade = -1"),
+    ("rank", [2**40], "rank values must lie in 0..Nc-1: 1099511627776 with Nc = 8"),
+    ("inK", [10**20], "field 'inK' must be a list of integers that fits a 64-bit column"),
     ("P", 10**400, "field 'P' must be a number"),
 ])
 def test_other_huge_graded_values_are_refused_in_one_line(tmp_path, field, value, rule):
@@ -184,7 +194,7 @@ def test_samples_of_one_ranking_that_disagree_across_k_are_refused(tmp_path, cas
 def contradict_top_2k(ranked: list[dict], graded: list[dict]) -> None:
     """The ranked sample of Hp-0 puts every positive after the top 2K while its graded samples
     say a positive is in the top K: fewer positives in the top 2K than in the top K."""
-    ranked[0]["rank"] = [2, 3, 4, 5, 6, 7, 0, 1]
+    ranked[0] = with_precision(ranked[0] | {"rank": [2, 3, 4, 5, 6, 7, 0, 1]})
     for record in graded[:4]:
         record["rank"] = [0, 2, 3, 4][: record["K"]]
         record["inK"] = [int(r < 2) for r in record["rank"]]
@@ -196,7 +206,7 @@ def contradict_ink_only(ranked: list[dict], graded: list[dict]) -> None:
     for record in graded[4:8]:
         record.pop("rank")
     top = 7 if graded[4]["inK"][0] == 1 else 0
-    ranked[1]["rank"] = [top, *[r for r in ranked[1]["rank"] if r != top]]
+    ranked[1] = with_precision(ranked[1] | {"rank": [top, *[r for r in ranked[1]["rank"] if r != top]]})
 
 
 CONTRADICTIONS = {
@@ -233,8 +243,8 @@ def test_every_broken_record_gets_its_own_line(tmp_path):
     error = refused(read_graded, path)
     lines = str(error).splitlines()
     assert isinstance(error, InputErrors) and len(error.errors) == 15
-    assert lines[:2] == [f"{path}: record 1 (id Hp-0): rank must list distinct candidates in 0..Nc-1 = 0..7: 99 is outside",
-                         f"{path}: record 3 (id Hp-2): rank must list distinct candidates in 0..Nc-1 = 0..7: 99 is outside"]
+    assert lines[:2] == [f"{path}: record 1 (id Hp-0): rank values must lie in 0..Nc-1: 99 with Nc = 8",
+                         f"{path}: record 3 (id Hp-2): rank values must lie in 0..Nc-1: 99 with Nc = 8"]
     _, graded = published(n=50, ks=(1,))
     for record in graded:
         record["grade"] = 9
@@ -252,7 +262,7 @@ def test_possible_samples_run_through_the_analysis_without_a_runtime_warning(tmp
         ks = sorted(rng.sample(range(1, nc + 1), rng.randint(1, nc)))
         r, g = sample(f"{rng.choice('AH')}-{i}", nc, np_, ks, seed=seed * 100 + i)
         if rng.random() < 0.3:  # a ranking with every positive last: n_p = 0 for small K
-            r["rank"] = [*range(np_, nc), *range(np_)]
+            r = with_precision(r | {"rank": [*range(np_, nc), *range(np_)]})
             _, g = sample(r["id"], nc, np_, ks, seed=0)
             for record in g:
                 record.update(rank=r["rank"][: record["K"]], inK=[int(x < np_) for x in r["rank"][: record["K"]]])

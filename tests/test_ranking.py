@@ -8,7 +8,7 @@ import pytest
 
 from retrieval_response.infra.errors import InputError
 from retrieval_response.ranking.cosine_ranking import cosine_rank, design_ks, rank_samples, write_ranked
-from retrieval_response.tables.workflow_tables import validate_ranked
+from retrieval_response.tables.sample_rules import validate_ranked
 
 pytestmark = pytest.mark.unit
 
@@ -120,7 +120,7 @@ def _break(expr_by_column):
 
 @pytest.mark.parametrize("broken, rule", [
     ({"P": pl.col("P").list.head(2)}, "P and R must be as long as K"),
-    ({"rank": pl.col("rank").list.head(4)}, "len(rank) is wrong"),
+    ({"rank": pl.col("rank").list.head(4)}, "rank must be a permutation of 0..Nc-1"),
     ({"rank": pl.lit([0, 0, 1, 2, 3], dtype=pl.List(pl.Int32))}, "rank must not repeat a candidate"),
     ({"Np": pl.lit(0, dtype=pl.Int32)}, "need 1 <= Np < Nc"),
     ({"K": pl.col("K").list.reverse()}, "K must be increasing values in 1..Nc"),

@@ -77,7 +77,7 @@ def test_hostile_id_in_published_files_fails_with_one_line_and_writes_no_figure(
     write_config(workdir, {"published": {"graded": str(graded)},
                            "analysis": {"alpha_grid": "linear:3", "min_segment_samples": 2, "bootstrap_resamples": 0}})
     proc = run_snakemake(workdir, "--cores", "1", check=False)
-    line = f"{graded}: record 13: id 'x/../../../../../escaped-0' cannot be used in a file name"
+    line = f"{graded}: record 13: id must be a safe name: 'x/../../../../../escaped-0' cannot be used in a file name"
     assert proc.returncode != 0
     assert [row for row in proc.stderr.splitlines() if row.startswith(line)] and "Traceback" not in proc.stderr
     assert line in (workdir / "logs" / "collect_published.log").read_text()

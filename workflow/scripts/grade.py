@@ -10,7 +10,8 @@ from retrieval_response.infra.logs import job_log
 from retrieval_response.llm.jobs import check_failures, client_from_config, job_summary
 from retrieval_response.llm.pipeline import grade_answers
 from retrieval_response.llm.prompts import GRADE_FIELDS, GRADE_GOLD_FIELDS, load_prompt
-from retrieval_response.tables.workflow_tables import gold_answers, read_texts_table, validate_graded
+from retrieval_response.tables.sample_rules import validate_graded
+from retrieval_response.tables.workflow_tables import gold_answers, read_texts_table
 
 log = job_log(snakemake.log[0])
 start = time.monotonic()

@@ -6,7 +6,7 @@ import polars as pl
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log
 from retrieval_response.tables.graded import export_published_json
-from retrieval_response.tables.workflow_tables import validate_graded
+from retrieval_response.tables.sample_rules import validate_graded
 
 log = job_log(snakemake.log[0])
 graded = pl.concat([pl.read_parquet(path) for path in snakemake.input.shards]).sort("id", "K")

@@ -1,7 +1,7 @@
 """Formulas of ranked lists, vectorised over many lists: hits in the top K, P, R and DCG.
 
 The one home of these formulas: the ranking stage's P and R (``ranking.cosine_ranking``,
-``ranking.corpus_retrieval``) and their check (``tables.workflow_tables``), the corpus measures
+``ranking.corpus_retrieval``) and their check (``tables.sample_rules``), the corpus measures
 (``ranking.corpus_search``) and the analysis' measures (:mod:`.measures`) compute with them.
 
 Ranks are 1-based; rank i is discounted by log2(i + 1). A list column holds one ranked list per

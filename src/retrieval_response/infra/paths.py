@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+import polars as pl
+
 NAME_PATTERN = r"[A-Za-z0-9](?:[A-Za-z0-9_+-]|\.(?!\.))*"
 """Regular expression of a safe name (also the workflow's wildcard constraint for such names)."""
 
@@ -21,6 +23,13 @@ MAX_NAME_LENGTH = 100
 """Longest safe name, well under the 255-byte file-name limit once prefixes and suffixes are added."""
 
 _SAFE_NAME = re.compile(NAME_PATTERN)
+
+SAFE_NAME_RULE = (f"use 1 to {MAX_NAME_LENGTH} ASCII letters, digits and . _ + -, starting with a letter or digit, "
+                  "without '..'")
+"""What a safe name is, in the words of every message that refuses one."""
+
+_SAFE_NAME_WITHOUT_LOOKAHEAD = r"^[A-Za-z0-9](?:[A-Za-z0-9_+-]|\.[A-Za-z0-9_+-])*\.?$"
+"""NAME_PATTERN, whole string, without its look-ahead (which polars' regular expressions lack)."""
 
 
 class UnsafeNameError(ValueError):
@@ -32,6 +41,16 @@ def is_safe_name(value: object) -> bool:
     return isinstance(value, str) and len(value) <= MAX_NAME_LENGTH and _SAFE_NAME.fullmatch(value) is not None
 
 
+def safe_name_expr(value: pl.Expr) -> pl.Expr:
+    """Per row of the String expression ``value``: :func:`is_safe_name` of it (null for a null), vectorised."""
+    return value.str.contains(_SAFE_NAME_WITHOUT_LOOKAHEAD) & (value.str.len_chars() <= MAX_NAME_LENGTH)
+
+
+def shown_value(value: object) -> str:
+    """``repr(value)`` cut to 60 characters: one line, NUL, newlines and unicode slashes visible."""
+    return repr(value) if len(repr(value)) <= 60 else f"{repr(value)[:57]}..."
+
+
 def safe_name(value: object, what: str) -> str:
     """``value`` unchanged when it is a safe name; UnsafeNameError naming ``what`` otherwise.
 
@@ -40,8 +59,4 @@ def safe_name(value: object, what: str) -> str:
     """
     if is_safe_name(value):
         return value
-    shown = repr(value) if len(repr(value)) <= 60 else f"{repr(value)[:57]}..."
-    raise UnsafeNameError(
-        f"{what} {shown} cannot be used in a file name: use 1 to {MAX_NAME_LENGTH} ASCII letters, digits"
-        " and . _ + -, starting with a letter or digit, without '..'"
-    )
+    raise UnsafeNameError(f"{what} {shown_value(value)} cannot be used in a file name: {SAFE_NAME_RULE}")

@@ -22,7 +22,7 @@ import polars as pl
 from retrieval_response.analysis.ranked_lists import hits_at_k, precision, recall
 from retrieval_response.embedding.backends import l2_normalise
 from retrieval_response.infra.atomic import write_parquet
-from retrieval_response.tables.workflow_tables import validate_ranked
+from retrieval_response.tables.sample_rules import validate_ranked
 
 Encode = Callable[[list[str], str], np.ndarray]
 
@@ -148,7 +148,7 @@ def ranked_table(serving: pl.DataFrame, rank: np.ndarray, *, embedder_code: str,
 
 
 def write_ranked(df: pl.DataFrame, path: str | os.PathLike) -> None:
-    """Check the ranked-table rules (``tables.workflow_tables.validate_ranked``), then write ``df``
+    """Check the ranked-table rules (``tables.sample_rules.validate_ranked``), then write ``df``
     atomically as zstd Parquet."""
     validate_ranked(df, path)
     write_parquet(df, path)

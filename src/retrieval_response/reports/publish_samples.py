@@ -37,7 +37,7 @@ from retrieval_response.infra.atomic import atomic_path
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.collect import check_unique_samples
 from retrieval_response.tables.graded import export_published_json
-from retrieval_response.tables.workflow_tables import validate_graded
+from retrieval_response.tables.sample_rules import validate_graded
 
 RANKED_COLUMNS = ("id", "E", "Nc", "Np", "K", "P", "R", "rank")
 TEXTS_EXTRAS = ("c1", "c2", "q2")

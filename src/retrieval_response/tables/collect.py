@@ -23,8 +23,8 @@ from retrieval_response.analysis.judgment_measures import JUDGMENT_COLUMNS
 from retrieval_response.datasets import published_texts
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.published import read_published
+from retrieval_response.tables.sample_rules import check_rules, duplicate_rule
 from retrieval_response.tables.workflow_tables import (
-    check_rules,
     gold_answers,
     read_graded_table,
     read_judgments_table,
@@ -272,7 +272,7 @@ def collect_published(
         if judgments_paths:
             judgments = pl.concat([read_judgments_table(p) for p in judgments_paths])
             check_rules(judgments, ", ".join(map(str, judgments_paths)),
-                        {"the same (id, text) judged in two judgments tables": pl.struct("id", "text").is_duplicated()})
+                        {"the same (id, text) judged in two judgments tables": duplicate_rule(["id", "text"], judgments.columns)})
             utilities = judgment_utilities(judgments, texts.select("id", "answers"), erag_metric)
             graded = with_document_judgments(graded, texts, utilities)
         graded = graded.join(texts.select("id", "answers"), on="id", how="left", maintain_order="left")

@@ -1,5 +1,5 @@
 """The graded-sample table: its columns and its export to the published JSON layout (its rules:
-:func:`retrieval_response.tables.workflow_tables.validate_graded`)."""
+:func:`retrieval_response.tables.sample_rules.validate_graded`)."""
 
 from __future__ import annotations
 
