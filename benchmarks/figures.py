@@ -11,17 +11,30 @@ and written here, warm (modules imported, one full run before), in CPU seconds (
 - encode: each canvas written as PNG (Pillow, zlib level 6, as ``savefig``), and again at level 1.
 
 Baseline, in the same run: the job's own ``render_figures`` (what the script calls), the median
-of ``--repeats`` runs. Ratios: each phase's share of the baseline.
+of ``--repeats`` runs. Ratios: each phase's share of the baseline. (The figures have a fixed
+layout now: no layout engine runs, the layout phase is 0.)
 
-Usage: python benchmarks/figures.py [--repeats N] [--json PATH]
-Last line: ``build_share=<r> layout_share=<r> draw_share=<r> encode_share=<r>``.
+The job as a whole, as Snakemake runs it: a fresh Python process runs ``workflow/scripts/figures.py``
+(start-up, imports, reading the tables, building and writing every figure; ``startup.cold_seconds``),
+with one thread and with the rule's two (the PNGs drawn in two processes), in wall seconds and in
+CPU seconds of the process and its children; with ``--previous TREE`` (a checkout of the previous
+code, e.g. ``git worktree add /tmp/previous <commit>``) also that tree's own script and package
+with one thread, the runs interleaved. Medians of ``--repeats`` runs each.
+
+Usage: python benchmarks/figures.py [--repeats N] [--previous TREE] [--json PATH]
+Last line: ``build_share=<r> layout_share=<r> draw_share=<r> encode_share=<r>`` (and, with
+``--previous``, ``job_cpu_over_previous=<r>``).
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,11 +43,36 @@ import numpy as np
 import polars as pl
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from PIL import Image
-from startup import default_run_graded, job_objects, run_job
+from startup import REPO, children_cpu_seconds, default_run_graded, job_objects, run_job
 
+from retrieval_response.analysis.segments import VERDICT_SEGMENTATIONS
 from retrieval_response.figures.analysis_figures import figure_set, render_figures
 from retrieval_response.reports.benchmark_record import write_benchmark_json
 from retrieval_response.tables.workflow_tables import read_analysis_table
+
+
+def analysis_jobs(folder: Path) -> dict[str, dict]:
+    """``startup.job_objects`` completed with what the rules have since: the segments rule's
+    ``verdict_samples`` parameter, and the verdict_segments jobs (segments counted on the verdict's
+    samples) that the verdict job reads; in the order they run."""
+    jobs = job_objects(folder)
+    verdict = jobs.pop("verdict")
+    figures = jobs.pop("figures")
+    for job in jobs.values():
+        if job["script"] == "segments":
+            job["params"]["verdict_samples"] = False
+    verdict["input"]["segments"] = []
+    for segmentation in VERDICT_SEGMENTATIONS:
+        output = str(folder / f"verdict_segments_{segmentation}.parquet")
+        jobs[f"verdict_segments_{segmentation}"] = {
+            "script": "segments", "input": {"graded": verdict["input"]["graded"]},
+            "output": {"segments": output}, "log": [str(folder / f"verdict_segments_{segmentation}.log")],
+            "wildcards": {"segmentation": segmentation},
+            "params": {"min_segment_samples": verdict["params"]["min_segment_samples"], "finer_keys": [],
+                       "targets": verdict["params"]["targets"], "verdict_samples": True},
+        }
+        verdict["input"]["segments"].append(output)
+    return {**jobs, "verdict": verdict, "figures": figures}
 
 
 def figure_inputs(job: dict) -> tuple[tuple, dict]:
@@ -76,15 +114,43 @@ def phases(args: tuple, kwargs: dict) -> dict[str, float]:
     return {**seconds, "figures": len(figures)}
 
 
+def job_seconds(job: dict, tree: Path, threads: int) -> tuple[float, float]:
+    """Wall and CPU seconds (the process and its children) of a fresh Python process that runs
+    ``job`` with ``threads`` threads: ``tree``'s benchmarks/startup.py runs its own workflow script
+    with its own package (``tree``/src)."""
+    env = {**os.environ, "PYTHONPATH": str(tree / "src")}
+    command = [sys.executable, str(tree / "benchmarks/startup.py"), "--run-job", json.dumps({**job, "threads": threads})]
+    cpu_before = children_cpu_seconds()
+    start = time.perf_counter()
+    subprocess.run(command, check=True, env=env)
+    return time.perf_counter() - start, children_cpu_seconds() - cpu_before
+
+
+def job_runs(job: dict, previous: Path | None, repeats: int) -> dict[str, float]:
+    """Medians of :func:`job_seconds`, interleaved: this tree with 1 and 2 threads (``job_``,
+    ``job_threads2_``) and ``previous`` with 1 thread (``previous_job_``), if given."""
+    variants = {"job": (REPO, 1), "job_threads2": (REPO, 2)}
+    if previous is not None:
+        variants["previous_job"] = (previous, 1)
+    runs = {name: [] for name in variants}
+    for _ in range(repeats):
+        for name, (tree, threads) in variants.items():
+            runs[name].append(job_seconds(job, tree, threads))
+    return {f"{name}_{unit}": round(statistics.median(run[i] for run in values), 3)
+            for name, values in runs.items() for i, unit in enumerate(("seconds", "cpu_seconds"))}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3, help="runs of the baseline and of the phases (medians)")
+    parser.add_argument("--previous", metavar="TREE", type=Path,
+                        help="a checkout of the previous code: its figures job is timed too")
     parser.add_argument("--json", metavar="PATH", help="also write the results to this JSON file")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         default_run_graded().write_parquet(folder / "graded.parquet")
-        jobs = job_objects(folder)
+        jobs = analysis_jobs(folder)
         for name, job in jobs.items():
             if name != "figures":
                 run_job(job)
@@ -96,17 +162,24 @@ def main() -> None:
         render()  # warm-up: imports, font cache
         baseline = statistics.median(cpu(render)[0] for _ in range(args.repeats))
         runs = [phases(inputs, kwargs) for _ in range(args.repeats)]
+        jobs["figures"]["output"] = {"": str(folder / "figures_job")}
+        whole = job_runs(jobs["figures"], args.previous, args.repeats)
     measured = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
     measured["figures"] = int(measured["figures"])
     shares = {f"{key}_share": round(measured[key] / baseline, 3) for key in ("build", "layout", "draw", "encode")}
     print(f"render_figures (baseline): {baseline:.2f} s CPU for {measured['figures']} figures; build "
           f"{measured['build']:.2f} s, constrained layout {measured['layout']:.2f} s, draw {measured['draw']:.2f} s, "
           f"PNG encode {measured['encode']:.2f} s (zlib level 1: {measured['encode_level1']:.2f} s)")
+    print("the job, a fresh process: " + ", ".join(
+        f"{name} {whole[name + '_seconds']:.2f} s ({whole[name + '_cpu_seconds']:.2f} s CPU)"
+        for name in ("job", "job_threads2", "previous_job") if name + "_seconds" in whole))
+    if "previous_job_cpu_seconds" in whole:
+        shares["job_cpu_over_previous"] = round(whole["job_cpu_seconds"] / whole["previous_job_cpu_seconds"], 3)
     if args.json:
         write_benchmark_json(args.json, {"baseline_cpu_seconds": round(baseline, 3), "repeats": args.repeats,
                                          **{f"{key}_cpu_seconds": round(value, 3) for key, value in measured.items()
                                             if key != "figures"},
-                                         "figures": measured["figures"], **shares})
+                                         "figures": measured["figures"], **whole, **shares})
     print(" ".join(f"{key}={value}" for key, value in shares.items()))
 
 

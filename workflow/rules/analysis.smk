@@ -219,6 +219,8 @@ rule figures:
         "results/benchmarks/figures/figures.tsv"
     conda:
         "../../envs/plot.yaml"
+    # The PNGs are drawn in this many processes; the job runs near the end, when little else does.
+    threads: 2
     params:
         segmentations=ANALYSIS["segmentations"],
         figure_segmentations=FIGURE_SEGMENTATIONS,

@@ -65,8 +65,8 @@ from retrieval_response.figures.inputs import (
 )
 from retrieval_response.figures.labels import SUBSET_NAMES, embedder_names
 from retrieval_response.figures.manifest import Manifest, write_manifest
-from retrieval_response.figures.plotting import save_png
 from retrieval_response.figures.ratio_heatmaps import ratio_difference_figure, ratio_heatmap_figure
+from retrieval_response.figures.render_pool import save_pngs
 from retrieval_response.figures.run_end import FOREST_PLOT, VERDICT_EMBEDDED, VERDICT_FIGURE
 from retrieval_response.figures.verdict_figure import embedded_rst, verdict_figures
 from retrieval_response.infra.atomic import write_text
@@ -134,17 +134,17 @@ def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], diff
 
 def render_figures(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], differences: dict[str, pl.DataFrame],
                    segments: dict[str, pl.DataFrame], folder: str | os.PathLike, *, corr_types: list[str],
-                   min_segment_samples: int,
-                   embedders: dict | None = None, verdict: pl.DataFrame | None = None) -> Manifest:
+                   min_segment_samples: int, embedders: dict | None = None, verdict: pl.DataFrame | None = None,
+                   processes: int = 1) -> Manifest:
     """Write every figure with something to draw (see the module docstring) and the manifest
     (figures.json, figures.html) into ``folder``; return the manifest. ``embedders``: the
-    config's ``rankers`` registry (what the codes stand for); ``verdict``: the verdict table."""
+    config's ``rankers`` registry (what the codes stand for); ``verdict``: the verdict table;
+    ``processes``: how many processes draw the PNGs (:func:`~.render_pool.save_pngs`)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     figures, manifest = figure_set(graded, correlations, differences, segments, corr_types=corr_types,
                                    min_segment_samples=min_segment_samples, embedders=embedders, verdict=verdict)
-    for name, figure in figures.items():
-        save_png(figure, folder / name)
+    save_pngs(figures, folder, processes)
     if VERDICT_FIGURE in figures:
         write_text(embedded_rst((folder / VERDICT_FIGURE).read_bytes(), "the verdict figure"), folder / VERDICT_EMBEDDED)
     write_manifest(manifest, folder)

@@ -28,21 +28,28 @@ from matplotlib.ticker import MaxNLocator
 
 from retrieval_response.analysis.targets import NAMES
 from retrieval_response.decide.summary import DECISIONS, HEADLINE_SEGMENT, short_reason
+from retrieval_response.figures.frame import (
+    EDGE_INCHES,
+    LABEL_PAD_POINTS,
+    POINT_INCHES,
+    TICK_PAD_POINTS,
+    TITLE_PAD_POINTS,
+    text_inches,
+    widest,
+)
 from retrieval_response.figures.inputs import FIT_SEGMENTS, require
 from retrieval_response.figures.labels import CANNOT_DECIDE, CORR_LABELS, NOT_RUN, TARGET_SHORT, UNDEFINED
 from retrieval_response.figures.layout import figure_footer
 from retrieval_response.figures.manifest import Manifest, png_data_uri
 from retrieval_response.figures.plotting import (
-    CHAR_INCHES,
+    DPI,
     FONT,
     FONT_NOTE,
     FONT_TITLE,
-    FOREST_LEGEND_INCHES,
     FOREST_ROW_INCHES,
     MAX_WIDTH_INCHES,
     NOTE_COLOUR,
-    TITLE_LINE_INCHES,
-    footer_inches,
+    place_panel_grid,
     value_limits,
     wrap,
 )
@@ -61,7 +68,7 @@ DECISION_STYLE = {
 }
 """Marker, colour and legend entry of each decision."""
 PLOT_INCHES = 1.75  # the data area of a panel (the measure labels come on top)
-PAD_INCHES = 0.85  # panel title (two lines) and x tick labels
+PANEL_GAP_INCHES = 0.2  # between a panel and the measure labels of the next
 
 
 @dataclass(frozen=True)
@@ -107,20 +114,18 @@ def _panel(verdict: pl.DataFrame, target: str, subset: str, ranker: str, segment
 
 
 def _figure(grid: list[tuple[str, list[VerdictPanel]]], *, title: str, footer: str) -> Figure:
-    """Panel rows (label, panels) wrapped to the page width, one x scale for every panel."""
-    labels = [r["measure"] for _, panels in grid for p in panels for r in p.rows] or [""]
-    label_inches = max(len(m) for m in labels) * CHAR_INCHES + 0.25
-    fit = int((MAX_WIDTH_INCHES - 0.6) // (label_inches + PLOT_INCHES))
+    """Panel rows (label, panels) wrapped to the page width, one x scale for every panel; a fixed
+    layout (:func:`~.plotting.place_panel_grid`): each panel its measure labels and PLOT_INCHES."""
+    y_left = widest([r["measure"] for _, panels in grid for p in panels for r in p.rows], FONT) + TICK_PAD_POINTS * POINT_INCHES
+    start = EDGE_INCHES + text_inches("Hg", FONT_TITLE, weight="bold")[1] + LABEL_PAD_POINTS * POINT_INCHES
+    column = y_left + PLOT_INCHES + PANEL_GAP_INCHES
+    fit = int((MAX_WIDTH_INCHES - start - EDGE_INCHES) // column)
     n_cols = max(1, min(max(len(panels) for _, panels in grid), fit))
     wrapped = [(label, panels[i:i + n_cols]) for label, panels in grid for i in range(0, len(panels), n_cols)]
-    width = min(MAX_WIDTH_INCHES, max(6.0, 0.6 + n_cols * (label_inches + PLOT_INCHES)))
-    title = wrap(title, width)
-    footer = wrap(footer, width, FONT) if footer else ""
+    width = min(MAX_WIDTH_INCHES, max(6.0, start + n_cols * column + EDGE_INCHES))
+    step = (width - start - EDGE_INCHES) / n_cols
     n_measures = max(len(p.rows) for _, panels in grid for p in panels) or 1
-    panel_height = n_measures * FOREST_ROW_INCHES + PAD_INCHES
-    height = (len(wrapped) * panel_height + (title.count("\n") + 1) * TITLE_LINE_INCHES + 2 * FOREST_LEGEND_INCHES
-              + 0.5 + footer_inches(footer))
-    figure = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    figure = Figure(figsize=(width, 1.0), dpi=DPI)
     axes_grid = figure.subplots(len(wrapped), n_cols, squeeze=False, sharex=True)
     values = np.array([v for _, panels in grid for p in panels for r in p.rows
                        for v in (r["value"], r["ci_low"], r["ci_high"]) if v is not None], dtype=np.float64)
@@ -137,15 +142,19 @@ def _figure(grid: list[tuple[str, list[VerdictPanel]]], *, title: str, footer: s
     for axes in axes_grid[-1]:
         axes.set_xlabel("correlation", fontsize=FONT)
     handles = [Line2D([], [], linestyle="none", **DECISION_STYLE[d]) for d in DECISIONS]
-    legend = figure.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=FONT, frameon=False,
+    footer = wrap(footer, width, FONT) if footer else ""
+    legend = figure.legend(handles=handles, loc="lower center", ncols=2, fontsize=FONT, frameon=False,
                            title=footer or None, title_fontsize=FONT)
     legend.get_title().set_color(NOTE_COLOUR)
-    figure.suptitle(title, fontsize=FONT_TITLE)
+    row_titles = [max(text_inches(p.title, FONT)[1] for p in panels) for _, panels in wrapped]
+    place_panel_grid(figure, axes_grid, wrap(title, width), legend, left=start + y_left, step=step,
+                     panel_width=step - y_left - PANEL_GAP_INCHES, panel_height=n_measures * FOREST_ROW_INCHES,
+                     row_titles=row_titles, y_left=y_left)
     return figure
 
 
 def _draw_panel(axes, panel: VerdictPanel, n_measures: int) -> None:
-    axes.set_title(panel.title, fontsize=FONT)
+    axes.set_title(panel.title, fontsize=FONT, y=1.0, pad=TITLE_PAD_POINTS)
     axes.axvline(0.0, color="#888888", linewidth=0.8, linestyle="--", zorder=0)
     axes.set_ylim(n_measures - 0.5, -0.5)
     axes.tick_params(axis="x", labelbottom=True, labelsize=FONT)
