@@ -65,8 +65,8 @@ def bert_mean_pool_graph(bert: BertFolder) -> bytes:
     w = bert.weights
     hidden = w["embeddings.LayerNorm.weight"].shape[0]
     head_size = hidden // bert.heads
-    nodes: list[bytes] = []
-    initializers: list[bytes] = []
+    nodes: list[onnx_proto.Message] = []
+    initializers: list[onnx_proto.Message] = []
 
     def const(name: str, array: np.ndarray) -> str:
         initializers.append(tensor(name, np.asarray(array)))
