@@ -97,12 +97,17 @@ def _make_sentence_transformers(code: str, spec: dict, source: str, threads: int
 
 
 def _onnx_session(model: str | bytes, threads: int):
-    """An onnxruntime CPU session of ``model`` (a file or the serialised model) on ``threads`` threads."""
+    """An onnxruntime CPU session of ``model`` (a file or the serialised model) on ``threads`` threads.
+
+    Idle threads sleep instead of spinning: on a shared machine (a job beside others, or beside a
+    local LLM) spinning burns CPU seconds that the other processes need, for no gain in wall time.
+    """
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
 
