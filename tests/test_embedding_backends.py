@@ -77,6 +77,29 @@ def test_bad_registry_entries_name_the_config_key(spec, key):
         make_embedder("X", spec, threads=1, source="config.yaml")
 
 
+AGREEMENT_TEXTS = [QUERY, RELEVANT, *UNRELATED, "", "  leading and trailing \n", "tabs\tand\nnewlines  and   spaces",
+                   "Der schnelle braune Fuchs springt über den faulen Hund.", "東京は日本の首都です。", "café naïve ﬁ ①",
+                   "a long passage " * 300]  # beyond either model's token limit: truncated
+
+
+@pytest.mark.parametrize("code", ["AML6", "ME5S"])
+def test_onnx_route_gives_the_vectors_of_sentence_transformers_on_the_same_folder(embedders, code):
+    """gt_minilm_l6 and e5_small_q4 run their sentence-transformers folder through onnxruntime
+    (bert_onnx); the vectors are those of SentenceTransformer(folder), to float32 rounding."""
+    from retrieval_response.embedding.e5_small_q4 import e5_small_folder
+    from retrieval_response.embedding.offline_models import gt_minilm_l6_folder
+    from retrieval_response.embedding.registry import default_model_cache
+
+    folder = gt_minilm_l6_folder() if code == "AML6" else e5_small_folder(default_model_cache())
+    onnx = embedders[code]
+    reference = make_embedder("R", {"backend": "sentence_transformers", "model": str(folder),
+                                    "query_prompt": onnx.prompt("query"), "passage_prompt": onnx.prompt("passage")},
+                              threads=2)
+    for kind in ("query", "passage"):
+        np.testing.assert_allclose(onnx.encode(AGREEMENT_TEXTS, kind), reference.encode(AGREEMENT_TEXTS, kind),
+                                   atol=2e-6)
+
+
 def test_sentence_transformers_backend_loads_a_local_folder():
     from retrieval_response.embedding.offline_models import gt_minilm_l6_folder
 

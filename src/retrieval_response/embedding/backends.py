@@ -78,14 +78,19 @@ class SentenceTransformerEmbedder(Embedder):
 
 
 class OnnxMeanPoolEmbedder(Embedder):
-    """An ONNX BERT encoder whose graph also returns the masked mean of the token states."""
+    """An ONNX BERT encoder whose graph also returns the masked mean of the token states.
+
+    The graph takes ``input_ids`` and ``attention_mask`` (int64, batch x length), plus the
+    ``constant_feeds`` (name -> array) given to every run.
+    """
 
     def __init__(self, code: str, session, tokenizer, pooled_output: str, prompts: dict[str, str],
-                 fingerprint: str, batch_size: int):
+                 fingerprint: str, batch_size: int, constant_feeds: dict[str, np.ndarray] | None = None):
         super().__init__(code, prompts, fingerprint, batch_size)
         self.session = session
         self.tokenizer = tokenizer
         self.pooled_output = pooled_output
+        self.constant_feeds = dict(constant_feeds or {})
         self.dim = session.get_outputs()[[o.name for o in session.get_outputs()].index(pooled_output)].shape[-1]
 
     def encode_raw(self, texts: list[str], kind: Kind) -> np.ndarray:
@@ -100,7 +105,7 @@ class OnnxMeanPoolEmbedder(Embedder):
             ids = np.zeros(mask.shape, dtype=np.int64)
             ids[mask] = np.concatenate([encodings[row].ids for row in rows])
             (pooled,) = self.session.run(
-                [self.pooled_output], {"input_ids": ids, "attention_mask": mask.astype(np.int64)}
+                [self.pooled_output], {"input_ids": ids, "attention_mask": mask.astype(np.int64), **self.constant_feeds}
             )
             out[rows] = pooled
         return out

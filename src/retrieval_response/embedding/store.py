@@ -20,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-import pyarrow.parquet as pq
 
 from retrieval_response.embedding.backends import Embedder, Kind
 from retrieval_response.infra.atomic import atomic_path
@@ -37,6 +36,8 @@ def write_shard(table: pl.DataFrame, path: Path) -> None:
 
 def read_shard_rows(path: Path, rows: np.ndarray) -> np.ndarray:
     """Vectors at ``rows`` of one shard, (len(rows), dim) float32, reading only the row groups holding them."""
+    import pyarrow.parquet as pq  # here, not at the top: a job whose texts are all new never reads a shard
+
     shard = pq.ParquetFile(path)
     sizes = np.array([shard.metadata.row_group(g).num_rows for g in range(shard.num_row_groups)], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(sizes)])
