@@ -1,10 +1,11 @@
-"""Start-up against work of the default run's analysis jobs: ``correlations``, ``segments``,
-``verdict`` and ``figures``.
+"""Start-up against work of the default run's analysis jobs: ``correlations``, ``segments``
+(its rules ``segments`` and ``verdict_segments`` run the same script), ``verdict`` and ``figures``.
 
 Each job runs its workflow script (``workflow/scripts/<kind>.py``, the file Snakemake runs) on
 inputs of the default run's shape (``config.yaml``: 192 graded samples, subsets Hs-h and M, three
 embedders, all five targets; the analysis settings of ``config.yaml``), written to a temporary
-folder by this script, in the workflow's order (figures reads the other jobs' tables):
+folder by this script, in the workflow's order (the verdict reads the verdict_segments jobs'
+tables, figures the other jobs' tables):
 
 - first: in a fresh Python process with an empty numba cache (``NUMBA_CACHE_DIR``), as the first
   run after a clone without install.sh's kernel cache, which compiles every kernel it calls;
@@ -16,14 +17,18 @@ folder by this script, in the workflow's order (figures reads the other jobs' ta
   kernels compiled), the median of ``--repeats`` runs.
 
 Each is measured in wall seconds and in CPU seconds (user + system, of the child process or of
-this one): on a loaded machine the wall clock counts waiting for a core, CPU time does not.
+this one, with the processes they fork: the figures job draws its PNGs in its rule's two threads):
+on a loaded machine the wall clock counts waiting for a core, CPU time does not.
 Start-up = cold - work. Ratios: ``cold_over_work`` and ``first_over_work`` (wall), and
 ``cold_cpu_over_work_cpu``. The ``snakemake`` object a script reads is stood in by one that names
-the same inputs, outputs and parameters; Snakemake's own preamble of a job (unpickling that
-object) is not timed.
+the same inputs, outputs, log, parameters, threads and wildcards as its rule
+(``workflow/rules/analysis.smk``, ``workflow/rules/decide.smk``); Snakemake's own preamble of a
+job (unpickling that object) is not timed.
 
 Usage: python benchmarks/startup.py [--repeats N] [--kinds KIND ...] [--json PATH]
-Last line: ``<kind>_cold_over_work=<r> ...`` for each kind.
+(``--kinds segments`` times the segments and verdict_segments jobs.)
+Last line: ``<job>_cold_over_work=<r> ...`` for each job timed (e.g. ``correlations_fit``,
+``verdict_segments_all``, ``figures``).
 """
 
 from __future__ import annotations
@@ -74,44 +79,65 @@ def default_run_graded():
 
 
 def job_objects(folder: Path) -> dict[str, dict]:
-    """Per job kind, the fields of its ``snakemake`` object (plain data, so that a subprocess can
-    read them as JSON): the default config's analysis settings and files in ``folder``."""
+    """Per job of the default run's analysis, in the workflow's order, the fields of its
+    ``snakemake`` object (plain data, so that a subprocess can read them as JSON): the inputs,
+    outputs, log, params, threads and wildcards its rule gives its script
+    (``workflow/rules/analysis.smk``: correlations, segments, figures;
+    ``workflow/rules/decide.smk``: verdict_segments, verdict), with the default config's analysis
+    settings and files in ``folder``. ``script`` is the workflow script the job runs, its kind."""
     import yaml
     from snakemake.utils import validate
+
+    sys.path.insert(0, str(REPO / "src"))
+    from retrieval_response.analysis.segments import VERDICT_SEGMENTATIONS
 
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     validate(config, schema=str(REPO / "workflow/schemas/config.schema.yaml"))
     analysis = config["analysis"]
     graded = str(folder / "graded.parquet")
     segmentations = analysis["segmentations"]
-    figure_segmentations = sorted({*segmentations, "ratio"})  # workflow/rules/analysis.smk
+    figure_segmentations = sorted({*segmentations, "ratio"})  # FIGURE_SEGMENTATIONS, workflow/rules/analysis.smk
     jobs = {}
-    for segmentation in segmentations:
+    for segmentation in segmentations:  # rule correlations
         jobs[f"correlations_{segmentation}"] = {
             "script": "correlations", "input": {"graded": graded},
             "output": {name: str(folder / f"{name}_{segmentation}.parquet")
                        for name in ("correlations", "differences", "resamples")},
             "log": [str(folder / f"correlations_{segmentation}.log")], "wildcards": {"segmentation": segmentation},
+            "threads": 2,
             "params": {key: analysis.get(key) for key in ("alpha_grid", "corr_types", "min_segment_samples", "finer_keys",
                                                           "bootstrap_resamples", "seed", "targets", "compat")},
         }
+    # rule segments: the figures' segmentations (they include the analysed ones replication reads)
     for segmentation in figure_segmentations:
         jobs[f"segments_{segmentation}"] = {
             "script": "segments", "input": {"graded": graded},
             "output": {"segments": str(folder / f"segments_{segmentation}.parquet")},
             "log": [str(folder / f"segments_{segmentation}.log")], "wildcards": {"segmentation": segmentation},
-            "params": {key: analysis.get(key) for key in ("min_segment_samples", "finer_keys", "targets")},
+            "threads": 1,
+            "params": {**{key: analysis.get(key) for key in ("min_segment_samples", "finer_keys", "targets")},
+                       "verdict_samples": False},
         }
-    jobs["verdict"] = {
-        "script": "verdict", "input": {"graded": graded},
+    for segmentation in VERDICT_SEGMENTATIONS:  # rule verdict_segments: the segments script, on the verdict's samples
+        jobs[f"verdict_segments_{segmentation}"] = {
+            "script": "segments", "input": {"graded": graded},
+            "output": {"segments": str(folder / f"verdict_segments_{segmentation}.parquet")},
+            "log": [str(folder / f"verdict_segments_{segmentation}.log")], "wildcards": {"segmentation": segmentation},
+            "threads": 1,
+            "params": {"min_segment_samples": analysis["min_segment_samples"], "finer_keys": [],
+                       "targets": analysis.get("targets"), "verdict_samples": True},
+        }
+    jobs["verdict"] = {  # rule verdict
+        "script": "verdict",
+        "input": {"graded": graded,
+                  "segments": [str(folder / f"verdict_segments_{s}.parquet") for s in VERDICT_SEGMENTATIONS]},
         "output": {"table": str(folder / "verdict.parquet"), "text": str(folder / "verdict.txt"),
                    "rst": str(folder / "verdict.rst")},
-        "log": [str(folder / "verdict.log")], "wildcards": {},
-        "params": {**{key: analysis.get(key) for key in ("alpha_grid", "min_segment_samples", "bootstrap_resamples",
-                                                          "seed", "targets", "compat")},
-                   "corr_type": analysis["corr_types"][0]},
+        "log": [str(folder / "verdict.log")], "wildcards": {}, "threads": 2,
+        "params": {**{key: analysis.get(key) for key in ("alpha_grid", "bootstrap_resamples", "seed", "targets")},
+                   "corr_type": analysis["corr_types"][0], "compat": analysis["compat"]},
     }
-    jobs["figures"] = {
+    jobs["figures"] = {  # rule figures: its threads are the processes that draw the PNGs
         "script": "figures",
         "input": {"graded": graded,
                   "segments": [str(folder / f"segments_{s}.parquet") for s in figure_segmentations],
@@ -119,6 +145,7 @@ def job_objects(folder: Path) -> dict[str, dict]:
                   "differences": [str(folder / f"differences_{s}.parquet") for s in segmentations],
                   "verdict": str(folder / "verdict.parquet")},
         "output": {"": str(folder / "figures")}, "log": [str(folder / "figures.log")], "wildcards": {},
+        "threads": 2,
         "params": {"segmentations": segmentations, "figure_segmentations": figure_segmentations,
                    "corr_types": analysis["corr_types"], "min_segment_samples": analysis["min_segment_samples"],
                    "rankers": config["rankers"]},
@@ -136,7 +163,7 @@ def snakemake_object(job: dict) -> SimpleNamespace:
 
     return SimpleNamespace(input=named(job["input"]), output=named(job["output"]), log=named(job["log"]),
                            params=SimpleNamespace(**job["params"]), wildcards=SimpleNamespace(**job["wildcards"]),
-                           threads=job.get("threads", 1))
+                           threads=job["threads"])
 
 
 def run_job(job: dict) -> None:
@@ -164,11 +191,12 @@ def cold_seconds(job: dict, env: dict[str, str]) -> tuple[float, float]:
 
 
 def warm_seconds(job: dict) -> tuple[float, float]:
-    """Wall and CPU seconds of ``job`` run in this (warm) process."""
-    cpu_before = time.process_time()
+    """Wall and CPU seconds of ``job`` run in this (warm) process; the CPU seconds include those of
+    the processes it forked (the figures job's drawing processes), as a cold run's do."""
+    cpu_before = time.process_time() + children_cpu_seconds()
     start = time.perf_counter()
     run_job(job)
-    return time.perf_counter() - start, time.process_time() - cpu_before
+    return time.perf_counter() - start, time.process_time() + children_cpu_seconds() - cpu_before
 
 
 def main() -> None:
