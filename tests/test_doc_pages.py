@@ -1,5 +1,5 @@
 """Every measured number of a documentation page is its placeholder rendered on the committed files: the
-numbers between markers in the pages of docs/, the findings pages rendered from their templates; and the
+numbers between markers in README.md and the pages of docs/, inline or a block of table rows; and the
 sources a placeholder can name read as tables."""
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ from retrieval_response.reports import doc_figures, doc_pages
 from retrieval_response.reports.benchmark_record import benchmark_record
 from retrieval_response.reports.doc_figures import config_defaults
 from retrieval_response.reports.doc_pages import (
+    BLOCK,
     MARKER,
+    MarkerError,
+    blocks,
     file_table,
     fill,
     flatten,
     marked_pages,
-    pages,
-    render_page,
     tables_for,
 )
 from retrieval_response.reports.findings import FindingsError, render
@@ -30,18 +31,12 @@ from retrieval_response.reports.findings import FindingsError, render
 pytestmark = pytest.mark.unit
 
 
-@pytest.mark.parametrize("template, page", sorted(pages(REPO).items()), ids=lambda path: str(path))
-def test_committed_pages_are_their_templates_rendered_on_the_committed_files(template, page):
-    text = (REPO / template).read_text(encoding="utf-8")
-    assert "{{" in text
-    assert render_page(template, REPO) == (REPO / page).read_text(encoding="utf-8")
-
-
 @pytest.mark.parametrize("page", marked_pages(REPO), ids=str)
 def test_every_marked_number_is_its_placeholder_rendered_on_the_committed_files(page):
     text = (REPO / page).read_text(encoding="utf-8")
-    assert fill(text, REPO) == text
-    assert "{{" not in MARKER.sub("", text), "a placeholder outside a marker is never filled"
+    assert fill(text, REPO, str(page)) == text
+    unmarked = [line for line in MARKER.sub("", text).split("\n") if not BLOCK.fullmatch(line)]
+    assert "{{" not in "\n".join(unmarked), "a placeholder outside a marker is never filled"
 
 
 def test_filling_replaces_the_marked_numbers_only(tmp_path):
@@ -60,14 +55,51 @@ def test_filling_replaces_the_marked_numbers_only(tmp_path):
     assert doc_pages.main(["--root", str(tmp_path), "--check"]) == 0
 
 
-MEASURED_PAGES = {"BENCHMARKS.md", "CLUSTER.md", "INSTALL.md", "LLM.md", "METHODS.md", "LLM_SERVERS.md", "OUTPUTS.md",
-                  "PAPER_SCALE.md", "ANALYSIS.md", "CORPUS.md"}
-"""The pages of docs/ that quote measured numbers: each holds them between markers."""
+MEASURED_PAGES = {"README.md", "FINDINGS.md", "BENCHMARKS.md", "CLUSTER.md", "INSTALL.md", "LLM.md", "METHODS.md",
+                  "LLM_SERVERS.md", "OUTPUTS.md", "PAPER_SCALE.md", "ANALYSIS.md", "CORPUS.md"}
+"""README.md and the pages of docs/ that quote measured numbers: each holds them between markers."""
 
 
 def test_every_page_that_quotes_measured_numbers_marks_them():
     assert MEASURED_PAGES <= {page.name for page in marked_pages(REPO)}
-    assert {"README.md", "FINDINGS.md"} <= {page.name for page in pages(REPO).values()}
+    for page in ("README.md", "docs/FINDINGS.md"):
+        assert blocks((REPO / page).read_text(encoding="utf-8"), page), f"{page} holds its tables of rows as blocks"
+    assert not list(REPO.glob("docs/**/*.template.md")), "a page is its own source: no template renders it"
+
+
+def test_filling_a_block_replaces_its_rows_and_nothing_else(tmp_path):
+    (tmp_path / "docs/findings").mkdir(parents=True)
+    (tmp_path / "runs.json").write_text(json.dumps([{"machine": "a", "rate": 1.25}, {"machine": "b", "rate": 2.5}]))
+    page = ("Rates, <!--{{runs.json: machine=b \\| rate:.1f}}-->stale<!--/--> at most:\n\n"
+            "<!--{{rows runs.json: | machine, rate:.2f}}-->\n| machine | rate |\n|---|---|\n| old | 0 |\n<!--/-->\n\n"
+            "<!--{{rows runs.json: machine=a | rate:.1f}}-->\n<!--/-->\nAfter.\n")
+    filled = ("Rates, <!--{{runs.json: machine=b \\| rate:.1f}}-->2.5<!--/--> at most:\n\n"
+              "<!--{{rows runs.json: | machine, rate:.2f}}-->\n| machine | rate |\n|---|---|\n"
+              "| a | 1.25 |\n| b | 2.50 |\n<!--/-->\n\n"
+              "<!--{{rows runs.json: machine=a | rate:.1f}}-->\n| rate |\n|---|\n| 1.2 |\n<!--/-->\nAfter.\n")
+    assert fill(page, tmp_path) == filled
+    assert fill(filled, tmp_path) == filled
+    (tmp_path / "README.md").write_text(page)
+    assert marked_pages(tmp_path) == [doc_pages.README]
+    assert doc_pages.main(["--root", str(tmp_path), "--check"]) == 1
+    assert doc_pages.main(["--root", str(tmp_path)]) == 0
+    assert (tmp_path / "README.md").read_text() == filled
+
+
+@pytest.mark.parametrize("page, line, message", [
+    ("text\n\n<!--{{rows runs.json: | rate}}-->\n| rate |\n|---|\n| 1 |\n\nmore text\n", 3, "has no <!--/--> line below it"),
+    ("<!--{{rows runs.json: | rate}}-->\n| rate |\n<!--{{rows runs.json: | machine}}-->\n<!--/-->\n", 1,
+     "before the next block marker \\(line 3\\)"),
+    ("text\n| rate |\n<!--/-->\n", 3, "closes no block marker"),
+], ids=["unclosed", "unclosed before the next", "closing nothing"])
+def test_a_malformed_block_is_one_error_naming_the_page_and_line(tmp_path, capsys, page, line, message):
+    (tmp_path / "runs.json").write_text(json.dumps([{"machine": "a", "rate": 1.25}]))
+    with pytest.raises(MarkerError, match=f"^docs/PAGE.md, line {line}: .*{message}"):
+        fill(page, tmp_path, "docs/PAGE.md")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs/PAGE.md").write_text(page)
+    assert doc_pages.main(["--root", str(tmp_path), "--check"]) == 2
+    assert capsys.readouterr().err.startswith(f"error: docs/PAGE.md, line {line}: ")
 
 
 def test_the_slurm_command_repeats_the_profiles_memory_and_runtime():

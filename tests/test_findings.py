@@ -1,5 +1,5 @@
 """Findings documents: placeholders select exactly one value of a result table (that the committed
-pages are their templates rendered is tests/test_doc_pages.py)."""
+pages hold their placeholders rendered between markers is tests/test_doc_pages.py)."""
 
 from __future__ import annotations
 

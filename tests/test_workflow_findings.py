@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 
 from conftest import REPO, run_snakemake
-from retrieval_response.reports.doc_pages import tables_for
-from retrieval_response.reports.findings import read_tables, render
+from retrieval_response.reports.doc_pages import fill_tables, fragments, tables_for
+from retrieval_response.reports.findings import read_tables
 from retrieval_response.reports.findings_tables import MANIFEST, TABLES, samples_digest, table_differences
 
 pytestmark = pytest.mark.workflow
@@ -58,6 +58,6 @@ def test_committed_findings_tables_are_the_rebuild_of_the_committed_samples(rebu
         rebuilt_table = pl.read_parquet(workdir / "results/analysis" / f"{name}.parquet")
         assert committed.exists(), name
         assert table_differences(pl.read_parquet(committed), rebuilt_table) == [], name
-    template = (FINDINGS / "FINDINGS.template.md").read_text(encoding="utf-8")
-    tables = {**tables_for(template, REPO), **read_tables(workdir / "results/analysis")}
-    assert render(template, tables) == (REPO / "docs/FINDINGS.md").read_text(encoding="utf-8")
+    page = (REPO / "docs/FINDINGS.md").read_text(encoding="utf-8")
+    tables = {**tables_for("\n".join(fragments(page)), REPO), **read_tables(workdir / "results/analysis")}
+    assert fill_tables(page, tables, "docs/FINDINGS.md") == page

@@ -1,6 +1,6 @@
 """Benchmark results as committed JSON: what a benchmark measured, by which command, when and on
 which CPU. ``benchmarks/*.py --json PATH`` writes one; docs/BENCHMARKS.md and the other pages
-quote it through their templates (``retrieval_response.reports.doc_pages``)."""
+quote it between markers (``retrieval_response.reports.doc_pages``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Findings documents whose numbers come from result tables, never typed by hand.
 
-A template is Markdown with placeholders ``{{table: key=value, key=value | column:format}}``:
+A placeholder ``{{table: key=value, key=value | column:format}}`` stands for one number:
 ``table`` names a Parquet file of the findings folder (``correlations_fit`` ->
 ``correlations_fit.parquet``), the filters select exactly one row (each ``key=value`` compares the
 column as text), and ``column:format`` is printed with Python's ``format`` (``value:.2f``,
@@ -10,7 +10,8 @@ row that matches the filters (none: every row) as a Markdown table, one column p
 (header = the column name, a null printed as ``n/a``), rows in the table's order; selecting no row
 is an error. Table and column names may hold ``.``, ``/`` and ``-`` (a file path such as
 ``docs/benchmarks/dag.json``, a dotted key such as ``stages.grade.seconds``: see
-:mod:`retrieval_response.reports.doc_pages`, which writes every page). ``render`` fills a template.
+:mod:`retrieval_response.reports.doc_pages`, whose pages hold each placeholder in a marker beside
+its rendered text). ``render`` replaces every placeholder of a text.
 """
 
 from __future__ import annotations
@@ -75,8 +76,8 @@ def markdown_rows(tables: dict[str, pl.DataFrame], table: str, filters: dict[str
     return "\n".join(lines)
 
 
-def render(template: str, tables: dict[str, pl.DataFrame]) -> str:
-    """``template`` with every placeholder replaced by its formatted value or table (module docstring)."""
+def render(text: str, tables: dict[str, pl.DataFrame]) -> str:
+    """``text`` with every placeholder replaced by its formatted value or table (module docstring)."""
     def value(match: re.Match) -> str:
         table, filters, column, spec = match.groups()
         return format(lookup(tables, table, _filters(filters), column), spec.strip())
@@ -85,7 +86,7 @@ def render(template: str, tables: dict[str, pl.DataFrame]) -> str:
         table, filters, columns = match.groups()
         return markdown_rows(tables, table, _filters(filters), columns)
 
-    return PLACEHOLDER.sub(value, ROWS_PLACEHOLDER.sub(rows, template))
+    return PLACEHOLDER.sub(value, ROWS_PLACEHOLDER.sub(rows, text))
 
 
 def read_tables(folder: str | Path) -> dict[str, pl.DataFrame]:
