@@ -24,7 +24,7 @@ RUN_SUMMARIES = {"avx512": Path("docs/default_run/run_summary.json"),
 LLM_ENGINES = {"avx512": Path("docs/benchmarks/llm_engines.json"), "avx2": Path("docs/benchmarks/llm_engines_avx2.json")}
 """The committed results of ``benchmarks/llm_engines.py``, by the instruction set of the CPU they ran on."""
 LLM_STAGES = ("answer_ideal", "answer_topk", "grade")
-TEXT_REPORTS = {"arxiv": Path("docs/findings/runs/part3/texts_arxiv.report.json")}
+TEXT_REPORTS = {"arxiv": Path("docs/findings/runs/part10/texts_arxiv.report.json")}
 """The prepare reports of study datasets (``results/texts/<dataset>.report.json`` of
 ``snakemake --configfile config/study.yaml results/texts/<dataset>.report.json``)."""
 WALL_CLOCKS = {"install": Path("docs/install/wall_clock.json"), "default_run": Path("docs/default_run/wall_clock.json")}
