@@ -100,6 +100,13 @@ class Measure:
         return "alpha" in self.parameters
 
     @property
+    def cost(self) -> int:
+        """What monitoring the measure takes, cheapest first (the verdict's tie rule,
+        :data:`COST_CLASSES`): 0 the relevance of the top K alone, 1 also Np (the number of
+        relevant documents of the query), 2 LLM judgments of the retrieved texts."""
+        return 2 if self.needs else 1 if self.needs_Np else 0
+
+    @property
     def correlatable(self) -> bool:
         """True when the analysis can evaluate it per graded sample."""
         return self.evaluate is not None
@@ -170,6 +177,9 @@ MEASURES: dict[str, Measure] = {
 figures draw them in this order. ``F_e`` counts np_2K in the ranking; ``F_e_partner`` is the
 paper's lookup. ``eRAG_*``, ``UDCG`` and ``*_umbrela`` are built from the document judgments
 (:data:`JUDGMENT_COLUMNS`)."""
+
+COST_CLASSES = ("relevance of the top K", "Np too", "LLM judgments")
+"""What each cost class of :attr:`Measure.cost` needs, by class."""
 
 NEEDS_NP: tuple[str, ...] = tuple(m.name for m in MEASURES.values() if m.needs_Np)
 """Measures whose value needs Np = |R| (not computable on traces without qrels), in registry order."""
