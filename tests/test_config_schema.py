@@ -8,6 +8,7 @@ import yaml
 from conftest import REPO
 from retrieval_response.analysis.correlations import CORR_TYPES
 from retrieval_response.analysis.formulas import COMPAT_MODES
+from retrieval_response.analysis.measures import MEASURES
 from retrieval_response.analysis.segments import FINER_KEYS, SEGMENTATIONS
 from retrieval_response.analysis.targets import TARGETS
 from retrieval_response.datasets.hotpotqa import GRANULARITIES
@@ -21,6 +22,7 @@ SCHEMA = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").r
 DATASET = SCHEMA["properties"]["datasets"]["additionalProperties"]["properties"]
 EMBEDDER = SCHEMA["properties"]["rankers"]["additionalProperties"]["properties"]
 ANALYSIS = SCHEMA["properties"]["analysis"]["properties"]
+VERDICT = SCHEMA["properties"]["verdict"]["properties"]
 
 
 @pytest.mark.parametrize(
@@ -34,9 +36,10 @@ ANALYSIS = SCHEMA["properties"]["analysis"]["properties"]
         (ANALYSIS["corr_types"]["items"]["enum"], CORR_TYPES),
         (ANALYSIS["targets"]["items"]["enum"], TARGETS),
         (ANALYSIS["compat"]["enum"], COMPAT_MODES),
+        (VERDICT["candidates"]["items"]["enum"], MEASURES),
     ],
     ids=["layouts", "levels", "embedder backends", "segmentations", "finer keys", "correlation types", "targets",
-         "compat modes"],
+         "compat modes", "verdict candidates"],
 )
 def test_schema_enum_equals_library_registry(enum, registry):
     assert len(enum) == len(set(enum))

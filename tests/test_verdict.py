@@ -11,11 +11,13 @@ from retrieval_response.analysis.crossfit_bootstrap import distinct_order_alphas
 from retrieval_response.analysis.measures import MEASURES, alpha_grid
 from retrieval_response.analysis.samples import segment_table
 from retrieval_response.analysis.segments import NOT_COMPUTED, VERDICT_SEGMENTATIONS
-from retrieval_response.decide.summary import short_reason, verdict_text
+from retrieval_response.decide.comparisons import all_pairs, best_comparisons
+from retrieval_response.decide.reasons import REASONS, short_reason
+from retrieval_response.decide.summary import p_value, screen, verdict_text
 from retrieval_response.decide.verdict import (
     COLUMNS,
-    max_t_adjust,
     queries_needed,
+    recommend,
     verdict_table,
 )
 from retrieval_response.infra.errors import InputError
@@ -37,14 +39,19 @@ def verdicts() -> dict[str, pl.DataFrame]:
             for driver in ("recall", "precision", "random")}
 
 
-def test_the_table_has_the_columns_and_one_row_per_family_and_measure(verdicts):
+def test_the_table_has_the_columns_and_one_recommendation_per_decided_family(verdicts):
     verdict = verdicts["recall"]
     assert tuple(verdict.columns) == COLUMNS
     assert set(verdict["segment"]) == {"narrow", "wide", "all"}
-    families = verdict.group_by("target", "subset", "E", "segment").len()
+    families = verdict.group_by("target", "subset", "E", "segment").agg(
+        pl.len(), pl.col("recommended").sum().alias("recommended"), (pl.col("decision") != "undecided").sum())
     assert families["len"].n_unique() == 1
-    assert verdict.filter(pl.col("decision") == "best").height == families.height
-    assert set(verdict["decision"]) <= {"best", "tied", "worse", "undecided"}
+    assert (families["recommended"] == (families["decision"] > 0).cast(pl.UInt32)).all()
+    assert set(verdict["decision"]) <= {"possibly best", "worse", "undecided"}
+    floats = verdict.select(pl.col(pl.Float64))
+    assert not any(floats[c].is_nan().any() for c in floats.columns)
+    assert (verdict["reason_code"].drop_nulls().is_in(list(REASONS))).all()
+    assert verdict.filter(pl.col("decision") == "undecided")["reason_code"].null_count() == 0
 
 
 @pytest.mark.parametrize(("driver", "loser", "winner"), [("recall", "P", "R"), ("precision", "R", "P")])
@@ -55,16 +62,76 @@ def test_grades_driven_by_one_measure_make_the_other_worse_and_never_it(verdicts
     assert "worse" not in verdict.filter(pl.col("measure") == winner)["decision"].to_list()
 
 
-def test_a_worse_measure_has_a_simultaneous_interval_above_zero_and_a_small_adjusted_p(verdicts):
-    worse = verdicts["recall"].filter(pl.col("decision") == "worse")
+def test_a_worse_measure_has_an_interval_at_or_below_zero_and_a_small_adjusted_p(verdicts):
+    compared = verdicts["recall"].filter(pl.col("decision") != "undecided")
+    worse = compared.filter(pl.col("decision") == "worse")
     assert worse.height > 0
-    assert (worse["diff_ci_low"] > 0).all() and (worse["p_adjusted"] < 0.05).all()
-    tied = verdicts["recall"].filter(pl.col("decision") == "tied")
-    assert ((tied["diff_ci_low"] <= 0) & (tied["p_adjusted"] >= 0.05)).all()
+    assert (worse["mcb_high"] == 0).all() and (worse["p_worse"] < 0.05).all() and (worse["margin"] > 0).all()
+    possible = compared.filter(pl.col("decision") == "possibly best")
+    assert ((possible["mcb_high"] > 0) & (possible["p_worse"] >= 0.05)).all()
+    assert (compared["mcb_low"] <= 0).all() and (compared["margin"] == -compared["mcb_low"]).all()
+    assert ((compared["p_worse"] * (1 + compared["resamples"])).round(6) % 1 == 0).all()
 
 
 def test_random_grades_make_no_measure_worse(verdicts):
     assert "worse" not in verdicts["random"]["decision"].to_list()
+
+
+def _direct_mcb(values: np.ndarray, draws: np.ndarray, level: float):
+    """Hsu's constrained MCB with a bootstrap critical value, written out pair by pair."""
+    m, R = draws.shape
+    se = {(i, j): np.std(draws[i] - draws[j], ddof=1) for i in range(m) for j in range(m) if i != j}
+    alpha = 1 - level
+    k = max(k for k in range(R) if (1 + k) / (1 + R) < alpha)
+    critical = 0.0
+    for b in range(m):
+        stat = [max(((draws[j, r] - draws[b, r]) - (values[j] - values[b])) / se[j, b] for j in range(m) if j != b)
+                for r in range(R)]
+        critical = max(critical, sorted(stat, reverse=True)[k])
+    worse = [any(values[j] - values[i] > critical * se[i, j] for j in range(m) if j != i) for i in range(m)]
+    best_set = [i for i in range(m) if not worse[i]]
+    high = [0.0 if worse[i] else max(0.0, min(values[i] - values[j] + critical * se[i, j] for j in range(m) if j != i))
+            for i in range(m)]
+    low = [0.0 if best_set == [i] else min(0.0, min(values[i] - values[j] - critical * se[i, j]
+                                                    for j in best_set if j != i)) for i in range(m)]
+    return critical, np.array(low), np.array(high), np.array(worse)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_mcb_intervals_equal_a_direct_computation_on_a_small_case(seed):
+    rng = np.random.default_rng(seed)
+    values = np.array([0.40, 0.36, 0.30, 0.12])
+    draws = values[:, None] + rng.normal(size=(4, 150)) * 0.05 + rng.normal(size=150) * 0.04
+    result = best_comparisons(values, draws, 0.95)
+    critical, low, high, worse = _direct_mcb(values, draws, 0.95)
+    assert result.critical == pytest.approx(critical, rel=1e-12)
+    np.testing.assert_allclose(result.low, low, atol=1e-12)
+    np.testing.assert_allclose(result.high, high, atol=1e-12)
+    assert (result.worse == worse).all() and worse[3] and not worse[0]
+    assert ((result.p < 0.05) == result.worse).all()
+
+
+def test_mcb_is_narrower_than_all_pairs_on_the_same_draws():
+    rng = np.random.default_rng(4)
+    values = np.linspace(0.4, 0.3, 12)
+    draws = values[:, None] + rng.normal(size=(12, 400)) * 0.05 + rng.normal(size=400) * 0.05
+    _, _, all_pairs_critical = all_pairs(values, draws, 0.95)
+    assert best_comparisons(values, draws, 0.95).critical < all_pairs_critical
+
+
+def test_the_recommendation_goes_to_the_cheaper_of_measures_tied_within_monte_carlo_error():
+    """R (needs Np) and P (relevance alone) with margins 0.002 apart, far within the Monte Carlo
+    error of margins near 0.1 from 300 resamples: P is recommended; a clearly larger margin is
+    never tied."""
+    rng = np.random.default_rng(5)
+    common = rng.normal(size=(1, 300)) * 0.05
+    values = np.array([0.400, 0.399, 0.25])
+    draws = values[:, None] + common + rng.normal(size=(3, 300)) * 0.03
+    result = best_comparisons(values, draws, 0.95)
+    assert result.tied_with_smallest().tolist() == [True, True, False]
+    assert recommend(["R", "P", "T"], result) == 1
+    assert recommend(["P", "R", "T"], result) == 0
+    assert recommend(["eRAG_P", "UDCG", "T"], result) == 0  # same cost: the smaller margin
 
 
 def test_perfect_rankings_decide_nothing_and_say_why():
@@ -75,7 +142,7 @@ def test_perfect_rankings_decide_nothing_and_say_why():
     reasons = " ".join(verdict["reason"])
     assert "constant" in reasons and "orders the samples exactly as" in reasons
     text = verdict_text(verdict)
-    assert ": best " not in text
+    assert ": monitor " not in text
     assert text.count("cannot decide") + text.count("undecided") >= 3
 
 
@@ -116,17 +183,23 @@ def test_the_interval_of_a_measure_with_alpha_carries_the_choice_of_alpha(verdic
     assert rows["ci_low"] < rows["value"] < rows["ci_high"]
 
 
-def test_max_t_adjustment_controls_the_largest_of_several_null_differences():
+def test_all_pairs_adjustment_controls_the_largest_of_several_null_differences():
     rng = np.random.default_rng(0)
     draws = rng.normal(size=(6, 2000)) + rng.normal(size=2000)
     values = np.zeros(6)
-    p, half, critical = max_t_adjust(draws, values, 0.95)
+    p, half, critical = all_pairs(values, draws, 0.95)
     assert (p[np.triu_indices(6, 1)] > 0.5).all()
     assert critical > 1.96  # several pairs: wider than one pair's interval
     shifted = values.copy()
     shifted[0] = 5 * np.sqrt(2)
-    p, _, _ = max_t_adjust(draws + shifted[:, None], shifted, 0.95)
+    p, _, _ = all_pairs(values + shifted, draws + shifted[:, None], 0.95)
     assert (p[0, 1:] < 0.01).all() and (p[1:, 1:][np.triu_indices(5, 1)] > 0.5).all()
+
+
+@pytest.mark.parametrize(("p", "resamples", "printed"), [(10 / 201, 200, "0.0498"), (1 / 201, 200, "0.0050"),
+                                                          (0.5, 1000, "0.50000"), (51 / 1001, 1000, "0.05095")])
+def test_a_p_value_is_printed_with_the_resolution_of_its_resamples(p, resamples, printed):
+    assert p_value(p, resamples) == printed
 
 
 @pytest.mark.parametrize(("half", "critical", "queries", "difference", "expected"), [
@@ -165,12 +238,23 @@ def test_the_end_of_a_run_prints_the_verdict_unless_it_is_older_than_the_analysi
     graded.write_text("older")
     os.utime(graded, (1, 1))
     announce_verdict(table, graded)
-    assert "grade | S | X | all" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "grade | S | X: monitor " in err and len(err.splitlines()) <= 25
     os.utime(graded, None)
     os.utime(table, (1, 1))
     announce_verdict(table, graded)
     err = capsys.readouterr().err
     assert "older than the analysis table" in err and "grade | S | X" not in err
+
+
+def test_the_screen_says_a_reason_shared_by_several_families_once(verdicts):
+    families = verdicts["recall"].filter(pl.col("segment") == "all")
+    text = screen(verdicts["recall"], "paths")
+    assert text.splitlines()[-1] == "paths"
+    same = families.filter(pl.col("same_as").is_not_null()).group_by("measure", "same_as").len()
+    for measure, same_as, n in same.filter(pl.col("len") > 1).iter_rows():
+        assert text.count(f"{measure} orders the samples as {same_as}") == 1
+        assert f"in {n} families {measure} orders the samples as {same_as}" in text
 
 
 @pytest.mark.parametrize("draws", [np.full((2, 50), np.nan), np.tile([[0.3], [0.0]], (1, 50))])
@@ -187,7 +271,7 @@ def test_too_few_resamples_leave_the_family_undecided():
     assert verdict["reason"].str.contains("20 bootstrap resamples").all()
 
 
-def test_a_sample_judged_in_part_leaves_the_verdict_and_the_judgment_measure_is_compared(caplog):
+def test_a_sample_judged_in_part_leaves_the_verdict_and_the_judgment_measure_is_compared():
     """UMBRELA labels 3 on positives, 0 on negatives; one sample of five has a text without a
     label (at K = 1 its only one). The verdict drops those samples (and says how many) instead of
     leaving T_umbrela undecided for being defined on other samples."""
@@ -196,9 +280,9 @@ def test_a_sample_judged_in_part_leaves_the_verdict_and_the_judgment_measure_is_
     partly = pl.Series([i % 5 == 0 for i in range(graded.height)])  # K = 1: no label at all
     labels = pl.Series([[None, *ls[1:]] if p else ls for ls, p in zip(labels.to_list(), partly, strict=True)],
                        dtype=pl.List(pl.Int8))
-    with caplog.at_level("WARNING", logger="retrieval_response"):
-        verdict = verdict_table(graded.with_columns(umbrela_label=labels), **OPTIONS)
-    assert f"{partly.sum()} of {graded.height} samples left out of the verdict" in caplog.text
+    verdict = verdict_table(graded.with_columns(umbrela_label=labels), **OPTIONS)
+    assert (verdict["samples_left_out"] == partly.sum()).all()
+    assert f"{partly.sum()} samples of S | X left out" in verdict_text(verdict)
     rows = verdict.filter(pl.col("segment") == "all", pl.col("target") == "grade")
     assert rows["n_samples"].drop_nulls().max() == graded.height - partly.sum()
     umbrela = rows.filter(pl.col("measure") == "P_umbrela").row(0, named=True)
@@ -248,4 +332,6 @@ def test_a_measure_no_sample_has_is_not_computed_rather_than_too_small():
     assert all(r == {None} for r in reasons.values())
     small = segment_table(graded.head(10), segmentation="all", min_segment_samples=15)  # judged, too few
     assert small.filter(pl.col("measure").is_in(["P", "T", "T_umbrela"]))["reason"].str.starts_with("n < 15: ").all()
-    assert short_reason(NOT_COMPUTED + ": no judgments") == "not computed"
+    verdict = verdict_table(graded, **OPTIONS)
+    codes = verdict.filter(pl.col("subset") == "U", pl.col("measure").str.ends_with("_umbrela"))["reason_code"]
+    assert set(codes) == {"not_computed"} and short_reason("not_computed") == "not computed"

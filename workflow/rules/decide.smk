@@ -4,6 +4,27 @@ from retrieval_response.decide.summary import VERDICT_RST, VERDICT_TEXT
 from retrieval_response.analysis.segments import VERDICT_SEGMENTATIONS
 from retrieval_response.figures.run_end import VERDICT_CATEGORY
 
+# The agreement tables that check the LLM-made inputs of the verdict, where the run makes them
+# (decide.judge_check): UMBRELA labels against qrels, grades against answer_contains and humans.
+JUDGE_CHECK_TABLES = {
+    name: path
+    for name, path, made in (
+        (
+            "umbrela",
+            "results/analysis/umbrela_agreement.parquet",
+            not TRACES
+            and ("umbrela" in JUDGMENT_KINDS or (PUBLISHED and PUBLISHED["judgments"])),
+        ),
+        (
+            "judge",
+            "results/analysis/judge_agreement.parquet",
+            not TRACES and plan.judges_against_gold(config),
+        ),
+        ("human", "results/analysis/agreement.parquet", bool(HUMAN_GRADES)),
+    )
+    if made
+}
+
 
 rule verdict_segments:
     input:
@@ -22,6 +43,7 @@ rule verdict_segments:
         targets=ANALYSIS.get("targets"),
         # counted on the samples the verdict compares (decide.verdict.verdict_samples)
         verdict_samples=True,
+        candidates=config["verdict"].get("candidates"),
     script:
         "../scripts/segments.py"
 
@@ -33,6 +55,7 @@ rule verdict:
             "results/analysis/verdict_segments_{segmentation}.parquet",
             segmentation=VERDICT_SEGMENTATIONS,
         ),
+        **JUDGE_CHECK_TABLES,
     output:
         table="results/analysis/verdict.parquet",
         text=report(
@@ -57,5 +80,6 @@ rule verdict:
         targets=ANALYSIS.get("targets"),
         corr_type=ANALYSIS["corr_types"][0],
         compat=ANALYSIS["compat"],
+        candidates=config["verdict"].get("candidates"),
     script:
         "../scripts/verdict.py"

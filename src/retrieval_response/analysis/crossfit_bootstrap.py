@@ -77,8 +77,13 @@ def distinct_order_alphas(measure, features: dict[str, np.ndarray], grid: np.nda
     """The first alpha of ``grid`` of each distinct order (with ties) of the cells ``features``, in
     grid order. A rank correlation depends on the order alone, so its curve over these alphas
     holds every distinct value of the full curve, each at the first alpha that reaches it: the
-    first maximum, hence the cross-fitted value, is the same on both grids."""
+    first maximum, hence the cross-fitted value, is the same on both grids. An alpha at which the
+    measure is constant on the cells has no correlation and is never chosen: it is left out unless
+    every alpha is (the one rule of constant orders, shared with the verdict's "same order")."""
     ranks = order_ranks(measure, features, grid, compat)
+    varying = ranks.max(axis=1, initial=0) > 0
+    if varying.any():
+        ranks, grid = ranks[varying], grid[varying]
     _, first = np.unique(ranks, axis=0, return_index=True)
     return grid[np.sort(first)]
 

@@ -1,6 +1,6 @@
-"""The verdict in words: a few lines per target for the terminal, the whole of it for verdict.txt,
-the headline as reStructuredText for the report's front page (verdict.rst), and the short form of
-each undecided reason that the verdict figure writes beside its measure.
+"""The verdict in words: one screen for the end of a run, the whole of it for verdict.txt, the
+recommendations as reStructuredText for the report's front page (verdict.rst), and one sentence
+and one row per family for the docs.
 
 The workflow's ``onsuccess`` prints the verdict table the verdict rule wrote; nothing here is
 computed anew.
@@ -8,17 +8,19 @@ computed anew.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import polars as pl
 
+from retrieval_response.decide.reasons import FAMILY_REASONS, short_reason
+from retrieval_response.decide.verdict import DECISIONS, POSSIBLY_BEST, UNDECIDED, WORSE
 from retrieval_response.infra.atomic import write_text
 
-DECISIONS = ("best", "tied", "worse", "undecided")
-"""The decisions of a verdict row (:mod:`retrieval_response.decide.verdict`)."""
 VERDICT_TEXT = "results/analysis/verdict.txt"
 """Where the verdict rule writes :func:`verdict_text`, and where the end of a run reads it."""
 VERDICT_RST = "results/analysis/verdict.rst"
@@ -26,79 +28,99 @@ VERDICT_RST = "results/analysis/verdict.rst"
 HEADLINE_SEGMENT = "all"
 """The segment the terminal, the report's front page and the verdict figure show for every
 family; the others are in the text file and the figure's detail."""
-REASON_SHORT: tuple[tuple[str, str], ...] = (
-    (r"^only \d+ quer(y|ies) ", "too few queries"),
-    (r"^the target \S+ takes one value", "target constant"),
-    (r"^\d+ bootstrap resamples", "too few resamples"),
-    (r"^n < (\d+): ", "n < {0}"),
-    (r"^not computed: ", "not computed"),
-    (r"^at K = 1 the eRAG answer", "circular at K = 1"),
-    (r"^defined on \d+ of the \d+ samples", "on other samples"),
-    (r"^constant in this segment", "constant"),
-    (r"^its correlation is undefined", "undefined on a half"),
-    (r"^every other measure is constant", "nothing to compare"),
-)
-"""(pattern, short form) of each reason an undecided row of the verdict can give
-(:mod:`retrieval_response.decide.verdict`); the short form may quote the pattern's groups. A
-measure ordering the samples as another (``same_as``) is "same order as <other>"."""
+FAMILY_KEYS = ("target", "subset", "E", "segment")
+LEVEL_WORDS = "95%, family-wise"
 
 
-def short_reason(reason: str | None, same_as: str | None = None) -> str:
-    """The few words that stand for an undecided ``reason`` in the verdict figure and on the
-    report's front page: "same order as <same_as>", the short form of the first pattern of
-    :data:`REASON_SHORT` that matches, else the reason up to its first colon or comma."""
-    if same_as:
-        return f"same order as {same_as}"
-    reason = reason or "no reason given"
-    for pattern, short in REASON_SHORT:
-        match = re.match(pattern, reason)
-        if match:
-            return short.format(*match.groups())
-    return re.split(r"[:,]", reason, maxsplit=1)[0]
-
-
-def _interval(value: float | None, low: float | None, high: float | None) -> str:
-    if value is None:
+def number(value: float | None, signed: bool = True) -> str:
+    """``value`` with two decimals, more (up to four) when two would print a non-zero value as
+    0.00; "undefined" for None or NaN."""
+    if value is None or not math.isfinite(value):
         return "undefined"
+    sign = "+" if signed else ""
+    for digits in (2, 3, 4):
+        text = f"{value:{sign}.{digits}f}"
+        if value == 0 or float(text) != 0:
+            return text
+    return text
+
+
+def interval(value: float | None, low: float | None, high: float | None) -> str:
+    """"+0.33 [+0.22, +0.43]", the value alone without an interval (:func:`number`)."""
     if low is None or high is None:
-        return f"{value:+.2f}"
-    return f"{value:+.2f} [{low:+.2f}, {high:+.2f}]"
+        return number(value)
+    return f"{number(value)} [{number(low)}, {number(high)}]"
 
 
-def _needed(row: dict) -> str:
-    counts = [row.get("queries_for_0.10"), row.get("queries_for_0.05")]
-    if counts[0] is None:
-        return ""
-    return (f"; to tell a difference of 0.10 from it with 80% power takes about {counts[0]} queries "
-            f"(0.05: {counts[1]})")
+def p_value(p: float, resamples: int | None) -> str:
+    """An adjusted p-value with the resolution its resamples allow: 1/(1 + R) is its smallest
+    step, so it is printed with one digit more than that step has (4 decimals for R = 200)."""
+    if resamples is None or resamples < 1:
+        return f"{p:.3f}"
+    digits = math.ceil(math.log10(1 + resamples)) + 1
+    return f"{p:.{digits}f}"
+
+
+def _by_decision(rows: list[dict]) -> dict[str, list[dict]]:
+    return {d: [r for r in rows if r["decision"] == d] for d in DECISIONS}
+
+
+def _recommended(rows: list[dict]) -> dict | None:
+    return next((r for r in rows if r["recommended"]), None)
+
+
+def _alpha(row: dict) -> str:
+    return f" (alpha {row['alpha']:.3g})" if row.get("alpha") is not None else ""
+
+
+def recommendation(rows: list[dict]) -> str:
+    """The family's answer in one sentence: "monitor T (alpha 0.3): no measure predicts grade
+    better by more than 0.06 (95%, family-wise; 100 queries)", with how many are surely worse and
+    the queries with which the margin would fall to 0.05; or "cannot decide" with the reason."""
+    first, best = rows[0], _recommended(rows)
+    if best is None:
+        undecided = _by_decision(rows)[UNDECIDED]
+        family = [r for r in undecided if r["reason_code"] in FAMILY_REASONS]
+        why = (family or undecided)[0]
+        return f"cannot decide: {why['reason']}"
+    worse = len(_by_decision(rows)[WORSE])
+    sentence = (f"monitor {best['measure']}{_alpha(best)}, {interval(best['value'], best['ci_low'], best['ci_high'])}: "
+                f"no measure predicts {first['target']} better by more than {number(best['margin'], signed=False)} "
+                f"({LEVEL_WORDS}; {first['n_queries']} queries)")
+    if worse:
+        sentence += f"; {worse} surely worse"
+    if best["queries_for_0.05"] is not None and best["margin"] is not None and best["margin"] > 0.05:
+        sentence += f"; about {best['queries_for_0.05']} queries would bring the margin to 0.05"
+    return sentence
 
 
 def family_lines(rows: list[dict]) -> list[str]:
     """Lines of one family's verdict (rows of one target x subset x E x segment, registry order):
-    the best measure with its correlation and interval, the tied ones, the worse ones with the
-    difference and its simultaneous interval, and the undecided ones with their reason; or one
-    "cannot decide" line with the reason when no measure could be compared."""
+    the recommendation (:func:`recommendation`), the judge's check, then every compared measure
+    with its correlation, its margin and decision, and the undecided ones with their reason."""
     first = rows[0]
-    head = f"{first['target']} | {first['subset']} | {first['E']} | {first['segment']} (queries: {first['n_queries']})"
-    by = {d: [r for r in rows if r["decision"] == d] for d in DECISIONS}
-    if not by["best"]:
-        reasons = sorted({r["reason"] for r in by["undecided"]})
-        return [f"{head}: cannot decide: {reasons[0]}" if len(reasons) == 1
-                else f"{head}: cannot decide: " + "; ".join(f"{r['measure']}: {r['reason']}" for r in by["undecided"])]
-    best = by["best"][0]
-    alpha = f" at alpha {best['alpha']:.3g}" if best.get("alpha") is not None else ""
-    label = "best" if by["worse"] else "highest, no measure decided worse than it:"
-    lines = [f"{head}: {label} {best['measure']}{alpha} {_interval(best['value'], best['ci_low'], best['ci_high'])}"]
-    if by["tied"]:
-        widest = max(by["tied"], key=lambda r: r["queries_for_0.10"] or 0)
-        lines.append("  tied with it: " + ", ".join(r["measure"] for r in by["tied"]) + _needed(widest))
-    for r in by["worse"]:
-        lines.append(f"  worse: {r['measure']} by "
-                     f"{_interval(r['difference_to_best'], r['diff_ci_low'], r['diff_ci_high'])}"
-                     f" (adjusted p {r['p_adjusted']:.3f})")
-    for r in by["undecided"]:
+    head = f"{first['target']} | {first['subset']} | {first['E']} | {first['segment']}"
+    lines = [f"{head}: {recommendation(rows)}"]
+    if first.get("judge_check"):
+        lines.append(f"  judge: {first['judge_check']}" + (" (weak)" if first.get("judge_weak") else ""))
+    if _recommended(rows) is None:
+        return lines
+    by = _by_decision(rows)
+    for r in by[POSSIBLY_BEST] + by[WORSE]:
+        mark = "recommended, " if r["recommended"] else ""
+        lines.append(f"  {r['measure']}{_alpha(r)}: {interval(r['value'], r['ci_low'], r['ci_high'])}; {mark}"
+                     f"{r['decision']}: r - max(others) in [{number(r['mcb_low'])}, {number(r['mcb_high'])}], "
+                     f"margin {number(r['margin'], signed=False)}, p {p_value(r['p_worse'], r['resamples'])}")
+    for r in by[UNDECIDED]:
         lines.append(f"  undecided: {r['measure']}: {r['reason']}")
+    if first.get("samples_left_out"):
+        lines.append(f"  {first['samples_left_out']} samples of {first['subset']} | {first['E']} left out: their top "
+                     "K lacks a judgment that other samples have, and the measures are compared on the same samples")
     return lines
+
+
+def _families(verdict: pl.DataFrame):
+    return (family.to_dicts() for _, family in verdict.group_by(list(FAMILY_KEYS), maintain_order=True))
 
 
 def verdict_text(verdict: pl.DataFrame, segments: tuple[str, ...] | None = None) -> str:
@@ -106,12 +128,50 @@ def verdict_text(verdict: pl.DataFrame, segments: tuple[str, ...] | None = None)
     order; only the families of ``segments`` when given. Empty table: one line saying so."""
     if verdict.height == 0:
         return "Verdict: no family had samples to decide on (no target with a value)."
-    keys = ["target", "subset", "E", "segment"]
     table = verdict if segments is None else verdict.filter(pl.col("segment").is_in(list(segments)))
-    lines = ["Verdict: which measure predicts each target best (Spearman, cross-fitted alpha; intervals over "
-             "query resamples, family-wise 95% over each family's comparisons):"]
-    for _, family in table.group_by(keys, maintain_order=True):
-        lines += family_lines(family.to_dicts())
+    lines = [f"Verdict: which measure to monitor for each target, and how much the best other measure could beat it "
+             f"(Spearman, cross-fitted alpha; multiple comparisons with the best over query resamples, "
+             f"{LEVEL_WORDS}); candidates: {verdict['candidates'][0]}"]
+    for rows in _families(table):
+        lines += family_lines(rows)
+    return "\n".join(lines)
+
+
+def shared_reasons(families: list[list[dict]]) -> list[str]:
+    """One line per undecided reason of a measure shared by several families: "in 15 families T
+    orders the samples as F" or "in 6 families eRAG_P: circular at K = 1"."""
+    counts = Counter()
+    for rows in families:
+        if _recommended(rows) is None:
+            continue
+        for r in _by_decision(rows)[UNDECIDED]:
+            counts[(r["measure"], r["reason_code"], r["same_as"])] += 1
+    lines = []
+    for (measure, code, same_as), n in counts.most_common():
+        if n < 2:
+            continue
+        what = f"orders the samples as {same_as}" if same_as else f"is undecided: {short_reason(code)}"
+        lines.append(f"in {n} families {measure} {what}")
+    return lines
+
+
+def screen(verdict: pl.DataFrame, paths: str) -> str:
+    """The end of a run on one screen: one line per family of :data:`HEADLINE_SEGMENT` (target |
+    subset | ranker: :func:`recommendation`, with the judge's check), one line per undecided
+    reason shared by several families, one line per weak judge, and ``paths``."""
+    families = list(_families(verdict.filter(pl.col("segment") == HEADLINE_SEGMENT)))
+    lines = [f"Verdict on all samples ({LEVEL_WORDS}; every detail in {VERDICT_TEXT}):"]
+    weak = set()
+    for rows in families:
+        first = rows[0]
+        judge = f" [judge: {first['judge_check']}]" if first.get("judge_check") else ""
+        lines.append(f"{first['target']} | {first['subset']} | {first['E']}: {recommendation(rows)}{judge}")
+        if first.get("judge_weak"):
+            weak.add(first["judge_check"])
+    lines += shared_reasons(families)
+    lines += [f"The verdict rests on a weak judge: {check} (an interval reaching below kappa/alpha 0.4 or AUC 0.6)"
+              for check in sorted(weak)]
+    lines.append(paths)
     return "\n".join(lines)
 
 
@@ -120,16 +180,16 @@ def _rst_escape(text: str) -> str:
 
 
 def verdict_rst(verdict: pl.DataFrame) -> str:
-    """The verdict of :data:`HEADLINE_SEGMENT` as reStructuredText: a table per target with a row
-    per subset x ranker: the queries, the best measure with its correlation and interval, the
-    measures tied with it, the ones decided worse, and the undecided ones with the short form of
-    their reason (:func:`short_reason`); a family without a best says "cannot decide" and why.
-    Empty table (or no family of the segment): one paragraph saying so."""
+    """The recommendations of :data:`HEADLINE_SEGMENT` as reStructuredText: a table per target with
+    a row per subset x ranker: the queries, the recommended measure with its correlation and
+    interval, its margin, the measures surely worse, the judge's check, and the undecided ones
+    with the few words of their reason; a family without a recommendation says "cannot decide" and
+    why. Empty table (or no family of the segment): one paragraph saying so."""
     table = verdict.filter(pl.col("segment") == HEADLINE_SEGMENT)
     if table.height == 0:
         return f"No family of the segment {HEADLINE_SEGMENT!r} had samples to decide on (no target with a value).\n"
-    header = ["subset", "ranker", "queries", "best (correlation [95% interval])", "tied with it", "worse",
-              "undecided (why)"]
+    header = ["subset", "ranker", "queries", "monitor (correlation [95% interval])", "margin (95%, family-wise)",
+              "surely worse", "judge", "undecided (why)"]
     blocks = []
     for (target,), rows in table.group_by("target", maintain_order=True):
         lines = [f".. list-table:: {_rst_escape(target)}", "   :header-rows: 1", "   :widths: auto", ""]
@@ -140,17 +200,16 @@ def verdict_rst(verdict: pl.DataFrame) -> str:
 
 
 def _rst_row(rows: list[dict]) -> list[str]:
-    first = rows[0]
-    by = {d: [r for r in rows if r["decision"] == d] for d in ("best", "tied", "worse", "undecided")}
-    undecided = "; ".join(f"{r['measure']}: {short_reason(r['reason'], r['same_as'])}" for r in by["undecided"])
-    if not by["best"]:
-        reasons = sorted({short_reason(r["reason"], r["same_as"]) for r in by["undecided"]})
-        return [first["subset"], first["E"], str(first["n_queries"]), "cannot decide", "", "",
-                reasons[0] if len(reasons) == 1 else undecided]
-    best = by["best"][0]
+    first, best = rows[0], _recommended(rows)
+    by = _by_decision(rows)
+    undecided = "; ".join(f"{r['measure']}: {short_reason(r['reason_code'], r['same_as'])}" for r in by[UNDECIDED])
+    judge = first.get("judge_check") or ""
+    if best is None:
+        return [first["subset"], first["E"], str(first["n_queries"]), "cannot decide", "", "", judge,
+                recommendation(rows).removeprefix("cannot decide: ")]
     return [first["subset"], first["E"], str(first["n_queries"]),
-            f"{best['measure']} {_interval(best['value'], best['ci_low'], best['ci_high'])}",
-            ", ".join(r["measure"] for r in by["tied"]), ", ".join(r["measure"] for r in by["worse"]), undecided]
+            f"{best['measure']}{_alpha(best)} {interval(best['value'], best['ci_low'], best['ci_high'])}",
+            number(best["margin"], signed=False), ", ".join(r["measure"] for r in by[WORSE]), judge, undecided]
 
 
 def write_verdict_text(verdict: pl.DataFrame, path: str | os.PathLike) -> None:
@@ -160,9 +219,9 @@ def write_verdict_text(verdict: pl.DataFrame, path: str | os.PathLike) -> None:
 
 def announce_verdict(table: str | os.PathLike = "results/analysis/verdict.parquet",
                      graded: str | os.PathLike = "results/analysis/graded.parquet") -> None:
-    """Print the verdict of :data:`HEADLINE_SEGMENT` to stderr when the run has a verdict table (a
-    Snakefile's ``onsuccess``), with where the rest is; when the analysis table ``graded`` is newer
-    than the verdict (a run that stopped before the verdict), one line saying the verdict is stale."""
+    """Print :func:`screen` to stderr when the run has a verdict table (a Snakefile's
+    ``onsuccess``); when the analysis table ``graded`` is newer than the verdict (a run that
+    stopped before the verdict), one line saying the verdict is stale."""
     table, graded = Path(table), Path(graded)
     if not table.is_file():
         return
@@ -170,58 +229,30 @@ def announce_verdict(table: str | os.PathLike = "results/analysis/verdict.parque
         print(f"The verdict ({table}) is older than the analysis table ({graded}): this run did not "
               "rebuild it; run the default target to update it.", file=sys.stderr, flush=True)
         return
-    print(verdict_text(pl.read_parquet(table), (HEADLINE_SEGMENT,)), file=sys.stderr)
-    print(f"Every segment (narrow, wide, all): {VERDICT_TEXT}; the table: {table}; what N more queries would "
-          "cost with this config: python -m retrieval_response.reports.llm_cost CONFIG --queries N",
-          file=sys.stderr, flush=True)
-
-
-def family_sentence(rows: list[dict]) -> str:
-    """One sentence for one family: the measure decided best, or, when none is decided worse than
-    it, the highest with the count of measures that cannot be told from it (and the queries for
-    80% power at 0.10 among them); the worse ones; the undecided ones counted by kind of reason;
-    or "cannot decide" with the first reason."""
-    by = {d: [r for r in rows if r["decision"] == d] for d in DECISIONS}
-    if not by["best"]:
-        return f"Cannot decide: {by['undecided'][0]['reason']}."
-    best = by["best"][0]
-    value = _interval(best["value"], best["ci_low"], best["ci_high"])
-    if by["worse"]:
-        parts = [f"{best['measure']} predicts best, {value}", "worse: " + ", ".join(r["measure"] for r in by["worse"])]
-    else:
-        parts = [f"no measure is decided worse than another (highest: {best['measure']}, {value})"]
-    if by["tied"]:
-        widest = max(r["queries_for_0.10"] or 0 for r in by["tied"])
-        parts.append(f"{len(by['tied'])} tied with {best['measure']}; about {widest} queries would tell a difference "
-                     "of 0.10 with 80% power")
-    if by["undecided"]:
-        same = sum(r["same_as"] is not None for r in by["undecided"])
-        other = len(by["undecided"]) - same
-        counted = [f"{same} ordering the samples as another measure"] if same else []
-        counted += [f"{other} for other reasons (verdict.txt)"] if other else []
-        parts.append("undecided: " + ", ".join(counted))
-    return "; ".join(parts) + "."
+    verdict = pl.read_parquet(table)
+    segments = ", ".join(dict.fromkeys(verdict["segment"])) if verdict.height else HEADLINE_SEGMENT
+    paths = (f"Every segment ({segments}): {VERDICT_TEXT}; the table: {table}; what N more queries would cost with "
+             "this config: python -m retrieval_response.reports.llm_cost CONFIG --queries N")
+    print(screen(verdict, paths), file=sys.stderr, flush=True)
 
 
 def verdict_summary(verdict: pl.DataFrame) -> pl.DataFrame:
-    """One row per family: target, subset, E, segment, n_queries, best (the measure decided best;
-    "none decided (highest: X)" when none is decided worse than the highest), correlation (value
-    and interval of the highest), tied, worse (measure names joined by ", "), undecided (count)
-    and sentence (:func:`family_sentence`), families in table order."""
+    """One row per family: target, subset, E, segment, n_queries, monitor (the recommended
+    measure, "cannot decide" without one), correlation (its value and interval), margin, worse
+    (the measures surely worse joined by ", ", "none"), judge (the check, "" without one),
+    undecided (count) and sentence (:func:`recommendation`), families in table order."""
     rows = []
-    for (target, subset, E, segment), family in verdict.group_by("target", "subset", "E", "segment",
-                                                                   maintain_order=True):
-        records = family.to_dicts()
-        best = [r for r in records if r["decision"] == "best"]
-        names = {d: ", ".join(r["measure"] for r in records if r["decision"] == d) for d in ("tied", "worse")}
-        decided = best and names["worse"]
+    for records in _families(verdict):
+        first, best = records[0], _recommended(records)
         rows.append({
-            "target": target, "subset": subset, "E": E, "segment": segment, "n_queries": records[0]["n_queries"],
-            "best": (best[0]["measure"] if decided else f"none decided (highest: {best[0]['measure']})" if best
-                     else "cannot decide"),
-            "correlation": _interval(best[0]["value"], best[0]["ci_low"], best[0]["ci_high"]) if best else "",
-            "tied": names["tied"], "worse": names["worse"] or "none",
-            "undecided": sum(r["decision"] == "undecided" for r in records),
-            "sentence": family_sentence(records),
+            "target": first["target"], "subset": first["subset"], "E": first["E"], "segment": first["segment"],
+            "n_queries": first["n_queries"],
+            "monitor": f"{best['measure']}{_alpha(best)}" if best else "cannot decide",
+            "correlation": interval(best["value"], best["ci_low"], best["ci_high"]) if best else "",
+            "margin": number(best["margin"], signed=False) if best else "",
+            "worse": ", ".join(r["measure"] for r in records if r["decision"] == WORSE) or "none",
+            "judge": first.get("judge_check") or "",
+            "undecided": sum(r["decision"] == UNDECIDED for r in records),
+            "sentence": recommendation(records),
         })
     return pl.DataFrame(rows)

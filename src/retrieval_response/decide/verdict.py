@@ -1,62 +1,66 @@
-"""The verdict: which measure predicts the target best, which are tied with it, which are worse,
-and which cannot be decided and why (docs/METHODS.md#verdict).
+"""The verdict: which measure to monitor for each target, how much it could be giving up to the
+best one and how sure, which measures are surely worse, and which cannot be decided and why
+(docs/METHODS.md#verdict).
 
 A *family* is one (target, subset, E, segment), with segments ``narrow`` and ``wide`` (K < Np,
 K >= Np) and ``all`` (every sample). Within a family:
 
-1. Each measure's correlation (``corr_type``, Spearman by default) with the target. A measure
-   with alpha is cross-fitted: alpha is chosen on one half of the queries and the correlation
-   measured on the other, and the reverse, averaged (:func:`~retrieval_response.analysis.crossfit.crossfit`);
-   ``alpha`` is where its correlation on all the family's samples peaks (the alpha to monitor).
-2. The same on every bootstrap resample of the queries (stratified by subset, as the analysis's
-   intervals), alpha chosen again inside each resample on its own halves: the intervals carry the
-   choice of alpha.
-3. Measures that cannot take part are ``undecided`` with a reason: too few samples, queries or
-   resamples, a target with one value, a measure that needs Np on samples without it (traces
-   without qrels: ``not computable``), a constant measure, an eRAG measure at K = 1 only (its
-   answer is the top-1 answer itself), a measure defined on fewer samples than the family, or a
-   measure that orders the samples exactly as another (its correlation is that measure's by
-   construction; ``same_as`` names the one compared: a measure without alpha when there is one).
-4. Of the others, ``best`` has the highest correlation. Every pair of them is compared by the
-   paired difference of their correlations over the same resamples, with a single-step max-t
-   adjustment over all pairs of the family (Romano and Wolf 2005): ``p_adjusted`` and the
-   simultaneous interval ``diff_ci_low, diff_ci_high`` of best - measure hold with family-wise
-   error ``1 - level`` over all pairs, so they stay valid although ``best`` itself was chosen
-   on the data. ``worse``: the adjusted p-value of (best, measure) is below ``1 - level``;
-   ``tied`` otherwise.
+1. Each candidate measure's correlation (``corr_type``, Spearman by default) with the target. A
+   measure with alpha is cross-fitted: alpha is chosen on one half of the queries and the
+   correlation measured on the other, and the reverse, averaged (Chernozhukov et al. 2018's
+   cross-fitting; :func:`~retrieval_response.analysis.crossfit.crossfit`); ``alpha`` is where its
+   correlation on all the family's samples peaks (the alpha to monitor).
+2. The same on every bootstrap resample of the queries (Efron 1979; stratified by subset, as the
+   analysis's intervals), alpha chosen again inside each resample on its own halves: the
+   intervals carry the choice of alpha.
+3. Measures that cannot take part are ``undecided`` with a reason code (:mod:`.reasons`) and its
+   words: too few samples, queries or resamples, a target with one value, a measure that needs Np
+   on samples without it (traces without qrels), a constant measure, an eRAG measure at K = 1
+   only (its answer is the top-1 answer itself), a measure defined on fewer samples than the
+   family, or a measure that orders the samples exactly as another (its correlation is that
+   measure's by construction; ``same_as`` names the one compared: of measures ordering the
+   samples alike, the cheapest (:attr:`~retrieval_response.analysis.measures.Measure.cost`), then
+   one without alpha, then the first in registry order).
+4. The others are compared by multiple comparisons with the best (Hsu 1984, 1996), its critical
+   value from the bootstrap (:func:`~.comparisons.best_comparisons`): for each measure X a
+   simultaneous interval ``mcb_low, mcb_high`` of r_X - max over the others of r_j; ``margin`` =
+   -``mcb_low``, how much the best other measure could beat X; ``decision`` ``worse`` when
+   ``mcb_high`` = 0 (``p_worse`` < 1 - level: some measure is surely better), else ``possibly
+   best``. ``recommended``: of the measures whose margin is the smallest within Monte Carlo error
+   (:meth:`~.comparisons.BestComparisons.tied_with_smallest`), the cheapest, then the smallest
+   margin, then registry order. The family-wise error 1 - level covers every interval of the
+   family at once, the choice of the best included.
 Measures are compared on the same samples: where a measure built from judgments takes part and
 its subset and ranker have judgments, a sample whose top K lacks one (a text never judged, or an
-unparseable UMBRELA reply) is left out of the verdict (:func:`lacking_judgments`; the job log counts
-them), so that the judgment measure joins the comparisons instead of being defined on other
-samples. A subset and ranker without any judgment keep every sample.
+unparseable UMBRELA reply) is left out of the verdict (:func:`lacking_judgments`), counted per
+family in ``samples_left_out``.
 
-5. Power: for a tied or worse measure, the queries with which a true difference of 0.05 and of
-   0.10 from the best would be declared with 80% power at the family-wise level
-   (``queries_for_0.05``, ``queries_for_0.10``; :func:`queries_needed`): the standard error of
-   a bootstrap difference over queries shrinks as 1 / sqrt(queries).
+5. Power: the queries with which a measure's margin would fall to 0.05 and to 0.10 with 80%
+   probability if the measures that bound it were truly as good as it (``queries_for_0.05``,
+   ``queries_for_0.10``; :func:`queries_needed`): the standard errors of bootstrap differences over
+   queries shrink as 1 / sqrt(queries).
 """
 
 from __future__ import annotations
 
-import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import polars as pl
 
 from retrieval_response.analysis import measures as measures_module
-from retrieval_response.analysis.bootstrap import max_t, percentile_interval
+from retrieval_response.analysis.bootstrap import percentile_interval
 from retrieval_response.analysis.crossfit_bootstrap import order_ranks, query_resampling, resampled_correlations
 from retrieval_response.analysis.judgment_measures import JUDGMENT_COLUMNS
 from retrieval_response.analysis.measures import MEASURES, NOT_COMPUTABLE
 from retrieval_response.analysis.samples import default_measures, resolve_targets, segment_table, table_sizes
 from retrieval_response.analysis.segments import VERDICT_SEGMENTATIONS
+from retrieval_response.decide.comparisons import BestComparisons, best_comparisons
 from retrieval_response.infra.errors import InputError
 
-LOG = logging.getLogger(__name__)
 DETECTABLE = (0.05, 0.10)
-"""Differences of correlation the power plan sizes the queries for."""
+"""Margins the power plan sizes the queries for."""
 MIN_QUERIES = 10
 """Fewest queries with which a family is decided: below it the bootstrap over queries says little."""
 MIN_RESAMPLES = 100
@@ -64,50 +68,40 @@ MIN_RESAMPLES = 100
 POWER = 0.8
 POWER_Z = 0.8416212335729143
 """The standard normal quantile of :data:`POWER` (scipy.stats.norm.ppf(0.8))."""
-COLUMNS = (
-    "target", "subset", "E", "segment", "corr_type", "measure", "n_samples", "n_queries", "value", "ci_low", "ci_high",
-    "alpha",
-    "difference_to_best", "diff_ci_low", "diff_ci_high", "p_adjusted", "decision", "reason", "same_as",
-    "queries_for_0.05", "queries_for_0.10",
-)
-"""Columns of ``results/analysis/verdict.parquet`` in order (module docstring)."""
+POSSIBLY_BEST, WORSE, UNDECIDED = "possibly best", "worse", "undecided"
+DECISIONS = (POSSIBLY_BEST, WORSE, UNDECIDED)
+"""The decisions of a verdict row."""
 _SCHEMA = {
     "target": pl.String, "subset": pl.String, "E": pl.String, "segment": pl.String, "corr_type": pl.String,
-    "measure": pl.String, "n_samples": pl.Int64, "n_queries": pl.Int64, "value": pl.Float64, "ci_low": pl.Float64,
-    "ci_high": pl.Float64, "alpha": pl.Float64, "difference_to_best": pl.Float64, "diff_ci_low": pl.Float64,
-    "diff_ci_high": pl.Float64,
-    "p_adjusted": pl.Float64, "decision": pl.String, "reason": pl.String, "same_as": pl.String,
-    "queries_for_0.05": pl.Int64, "queries_for_0.10": pl.Int64,
+    "candidates": pl.String, "measure": pl.String, "cost": pl.Int64, "n_samples": pl.Int64, "n_queries": pl.Int64,
+    "samples_left_out": pl.Int64, "value": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64,
+    "alpha": pl.Float64, "behind_best": pl.Float64, "mcb_low": pl.Float64, "mcb_high": pl.Float64,
+    "margin": pl.Float64, "p_worse": pl.Float64, "decision": pl.String, "recommended": pl.Boolean,
+    "reason_code": pl.String, "reason": pl.String, "same_as": pl.String, "critical": pl.Float64,
+    "resamples": pl.Int64, "queries_for_0.05": pl.Int64, "queries_for_0.10": pl.Int64,
+    "judge_check": pl.String, "judge_weak": pl.Boolean,
 }
+COLUMNS = tuple(_SCHEMA)
+"""Columns of ``results/analysis/verdict.parquet`` in order (module docstring; docs/OUTPUTS.md):
+``candidates`` the measures the family chose among (joined by ", "), ``cost`` the measure's cost
+class, ``behind_best`` max over the other compared measures of r_j - r_X, ``critical`` the MCB
+critical value and ``resamples`` R (``p_worse`` is a multiple of 1/(1 + R)); ``judge_check`` and
+``judge_weak`` are the family's check of its LLM-made inputs
+(:func:`~retrieval_response.decide.judge_check.with_judge_checks`; null and False until it is
+added). Undefined values are null, never NaN."""
 
 
 def queries_needed(half_width: float, critical: float, n_queries: int, difference: float,
                    min_queries: int = MIN_QUERIES) -> int | None:
-    """Queries at which a true difference ``difference`` would be declared with probability
-    :data:`POWER` at the family-wise level: with se = ``half_width`` / ``critical`` at
-    ``n_queries`` queries and se shrinking as 1/sqrt(queries), ceil(n_queries ((critical + z) se /
-    difference)^2), z the standard normal quantile of :data:`POWER`; at least ``min_queries``.
-    None when the half-width or the critical value is not finite and positive (nothing to scale)."""
+    """Queries at which a bound d_hat + ``half_width`` would fall to ``difference`` with
+    probability :data:`POWER` when the true difference is 0: with se = ``half_width`` /
+    ``critical`` at ``n_queries`` queries and se shrinking as 1/sqrt(queries), ceil(n_queries
+    ((critical + z) se / difference)^2), z the standard normal quantile of :data:`POWER`; at least
+    ``min_queries``. None when the half-width or the critical value is not finite and positive."""
     if not (math.isfinite(half_width) and math.isfinite(critical) and half_width > 0 and critical > 0):
         return None
     se = half_width / critical
     return max(min_queries, math.ceil(n_queries * ((critical + POWER_Z) * se / difference) ** 2))
-
-
-def max_t_adjust(draws: np.ndarray, values: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, float]:
-    """:func:`~retrieval_response.analysis.bootstrap.max_t` over every pair (i < j) of ``values``
-    (m,) with bootstrap ``draws`` (m, R): the statistics are the paired differences v_i - v_j and
-    their draws. Returns ``p`` and ``half`` as symmetric (m, m) matrices (diagonal p = 1, half =
-    0) and the critical value."""
-    m = len(values)
-    p, half = np.ones((m, m)), np.zeros((m, m))
-    if m < 2:
-        return p, half, math.nan
-    i, j = np.triu_indices(m, 1)
-    p_pairs, half_pairs, critical = max_t(values[i] - values[j], draws[i] - draws[j], level)
-    p[i, j] = p[j, i] = p_pairs
-    half[i, j] = half[j, i] = half_pairs
-    return p, half, critical
 
 
 def _orders(family: pl.DataFrame, names: list[str], grid: np.ndarray, compat: str) -> dict[str, tuple]:
@@ -150,106 +144,135 @@ def _equivalence_reason(family: pl.DataFrame, name: str, same_as: str) -> str:
     return f"orders the samples exactly as {same_as} here, {by_construction}"
 
 
-def _family_reason(family: pl.DataFrame, target: str, min_queries: int, resamples: int) -> str | None:
-    """Why no measure of the family can be decided, or None."""
+def _family_reason(family: pl.DataFrame, target: str, min_queries: int, resamples: int) -> tuple[str, str] | None:
+    """(code, words) of why no measure of the family can be decided, or None."""
     n_queries = family["id"].n_unique()
     if n_queries < min_queries:
-        return (f"only {n_queries} {'query' if n_queries == 1 else 'queries'} with a {target}: at least "
+        return ("few_queries", f"only {n_queries} {'query' if n_queries == 1 else 'queries'} with a {target}: at least "
                 f"{min_queries} are needed for an interval over queries")
     values = family[target].unique()
     if len(values) < 2:
-        return f"the target {target} takes one value ({values[0]:g}) in every sample: nothing to predict"
+        return "target_constant", f"the target {target} takes one value ({values[0]:g}) in every sample: nothing to predict"
     if resamples < MIN_RESAMPLES:
-        return (f"{resamples} bootstrap resamples (analysis.bootstrap_resamples): at least {MIN_RESAMPLES} are "
-                "needed for adjusted p-values below 0.05 to mean anything")
+        return ("few_resamples", f"{resamples} bootstrap resamples (analysis.bootstrap_resamples): at least "
+                f"{MIN_RESAMPLES} are needed for adjusted p-values below 0.05 to mean anything")
     return None
 
 
-def _measure_reason(name: str, family: pl.DataFrame, signature: tuple, n: int, value: float) -> str | None:
-    """Why measure ``name`` cannot take part in the family's comparisons, or None."""
+def _measure_reason(name: str, family: pl.DataFrame, signature: tuple, n: int, value: float) -> tuple[str, str] | None:
+    """(code, words) of why measure ``name`` cannot take part in the family's comparisons, or None."""
     if name.startswith("eRAG") and (family["K"] == 1).all():
-        return ("at K = 1 the eRAG answer is the top-1 answer itself, so its score is the target's own answer: "
-                "circular")
+        return ("circular", "at K = 1 the eRAG answer is the top-1 answer itself, so its score is the target's own "
+                "answer: circular")
     if n < family.height:
         why = ("the samples whose 2K partner was graded" if name == "F_e_partner"
                else "the samples whose top K it could be computed for")
-        return (f"defined on {n} of the {family.height} samples ({why}): its correlation is over other samples "
-                "than the rest, so it is not compared")
+        return ("other_samples", f"defined on {n} of the {family.height} samples ({why}): its correlation is over "
+                "other samples than the rest, so it is not compared")
     if not signature[1]:
-        return "constant in this segment: it cannot order the samples"
+        return "constant", "constant in this segment: it cannot order the samples"
     if not math.isfinite(value):
-        return "its correlation is undefined here (a half of the queries without spread)"
+        return "undefined", "its correlation is undefined here (a half of the queries without spread)"
     return None
 
 
-def _undecided(base: dict, name: str, n: int, reason: str, same_as: str | None = None) -> dict:
-    """A row of measure ``name`` decided ``undecided`` for ``reason``."""
-    return base | {"measure": name, "n_samples": n, "decision": "undecided", "reason": reason, "same_as": same_as}
+def _finite(value) -> float | None:
+    return float(value) if value is not None and math.isfinite(value) else None
 
 
-def _decide_family(base: dict, family: pl.DataFrame, names: list[str], results: dict, left_out: dict[str, str],
-                   grid, compat: str, level: float, min_queries: int, resamples: int) -> list[dict]:
+def _undecided(base: dict, name: str, n: int, code: str, reason: str, same_as: str | None = None) -> dict:
+    """A row of measure ``name`` decided ``undecided`` for ``reason`` (code ``code``)."""
+    return base | {"measure": name, "cost": MEASURES[name].cost, "n_samples": n, "decision": UNDECIDED,
+                   "recommended": False, "reason_code": code, "reason": reason, "same_as": same_as}
+
+
+def _compared_first(names: list[str]) -> list[str]:
+    """``names`` in the order in which one of measures ordering the samples alike is chosen to be
+    compared: cheapest first, then without alpha, then registry order."""
+    return sorted(names, key=lambda name: (MEASURES[name].cost, MEASURES[name].has_alpha, names.index(name)))
+
+
+def _decide_family(base: dict, family: pl.DataFrame, names: list[str], results: dict,
+                   left_out: dict[str, tuple[str, str]], grid, compat: str, level: float, min_queries: int,
+                   resamples: int) -> list[dict]:
     """The rows of one family, in the order of ``names`` (module docstring): undecided measures
-    with their reason (``left_out``: the segments table's reason of each measure it leaves out),
-    then best, tied and worse among the others. Of measures ordering the samples alike, one
-    without alpha is compared (its correlation needs no cross-fitting), else the first of ``names``."""
+    with their reason (``left_out``: the segments table's (code, reason) of each measure it
+    leaves out), then the compared ones with their MCB interval, margin, decision and the one
+    recommended."""
     n_queries = family["id"].n_unique()
     base = base | {"n_queries": n_queries}
     reason = _family_reason(family, base["target"], min_queries, resamples)
     if reason is not None:
-        return [_undecided(base, name, results.get(name, (0,))[0], reason) for name in names]
+        return [_undecided(base, name, results.get(name, (0,))[0], *reason) for name in names]
     present = [name for name in names if name in results]
     orders = _orders(family, present, grid, compat)
-    rows, candidates, seen = {}, [], {}
-    for name in sorted(names, key=lambda name: MEASURES[name].has_alpha):
+    rows, compared, seen = {}, [], {}
+    for name in _compared_first(names):
         if MEASURES[name].needs_Np and family["Np"].is_null().all():
-            rows[name] = _undecided(base, name, 0, NOT_COMPUTABLE)
+            rows[name] = _undecided(base, name, 0, "not_computable", NOT_COMPUTABLE)
             continue
         if name not in results:
-            rows[name] = _undecided(base, name, 0, left_out[name])
+            rows[name] = _undecided(base, name, 0, *left_out[name])
             continue
         n, value, draws, alpha = results[name]
         low, high = percentile_interval(draws[None, :], level)
-        row = base | {"measure": name, "n_samples": n, "value": value, "ci_low": float(low[0]), "ci_high": float(high[0]),
-                      "alpha": alpha}
+        row = base | {"measure": name, "cost": MEASURES[name].cost, "n_samples": n, "value": _finite(value),
+                      "ci_low": _finite(low[0]), "ci_high": _finite(high[0]), "alpha": alpha, "recommended": False}
         key = orders[name]
-        reason = _measure_reason(name, family, key, n, value)
-        if reason is None and key in seen:
-            rows[name] = row | {"decision": "undecided", "reason": _equivalence_reason(family, name, seen[key]),
-                                "same_as": seen[key]}
+        why = _measure_reason(name, family, key, n, value)
+        if why is None and key in seen:
+            rows[name] = row | {"decision": UNDECIDED, "reason_code": "same_order",
+                                "reason": _equivalence_reason(family, name, seen[key]), "same_as": seen[key]}
             continue
-        if reason is not None:
-            rows[name] = row | {"decision": "undecided", "reason": reason}
+        if why is not None:
+            rows[name] = row | {"decision": UNDECIDED, "reason_code": why[0], "reason": why[1]}
             continue
         seen[key] = name
         rows[name] = row
-        candidates.append(name)
-    candidates.sort(key=names.index)
-    if len(candidates) == 1:
-        only = candidates.pop()
-        rows[only] |= {"decision": "undecided",
+        compared.append(name)
+    compared.sort(key=names.index)
+    if len(compared) == 1:
+        only = compared.pop()
+        rows[only] |= {"decision": UNDECIDED, "reason_code": "nothing_to_compare",
                        "reason": "every other measure is constant here or orders the samples as it does: "
                                  "nothing to compare it with"}
-    if candidates:
-        values = np.array([results[c][1] for c in candidates])
-        draws = np.vstack([results[c][2] for c in candidates])
-        p, half, critical = max_t_adjust(draws, values, level)
-        best = int(np.argmax(values))
-        rows[candidates[best]] |= {"decision": "best", "difference_to_best": 0.0}
-        for k, name in enumerate(candidates):
-            if k == best:
-                continue
-            difference = values[best] - values[k]
-            worse = p[best, k] < 1 - level
-            rows[name] |= {
-                "difference_to_best": difference, "diff_ci_low": difference - half[best, k],
-                "diff_ci_high": difference + half[best, k], "p_adjusted": p[best, k],
-                "decision": "worse" if worse else "tied",
-                "reason": None if worse else "not distinguishable from the best at the family-wise level",
-                **{f"queries_for_{d:.2f}": queries_needed(half[best, k], critical, n_queries, d, min_queries)
-                   for d in DETECTABLE},
-            }
+    if compared:
+        rows |= _compare(base, compared, results, rows, level, n_queries, min_queries)
     return [rows[name] for name in names]
+
+
+def recommend(names: list[str], mcb: BestComparisons) -> int | None:
+    """Index in ``names`` (the measures of ``mcb``, in its order) of the measure to monitor: of the
+    measures whose margin is the smallest within Monte Carlo error
+    (:meth:`~.comparisons.BestComparisons.tied_with_smallest`), the cheapest
+    (:attr:`~retrieval_response.analysis.measures.Measure.cost`: relevance of the top K alone <
+    Np too < LLM judgments), then the smallest margin, then the first; None when no margin is finite."""
+    tied = np.flatnonzero(mcb.tied_with_smallest())
+    if tied.size == 0:
+        return None
+    return int(min(tied, key=lambda k: (MEASURES[names[k]].cost, mcb.margin[k], k)))
+
+
+def _compare(base: dict, compared: list[str], results: dict, rows: dict, level: float, n_queries: int,
+             min_queries: int) -> dict[str, dict]:
+    """The rows of the ``compared`` measures after multiple comparisons with the best
+    (:func:`~.comparisons.best_comparisons`) and the choice of the recommended one."""
+    values = np.array([results[c][1] for c in compared])
+    mcb = best_comparisons(values, np.vstack([results[c][2] for c in compared]), level)
+    pick = recommend(compared, mcb)
+    out = {}
+    for k, name in enumerate(compared):
+        others = np.delete(values, k)
+        half = mcb.critical * mcb.se_margin[k] if math.isfinite(mcb.se_margin[k]) else math.nan
+        out[name] = rows[name] | {
+            "behind_best": float(others.max() - values[k]), "mcb_low": _finite(mcb.low[k]),
+            "mcb_high": _finite(mcb.high[k]), "margin": _finite(mcb.margin[k]), "p_worse": float(mcb.p[k]),
+            "decision": WORSE if mcb.worse[k] else POSSIBLY_BEST, "recommended": bool(k == pick),
+            "reason_code": None, "reason": None, "critical": _finite(mcb.critical), "resamples": mcb.resamples,
+            **{f"queries_for_{d:.2f}": queries_needed(half, mcb.critical, n_queries, d, min_queries)
+               for d in DETECTABLE},
+        }
+    return out
 
 
 def lacking_judgments(graded: pl.DataFrame, names: list[str]) -> pl.Series:
@@ -267,13 +290,34 @@ def lacking_judgments(graded: pl.DataFrame, names: list[str]) -> pl.Series:
 
 def verdict_samples(graded: pl.DataFrame, names: list[str] | None = None) -> pl.DataFrame:
     """The samples the verdict compares ``names`` (default: the default measures) on: ``graded``
-    without the samples :func:`lacking_judgments`, whose number is logged as a warning."""
-    lacking = lacking_judgments(graded, names or default_measures(graded))
-    if lacking.any():
-        LOG.warning("%d of %d samples left out of the verdict: their top K lacks a judgment that other samples "
-                    "of their subset and ranker have, and the measures are compared on the same samples",
-                    lacking.sum(), graded.height)
-    return graded.filter(~lacking)
+    without the samples :func:`lacking_judgments` (the verdict counts them per family)."""
+    return graded.filter(~lacking_judgments(graded, names or default_measures(graded)))
+
+
+def verdict_candidates(graded: pl.DataFrame, candidates: Sequence[str] | None = None,
+                       ranked: pl.DataFrame | None = None) -> list[str]:
+    """The measures the verdict chooses among: the analysis's default measures
+    (:func:`~retrieval_response.analysis.samples.default_measures`), only those of ``candidates``
+    when given (a list fixed before seeing the data, ``verdict.candidates``), in registry order.
+    :class:`InputError` for a name that is not a measure of the registry."""
+    names = default_measures(graded, ranked)
+    if candidates is None:
+        return names
+    unknown = [c for c in candidates if c not in MEASURES]
+    if unknown:
+        raise InputError("config", "verdict.candidates", f"not measures of the registry: {', '.join(unknown)} "
+                         f"(known: {', '.join(MEASURES)})")
+    return [name for name in names if name in candidates]
+
+
+def _left_out_reasons(sizes: pl.DataFrame) -> dict[int, tuple[str, str]]:
+    """segment id -> (code, words) of each segment the segments table leaves a measure out of:
+    ``not_computed`` where no sample has the measure (n_samples = n_missing_target = 0), else
+    ``few_samples``."""
+    left = sizes.filter(~pl.col("kept"))
+    codes = pl.when((pl.col("n_samples") == 0) & (pl.col("n_missing_target") == 0)).then(pl.lit("not_computed"))
+    return {seg: (code, reason) for seg, code, reason in left.select(
+        "seg", codes.otherwise(pl.lit("few_samples")), "reason").iter_rows()}
 
 
 def verdict_table(
@@ -297,14 +341,18 @@ def verdict_table(
     Which segments each measure x target has enough samples in is read from ``segments``, the
     segments tables (:func:`~retrieval_response.analysis.samples.segment_table`, no finer keys) of
     the segmentations of :data:`VERDICT_SEGMENTATIONS` by name, written with the same measures and
-    targets; when None they are made here with ``min_segment_samples``. ``measures`` defaults to
-    the analysis's default measures, ``targets`` to every target with a value; samples
-    :func:`lacking_judgments` are left out (the ``verdict_segments`` tables count without them); the resamples and
-    halves depend only on ``seed`` and the query ids, as in the analysis.
+    targets; when None they are made here with ``min_segment_samples``. ``measures``: the
+    candidates (default: the analysis's default measures), ``targets`` default to every target
+    with a value; samples :func:`lacking_judgments` are left out (the ``verdict_segments`` tables
+    count without them); the resamples and halves depend only on ``seed`` and the query ids, as in
+    the analysis.
     """
     grid = measures_module.alpha_grid(alpha_grid) if isinstance(alpha_grid, str) else np.asarray(alpha_grid)
     names = measures or default_measures(graded, ranked)
-    graded = verdict_samples(graded, names)
+    lacking = lacking_judgments(graded, names)
+    left_out_by = dict(graded.filter(lacking).group_by("subset", "E").len().select(
+        pl.concat_str("subset", "E", separator="\0"), "len").iter_rows())
+    graded = graded.filter(~lacking)
     target_names = resolve_targets(graded, targets)
     out = []
     # narrow and wide compare K with Np: without Np (traces) the verdict is given on all samples only
@@ -324,14 +372,14 @@ def verdict_table(
         for target in target_names:
             sizes = {name: table_sizes(prepared, segments[segmentation], name, target) for name in names}
             results = resampled_correlations(resampling, names, target, grid, corr_type, compat, sizes)
-            reasons = {name: dict(frame.filter(~pl.col("kept")).select("seg", "reason").iter_rows())
-                       for name, frame in sizes.items()}
+            reasons = {name: _left_out_reasons(frame) for name, frame in sizes.items()}
             for seg, E, subset, segment in prepared.segments.select("seg", "E", "subset", "segment").iter_rows():
                 family = prepared.rows.filter((pl.col("seg") == seg) & pl.col(target).is_not_null())
                 if family.height == 0:
                     continue
-                base = {"target": target, "subset": subset, "E": E, "segment": segment, "corr_type": corr_type}
+                base = {"target": target, "subset": subset, "E": E, "segment": segment, "corr_type": corr_type,
+                        "candidates": ", ".join(names), "samples_left_out": left_out_by.get(f"{subset}\0{E}", 0)}
                 left_out = {name: by_seg[seg] for name, by_seg in reasons.items() if seg in by_seg}
                 out += _decide_family(base, family, names, results.get(seg, {}), left_out, grid, compat, level,
                                       min_queries, bootstrap_resamples)
-    return pl.DataFrame(out, schema=_SCHEMA).select(COLUMNS)
+    return pl.DataFrame(out, schema=_SCHEMA).with_columns(pl.col("judge_weak").fill_null(False)).select(COLUMNS)
