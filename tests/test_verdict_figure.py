@@ -5,7 +5,6 @@ report's reStructuredText, figures.html opening on the verdict, the report's cat
 from __future__ import annotations
 
 import json
-import re
 from types import SimpleNamespace
 
 import numpy as np
@@ -13,7 +12,8 @@ import polars as pl
 import pytest
 from docutils.core import publish_parts
 
-from retrieval_response.decide.summary import REASON_SHORT, short_reason, verdict_rst
+from retrieval_response.decide.reasons import REASONS, short_reason
+from retrieval_response.decide.summary import verdict_rst
 from retrieval_response.decide.verdict import COLUMNS, verdict_table
 from retrieval_response.figures.analysis_figures import render_figures
 from retrieval_response.figures.manifest import MANIFEST_HTML, MANIFEST_JSON, Manifest, png_data_uri
@@ -29,14 +29,22 @@ SAME = "orders the samples exactly as P here, so its correlation is P's by const
 
 
 def _row(target, subset, segment, measure, decision, value=None, reason=None, same_as=None, queries=40) -> dict:
+    """A verdict row; ``decision`` "best" is the recommended measure (possibly best, margin 0.05)."""
     interval = (None, None) if value is None else (value - 0.1, value + 0.1)
-    compared = {"difference_to_best": 0.2, "diff_ci_low": 0.1, "diff_ci_high": 0.3, "p_adjusted": 0.01,
-                "queries_for_0.05": 640, "queries_for_0.10": 160} if decision in ("tied", "worse") else {}
+    code = None if reason is None else "same_order" if same_as else "few_queries"
+    compared = {"behind_best": 0.05, "mcb_low": -0.15, "mcb_high": 0.0 if decision == "worse" else 0.05,
+                "margin": 0.15, "p_worse": 0.01 if decision == "worse" else 0.4, "critical": 2.5, "resamples": 200,
+                "queries_for_0.05": 640, "queries_for_0.10": 160} if decision != "undecided" else {}
+    if decision == "best":
+        compared |= {"behind_best": -0.05, "mcb_low": -0.05, "margin": 0.05}
     return {"target": target, "subset": subset, "E": "X", "segment": segment, "corr_type": "spearman",
-            "measure": measure, "n_samples": 400, "n_queries": queries, "value": value, "ci_low": interval[0],
-            "ci_high": interval[1], "alpha": None, "difference_to_best": None, "diff_ci_low": None, "diff_ci_high": None,
-            "p_adjusted": None, "decision": decision, "reason": reason, "same_as": same_as, "queries_for_0.05": None,
-            "queries_for_0.10": None} | compared
+            "candidates": "F, T, P, R", "measure": measure, "cost": 0, "n_samples": 400, "n_queries": queries,
+            "samples_left_out": 0, "value": value, "ci_low": interval[0], "ci_high": interval[1], "alpha": None,
+            "behind_best": None, "mcb_low": None, "mcb_high": None, "margin": None, "p_worse": None,
+            "decision": "possibly best" if decision in ("best", "tied") else decision,
+            "recommended": decision == "best", "reason_code": code, "reason": reason, "same_as": same_as,
+            "critical": None, "resamples": None, "queries_for_0.05": None, "queries_for_0.10": None,
+            "judge_check": None, "judge_weak": False} | compared
 
 
 def constructed_verdict() -> pl.DataFrame:
@@ -49,7 +57,7 @@ def constructed_verdict() -> pl.DataFrame:
                  _row("grade", "A", segment, "F", "best", 0.5)]
     rows += [_row("answer_f1", "A", "all", m, d, v) for m, d, v in (("F", "tied", 0.2), ("T", "best", 0.3))]
     rows += [_row("grade", "B", "all", m, "undecided", reason=FEW, queries=6) for m in ("F", "T", "P", "R")]
-    return pl.DataFrame(rows).select(COLUMNS)
+    return pl.DataFrame(rows, infer_schema_length=None).select(COLUMNS)
 
 
 @pytest.fixture(scope="module")
@@ -65,11 +73,11 @@ def _panel_notes(axes) -> list[str]:
 def test_measures_are_ordered_by_correlation_with_the_undecided_last_and_labelled(drawn):
     figures, _ = drawn
     grade_a = figures["verdict.png"].axes[0]
-    assert grade_a.get_title().splitlines() == ["grade", "40 queries"]
+    assert grade_a.get_title().splitlines() == ["grade", "40 queries, margin 0.05"]
     assert [t.get_text() for t in grade_a.get_yticklabels()] == ["F", "T", "P", "R"]
     assert _panel_notes(grade_a) == ["same order as P"]
     markers = {line.get_marker(): list(line.get_xdata()) for line in grade_a.lines if line.get_marker() != "None"}
-    assert markers == {DECISION_STYLE["best"]["marker"]: [0.5], DECISION_STYLE["tied"]["marker"]: [0.45],
+    assert markers == {DECISION_STYLE["recommended"]["marker"]: [0.5], DECISION_STYLE["possibly best"]["marker"]: [0.45],
                        DECISION_STYLE["worse"]["marker"]: [0.1], DECISION_STYLE["undecided"]["marker"]: [0.1]}
 
 
@@ -90,7 +98,7 @@ def test_the_legend_names_every_decision_and_labels_are_readable(drawn):
     figures, _ = drawn
     for name, figure in figures.items():
         entries = [t.get_text().split(":")[0] for t in figure.legends[0].get_texts()]
-        assert entries == ["best", "tied", "worse", "undecided"], name
+        assert entries == ["monitor this", "possibly best", "worse", "undecided"], name
         boxes = _text_boxes(figure)
         overlapping = [(a.get_text(), b.get_text()) for i, (a, box_a) in enumerate(boxes) for b, box_b in boxes[i + 1:]
                        if box_a.overlaps(box_b)]
@@ -108,8 +116,8 @@ def test_the_manifest_lists_the_verdict_figures_first_and_figures_html_opens_on_
         "verdict.png", "verdict_fit.png"]
     page = (tmp_path / MANIFEST_HTML).read_text()
     assert page.index("<h1>Verdict</h1>") < page.index("data:image/png;base64,") < page.index("<h2>Figures drawn")
-    assert "grade | A | X | all (queries: 40): best F +0.50 [+0.40, +0.60]" in page
-    assert "grade | B | X | all (queries: 6): cannot decide: only 6 queries" in page
+    assert "grade | A | X: monitor F, +0.50 [+0.40, +0.60]: no measure predicts grade better by more than 0.05" in page
+    assert "grade | B | X: cannot decide: only 6 queries" in page
     embedded = publish_parts((tmp_path / "verdict_embedded.rst").read_text(), writer="html",
                              settings_overrides={"report_level": 2, "halt_level": 2})["html_body"]
     assert f'src="{png_data_uri((tmp_path / "verdict.png").read_bytes())}"' in embedded
@@ -127,7 +135,7 @@ def test_the_reports_words_are_a_table_per_target_that_docutils_renders():
     body = publish_parts(verdict_rst(constructed_verdict()), writer="html",
                          settings_overrides={"report_level": 2, "halt_level": 2})["html_body"]
     assert body.count("<table") == 2 and "<caption>grade</caption>" in body
-    assert "<td>F +0.50 [+0.40, +0.60]</td>" in body and "<td>T</td>" in body and "<td>P</td>" in body
+    assert "<td>F +0.50 [+0.40, +0.60]</td>" in body and "<td>0.05</td>" in body and "<td>P</td>" in body
     assert "<td>R: same order as P</td>" in body and "<td>cannot decide</td>" in body
     assert "<td>too few queries</td>" in body
     assert "No family" in verdict_rst(constructed_verdict().filter(pl.col("segment") != "all"))
@@ -149,22 +157,20 @@ def undecided_reasons() -> list[tuple[str, str | None]]:
     ]
     verdicts = pl.concat([verdict_table(t, **options) for t in tables]
                          + [verdict_table(tables[-1], **options | {"bootstrap_resamples": 20})])
-    return verdicts.filter(decision="undecided").select("reason", "same_as").unique().rows()
+    return verdicts.filter(decision="undecided").select("reason_code", "same_as").unique().rows()
 
 
 def test_every_undecided_reason_has_a_short_form(undecided_reasons):
-    unmatched = [r for r, same in undecided_reasons if same is None
-                 and not any(re.match(pattern, r) for pattern, _ in REASON_SHORT)]
-    assert not unmatched
-    shorts = {short_reason(r, same) for r, same in undecided_reasons}
+    assert all(code in REASONS for code, _ in undecided_reasons)
+    shorts = {short_reason(code, same) for code, same in undecided_reasons}
     assert {"constant", "target constant", "too few queries", "circular at K = 1", "on other samples",
             "nothing to compare", "too few resamples"} <= shorts
     assert any(s.startswith("same order as ") for s in shorts)
     assert all(len(s) <= 25 for s in shorts)
 
 
-def test_an_unknown_reason_is_cut_at_its_first_colon():
-    assert short_reason("a new reason: with details") == "a new reason"
+def test_an_unknown_reason_code_says_so():
+    assert short_reason("a_new_code") == "unknown reason 'a_new_code'" and short_reason(None) == "no reason given"
 
 
 @pytest.mark.parametrize(("figure", "category"), [

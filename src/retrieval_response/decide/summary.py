@@ -155,13 +155,12 @@ def shared_reasons(families: list[list[dict]]) -> list[str]:
     return lines
 
 
-def screen(verdict: pl.DataFrame, paths: str) -> str:
-    """The end of a run on one screen: one line per family of :data:`HEADLINE_SEGMENT` (target |
-    subset | ranker: :func:`recommendation`, with the judge's check), one line per undecided
-    reason shared by several families, one line per weak judge, and ``paths``."""
+def recommendation_lines(verdict: pl.DataFrame) -> list[str]:
+    """The recommendations of :data:`HEADLINE_SEGMENT`: one line per family (target | subset |
+    ranker: :func:`recommendation`, with the judge's check), one line per undecided reason shared
+    by several families (:func:`shared_reasons`) and one line per weak judge."""
     families = list(_families(verdict.filter(pl.col("segment") == HEADLINE_SEGMENT)))
-    lines = [f"Verdict on all samples ({LEVEL_WORDS}; every detail in {VERDICT_TEXT}):"]
-    weak = set()
+    lines, weak = [], set()
     for rows in families:
         first = rows[0]
         judge = f" [judge: {first['judge_check']}]" if first.get("judge_check") else ""
@@ -171,8 +170,13 @@ def screen(verdict: pl.DataFrame, paths: str) -> str:
     lines += shared_reasons(families)
     lines += [f"The verdict rests on a weak judge: {check} (an interval reaching below kappa/alpha 0.4 or AUC 0.6)"
               for check in sorted(weak)]
-    lines.append(paths)
-    return "\n".join(lines)
+    return lines
+
+
+def screen(verdict: pl.DataFrame, paths: str) -> str:
+    """The end of a run on one screen: a heading, :func:`recommendation_lines` and ``paths``."""
+    heading = f"Verdict on all samples ({LEVEL_WORDS}; every detail in {VERDICT_TEXT}):"
+    return "\n".join([heading, *recommendation_lines(verdict), paths])
 
 
 def _rst_escape(text: str) -> str:
@@ -205,8 +209,9 @@ def _rst_row(rows: list[dict]) -> list[str]:
     undecided = "; ".join(f"{r['measure']}: {short_reason(r['reason_code'], r['same_as'])}" for r in by[UNDECIDED])
     judge = first.get("judge_check") or ""
     if best is None:
+        reasons = sorted({short_reason(r["reason_code"], r["same_as"]) for r in by[UNDECIDED]})
         return [first["subset"], first["E"], str(first["n_queries"]), "cannot decide", "", "", judge,
-                recommendation(rows).removeprefix("cannot decide: ")]
+                reasons[0] if len(reasons) == 1 else undecided]
     return [first["subset"], first["E"], str(first["n_queries"]),
             f"{best['measure']}{_alpha(best)} {interval(best['value'], best['ci_low'], best['ci_high'])}",
             number(best["margin"], signed=False), ", ".join(r["measure"] for r in by[WORSE]), judge, undecided]

@@ -46,7 +46,7 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from retrieval_response.analysis.segments import with_subset_and_level
-from retrieval_response.decide.summary import HEADLINE_SEGMENT, verdict_text
+from retrieval_response.decide.summary import recommendation_lines
 from retrieval_response.figures.fit_heatmap import fit_heatmap_figure
 from retrieval_response.figures.forest import fit_forest_figure, ratio_forest_figure
 from retrieval_response.figures.grades import grades_figure
@@ -101,7 +101,7 @@ def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], diff
     if verdict is not None:
         figures |= verdict_figures(verdict, manifest)
         manifest.verdict_figure = VERDICT_FIGURE if figures[VERDICT_FIGURE] is not None else None
-        manifest.verdict_text = verdict_text(verdict, (HEADLINE_SEGMENT,))
+        manifest.verdict_text = "\n".join(recommendation_lines(verdict))
     gaps_by = {segmentation: gaps_of(table) for segmentation, table in segments.items()}
     if "ratio" in segments:
         figures["grades_ratio.png"] = grades_figure(graded, segments["ratio"], gaps_by["ratio"], manifest)

@@ -6,10 +6,12 @@ decision marked, a panel per family (target x subset x ranker x segment) of ``ve
 - ``verdict_fit.png``: the same on the narrow (K < Np) and wide (K >= Np) segments; columns =
   target x {narrow, wide} (wrapped), the detail.
 
-In a panel the measures the verdict compared (best, tied, worse) come first, by correlation from
-the highest down; the undecided ones follow (those with a correlation by correlation), each with
-the short form of its reason written beside it (:func:`~retrieval_response.decide.summary.short_reason`).
-Markers and colours stand for the decision (:data:`DECISION_STYLE`, explained in the legend).
+In a panel the measures the verdict compared (the recommended one, possibly best, worse) come
+first, by correlation from the highest down; the undecided ones follow (those with a correlation by
+correlation), each with the few words of its reason written beside it
+(:func:`~retrieval_response.decide.reasons.short_reason`). Markers and colours stand for the
+decision (:data:`DECISION_STYLE`, explained in the legend); the recommended measure's panel
+title carries its margin.
 A panel without a drawn measure says why: "cannot decide" and the reason (the family is in the
 table, nothing of it could be compared), "undefined" (the target has no value in that subset and
 segment: no family, listed in the manifest) or "not run" (no sample of that ranker there).
@@ -27,7 +29,8 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from retrieval_response.analysis.targets import NAMES
-from retrieval_response.decide.summary import DECISIONS, HEADLINE_SEGMENT, short_reason
+from retrieval_response.decide.reasons import short_reason
+from retrieval_response.decide.summary import HEADLINE_SEGMENT, number
 from retrieval_response.figures.frame import (
     EDGE_INCHES,
     LABEL_PAD_POINTS,
@@ -56,17 +59,18 @@ from retrieval_response.figures.plotting import (
 from retrieval_response.figures.run_end import VERDICT_DETAIL, VERDICT_FIGURE
 
 VERDICT_COLUMNS = ("target", "subset", "E", "segment", "corr_type", "measure", "n_queries", "value", "ci_low",
-                   "ci_high", "decision", "reason", "same_as")
+                   "ci_high", "decision", "recommended", "margin", "reason_code", "reason", "same_as")
 DECISION_STYLE = {
-    "best": {"marker": "*", "color": "#1a9850", "markersize": 11, "label": "best: the highest correlation"},
-    "tied": {"marker": "o", "color": "#4575b4", "markersize": 6,
-             "label": "tied: not distinguishable from the best (family-wise 95 %)"},
+    "recommended": {"marker": "*", "color": "#1a9850", "markersize": 11,
+                    "label": "monitor this: the smallest margin to the best, the cheapest of ties"},
+    "possibly best": {"marker": "o", "color": "#4575b4", "markersize": 6,
+                      "label": "possibly best: no measure surely better (family-wise 95 %)"},
     "worse": {"marker": "v", "color": "#d73027", "markersize": 7,
-              "label": "worse: below the best beyond the family-wise error"},
+              "label": "worse: some measure surely better (family-wise 95 %)"},
     "undecided": {"marker": "s", "color": "#8c8c8c", "markersize": 5, "markerfacecolor": "none",
                   "label": "undecided: not compared, the reason beside it"},
 }
-"""Marker, colour and legend entry of each decision."""
+"""Marker, colour and legend entry of the recommended measure and of each decision."""
 PLOT_INCHES = 1.75  # the data area of a panel (the measure labels come on top)
 PANEL_GAP_INCHES = 0.2  # between a panel and the measure labels of the next
 
@@ -89,8 +93,8 @@ def _panel_rows(family: pl.DataFrame) -> list[dict]:
     ordered = family.with_columns(
         undecided=pl.col("decision") == "undecided", has_value=finite,
     ).sort(["undecided", "has_value", "value"], descending=[False, True, True], nulls_last=True)
-    return [{**row, "label": short_reason(row["reason"], row["same_as"]) if row["undecided"] else ""}
-            for row in ordered.to_dicts()]
+    return [{**row, "label": short_reason(row["reason_code"], row["same_as"]) if row["undecided"] else "",
+             "style": "recommended" if row["recommended"] else row["decision"]} for row in ordered.to_dicts()]
 
 
 def _panel(verdict: pl.DataFrame, target: str, subset: str, ranker: str, segment: str, title: str,
@@ -105,8 +109,10 @@ def _panel(verdict: pl.DataFrame, target: str, subset: str, ranker: str, segment
         reason = f"{UNDEFINED}: no sample with {TARGET_SHORT[target]} here"
         manifest.leave_out(scope, reason, target=target, subset=subset, E=ranker, segment=segment)
         return VerdictPanel(title, [], reason)
-    title = f"{title}\n{family['n_queries'][0]} queries"
     rows = _panel_rows(family)
+    monitor = next((r for r in rows if r["recommended"]), None)
+    margin = f", margin {number(monitor['margin'], signed=False)}" if monitor else ""
+    title = f"{title}\n{family['n_queries'][0]} queries{margin}"
     if not any(np.isfinite(r["value"]) for r in rows if r["value"] is not None):
         reasons = sorted({r["label"] for r in rows})
         return VerdictPanel(title, [], f"{CANNOT_DECIDE}: " + "; ".join(reasons))
@@ -141,7 +147,7 @@ def _figure(grid: list[tuple[str, list[VerdictPanel]]], *, title: str, footer: s
         axes_grid[r, 0].set_ylabel(label, fontsize=FONT_TITLE, fontweight="bold")
     for axes in axes_grid[-1]:
         axes.set_xlabel("correlation", fontsize=FONT)
-    handles = [Line2D([], [], linestyle="none", **DECISION_STYLE[d]) for d in DECISIONS]
+    handles = [Line2D([], [], linestyle="none", **style) for style in DECISION_STYLE.values()]
     footer = wrap(footer, width, FONT) if footer else ""
     legend = figure.legend(handles=handles, loc="lower center", ncols=2, fontsize=FONT, frameon=False,
                            title=footer or None, title_fontsize=FONT)
@@ -167,7 +173,7 @@ def _draw_panel(axes, panel: VerdictPanel, n_measures: int) -> None:
     axes.set_yticks(range(len(panel.rows)), [r["measure"] for r in panel.rows])
     low, high = axes.get_xlim()
     for y, row in enumerate(panel.rows):
-        style = {k: v for k, v in DECISION_STYLE[row["decision"]].items() if k != "label"}
+        style = {k: v for k, v in DECISION_STYLE[row["style"]].items() if k != "label"}
         value = row["value"] if row["value"] is not None else np.nan
         if np.isfinite(value):
             axes.hlines(y, row["ci_low"] if row["ci_low"] is not None else np.nan,
