@@ -202,13 +202,15 @@ def test_a_p_value_is_printed_with_the_resolution_of_its_resamples(p, resamples,
     assert p_value(p, resamples) == printed
 
 
-@pytest.mark.parametrize(("half", "critical", "queries", "difference", "expected"), [
-    (0.2, 2.0, 100, 0.1, 808), (0.2, 2.0, 100, 0.05, 3230), (0.02, 2.0, 100, 0.1, 10), (0.2, 3.0, 400, 0.1, 2624),
-    (float("nan"), 2.0, 100, 0.1, None), (0.0, 2.0, 100, 0.1, None), (0.2, float("nan"), 100, 0.1, None)])
-def test_queries_needed_gives_80_percent_power_with_se_shrinking_as_one_over_root_queries(
-        half, critical, queries, difference, expected):
-    """se = half / critical; queries = Q ((critical + 0.8416) se / d)^2, at least MIN_QUERIES (10)."""
-    assert queries_needed(half, critical, queries, difference) == expected
+@pytest.mark.parametrize(("differences", "ses", "critical", "queries", "margin", "expected"), [
+    ([0.0], [0.1], 2.0, 100, 0.1, 808), ([0.0], [0.1], 2.0, 100, 0.05, 3230), ([-0.05], [0.1], 2.0, 100, 0.1, 359),
+    ([0.0, -0.05], [0.1, 0.2], 2.0, 100, 0.1, 1436), ([0.0], [0.01], 2.0, 100, 0.1, 10),
+    ([0.06], [0.1], 2.0, 100, 0.05, None), ([], [], 2.0, 100, 0.1, None), ([0.0], [0.0], 2.0, 100, 0.1, None),
+    ([0.0], [0.1], float("nan"), 100, 0.1, None)])
+def test_queries_needed_brings_every_bounding_term_to_the_margin_with_80_percent_power(
+        differences, ses, critical, queries, margin, expected):
+    """Q_j = Q ((c + 0.8416) se_j / (margin - d_j))^2, the largest, at least MIN_QUERIES (10)."""
+    assert queries_needed(np.array(differences), np.array(ses), critical, queries, margin) == expected
 
 
 def test_the_distinct_order_grid_keeps_every_value_of_a_rank_correlation_curve():

@@ -36,7 +36,8 @@ class BestComparisons:
     (``p`` < 1 - level); ``p``: the adjusted p-value of "some other measure is better than i",
     a multiple of 1/(1 + R); ``se_margin``: the largest se_ij over the j that bound the margin
     (the power plan scales it); ``critical``: c; ``margin_band``: (m, 2), the margin at the
-    lower and upper end of c's Monte Carlo band (:func:`best_comparisons`); ``resamples``: R."""
+    lower and upper end of c's Monte Carlo band (:func:`best_comparisons`); ``resamples``: R;
+    ``difference`` (m, m): d_ij = r_i - r_j; ``se`` (m, m): se_ij, NaN where untestable."""
 
     low: np.ndarray
     high: np.ndarray
@@ -48,6 +49,8 @@ class BestComparisons:
     margin_band: np.ndarray
     se_error: float
     resamples: int
+    difference: np.ndarray
+    se: np.ndarray
 
     def tied_with_smallest(self) -> np.ndarray:
         """Per measure: its margin is the smallest within Monte Carlo error. With s the measure
@@ -151,7 +154,8 @@ def best_comparisons(values: np.ndarray, draws: np.ndarray, level: float = 0.95)
     low, high, margin, worse, se_margin = _bounds(d, se, critical)
     band = np.stack([_bounds(d, se, c_low)[2], _bounds(d, se, c_high)[2]], axis=1)
     return BestComparisons(low=low, high=high, margin=margin, worse=worse, p=p, se_margin=se_margin,
-                           critical=critical, margin_band=band, se_error=se_error, resamples=resamples)
+                           critical=critical, margin_band=band, se_error=se_error, resamples=resamples,
+                           difference=d, se=se)
 
 
 def _bounds(d: np.ndarray, se: np.ndarray, critical: float):

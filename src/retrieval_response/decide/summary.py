@@ -89,7 +89,7 @@ def recommendation(rows: list[dict]) -> str:
                 f"({LEVEL_WORDS}; {first['n_queries']} queries)")
     if worse:
         sentence += f"; {worse} surely worse"
-    if best["queries_for_0.05"] is not None and best["margin"] is not None and best["margin"] > 0.05:
+    if best["queries_for_0.05"] is not None and best["margin"] is not None and round(best["margin"], 2) > 0.05:
         sentence += f"; about {best['queries_for_0.05']} queries would bring the margin to 0.05"
     return sentence
 

@@ -36,7 +36,7 @@ unparseable UMBRELA reply) is left out of the verdict (:func:`lacking_judgments`
 family in ``samples_left_out``.
 
 5. Power: the queries with which a measure's margin would fall to 0.05 and to 0.10 with 80%
-   probability if the measures that bound it were truly as good as it (``queries_for_0.05``,
+   probability, the observed differences taken as true (``queries_for_0.05``,
    ``queries_for_0.10``; :func:`queries_needed`): the standard errors of bootstrap differences over
    queries shrink as 1 / sqrt(queries).
 """
@@ -91,17 +91,23 @@ critical value and ``resamples`` R (``p_worse`` is a multiple of 1/(1 + R)); ``j
 added). Undefined values are null, never NaN."""
 
 
-def queries_needed(half_width: float, critical: float, n_queries: int, difference: float,
+def queries_needed(differences: np.ndarray, ses: np.ndarray, critical: float, n_queries: int, margin: float,
                    min_queries: int = MIN_QUERIES) -> int | None:
-    """Queries at which a bound d_hat + ``half_width`` would fall to ``difference`` with
-    probability :data:`POWER` when the true difference is 0: with se = ``half_width`` /
-    ``critical`` at ``n_queries`` queries and se shrinking as 1/sqrt(queries), ceil(n_queries
-    ((critical + z) se / difference)^2), z the standard normal quantile of :data:`POWER`; at least
-    ``min_queries``. None when the half-width or the critical value is not finite and positive."""
-    if not (math.isfinite(half_width) and math.isfinite(critical) and half_width > 0 and critical > 0):
+    """Queries at which a measure's margin would fall to ``margin`` with probability :data:`POWER`,
+    the observed differences taken as true: the margin is max_j (d_j + c se_j) over the measures j
+    bounding it (``differences`` d_j = r_j - r_X, ``ses`` se_j at ``n_queries`` queries, c =
+    ``critical``); with se shrinking as 1/sqrt(queries), each term falls to ``margin`` with 80%
+    probability at Q_j = n_queries ((c + z) se_j / (margin - d_j))^2, z the standard normal quantile
+    of :data:`POWER`; the answer is max_j Q_j, at least ``min_queries``. None when nothing bounds the
+    margin, when c or an se is not finite and positive, or when some d_j >= ``margin`` (the margin
+    cannot fall below an observed difference)."""
+    differences, ses = np.asarray(differences, np.float64), np.asarray(ses, np.float64)
+    if differences.size == 0 or not (math.isfinite(critical) and critical > 0):
         return None
-    se = half_width / critical
-    return max(min_queries, math.ceil(n_queries * ((critical + POWER_Z) * se / difference) ** 2))
+    if not (np.isfinite(ses).all() and (ses > 0).all()) or (differences >= margin).any():
+        return None
+    needed = n_queries * ((critical + POWER_Z) * ses / (margin - differences)) ** 2
+    return max(min_queries, math.ceil(float(needed.max())))
 
 
 def _orders(family: pl.DataFrame, names: list[str], grid: np.ndarray, compat: str) -> dict[str, tuple]:
@@ -263,14 +269,14 @@ def _compare(base: dict, compared: list[str], results: dict, rows: dict, level: 
     out = {}
     for k, name in enumerate(compared):
         others = np.delete(values, k)
-        half = mcb.critical * mcb.se_margin[k] if math.isfinite(mcb.se_margin[k]) else math.nan
+        bounding = ~mcb.worse & (np.arange(len(compared)) != k)
+        plan = (-mcb.difference[k, bounding], mcb.se[k, bounding], mcb.critical, n_queries)
         out[name] = rows[name] | {
             "behind_best": float(others.max() - values[k]), "mcb_low": _finite(mcb.low[k]),
             "mcb_high": _finite(mcb.high[k]), "margin": _finite(mcb.margin[k]), "p_worse": float(mcb.p[k]),
             "decision": WORSE if mcb.worse[k] else POSSIBLY_BEST, "recommended": bool(k == pick),
             "reason_code": None, "reason": None, "critical": _finite(mcb.critical), "resamples": mcb.resamples,
-            **{f"queries_for_{d:.2f}": queries_needed(half, mcb.critical, n_queries, d, min_queries)
-               for d in DETECTABLE},
+            **{f"queries_for_{d:.2f}": queries_needed(*plan, d, min_queries) for d in DETECTABLE},
         }
     return out
 

@@ -206,6 +206,22 @@ def findings_verdict(root: Path) -> pl.DataFrame:
     return verdict_summary(pl.read_parquet(root / FINDINGS / "verdict.parquet"))
 
 
+def verdict_counts(root: Path) -> pl.DataFrame:
+    """``method, families, families_with_worse, worse``: the families of the findings' verdict,
+    those with a measure decided ``worse`` and the ``worse`` rows, for multiple comparisons with
+    the best (``mcb``: ``docs/findings/verdict.parquet``) and for the all-pairs verdict it replaced
+    (``all_pairs``: ``docs/findings/verdict_all_pairs.parquet``, the previous rebuild of the same
+    samples, kept unchanged)."""
+    rows = []
+    for method, name in (("mcb", "verdict"), ("all_pairs", "verdict_all_pairs")):
+        table = pl.read_parquet(root / FINDINGS / f"{name}.parquet")
+        families = table.group_by("target", "subset", "E", "segment").agg((pl.col("decision") == "worse").any())
+        rows.append({"method": method, "families": families.height,
+                     "families_with_worse": int(families["decision"].sum()),
+                     "worse": int((table["decision"] == "worse").sum())})
+    return pl.DataFrame(rows)
+
+
 def replication_counts(root: Path) -> pl.DataFrame:
     """Cells of ``docs/findings/replication.parquet`` by (``verdict``, ``verdict_adjusted``): ``n``,
     every pair of the two vocabularies present (0 where no cell has it)."""
@@ -221,5 +237,5 @@ DERIVED: dict[str, Callable[[Path], pl.DataFrame]] = {
     "wall_clock": wall_clock, "text_reports": text_reports,
     "default_run_judgments": default_run_judgments, "requirements": requirements,
     "llm_cost_figures": llm_cost_figures, "paper_jobs": paper_jobs, "exactness_compared": exactness_compared,
-    "findings_verdict": findings_verdict, "replication_counts": replication_counts}
+    "findings_verdict": findings_verdict, "verdict_counts": verdict_counts, "replication_counts": replication_counts}
 """Derived tables by name: each a function of the repository root (its docstring states the formula)."""
