@@ -137,21 +137,35 @@ def verdict_text(verdict: pl.DataFrame, segments: tuple[str, ...] | None = None)
     return "\n".join(lines)
 
 
+MAX_SHARED_REASONS = 5
+"""Most lines :func:`shared_reasons` gives; the rest are counted in one more line."""
+
+
 def shared_reasons(families: list[list[dict]]) -> list[str]:
-    """One line per undecided reason of a measure shared by several families: "in 15 families T
-    orders the samples as F" or "in 6 families eRAG_P: circular at K = 1"."""
-    counts = Counter()
+    """One line per undecided reason shared by several decided families, most frequent first: "in
+    15 families T, T_u order the samples as F" or "in 6 families eRAG_P, eRAG_MRR are undecided:
+    circular at K = 1"; at most :data:`MAX_SHARED_REASONS` lines, then one counting the others."""
+    families_of, measures_of = Counter(), {}
     for rows in families:
         if _recommended(rows) is None:
             continue
+        keys = {}
         for r in _by_decision(rows)[UNDECIDED]:
-            counts[(r["measure"], r["reason_code"], r["same_as"])] += 1
+            keys.setdefault((r["reason_code"], r["same_as"]), []).append(r["measure"])
+        for key, measures in keys.items():
+            families_of[key] += 1
+            measures_of.setdefault(key, {}).update(dict.fromkeys(measures))
     lines = []
-    for (measure, code, same_as), n in counts.most_common():
+    for (code, same_as), n in families_of.most_common():
         if n < 2:
             continue
-        what = f"orders the samples as {same_as}" if same_as else f"is undecided: {short_reason(code)}"
-        lines.append(f"in {n} families {measure} {what}")
+        names = list(measures_of[(code, same_as)])
+        verb = "orders" if len(names) == 1 else "order"
+        what = (f"{verb} the samples as {same_as}" if same_as
+                else f"{'is' if len(names) == 1 else 'are'} undecided: {short_reason(code)}")
+        lines.append(f"in {n} families {', '.join(names)} {what}")
+    if len(lines) > MAX_SHARED_REASONS:
+        lines = [*lines[:MAX_SHARED_REASONS], f"and {len(lines) - MAX_SHARED_REASONS} more shared reasons ({VERDICT_TEXT})"]
     return lines
 
 
