@@ -31,10 +31,10 @@ class BestComparisons:
     """What :func:`best_comparisons` returns, each array (m,) in the order of the input.
 
     ``low``, ``high``: the simultaneous interval of theta_i - max_{j != i} theta_j (constrained
-    MCB, so it always holds 0 at one end); ``margin`` = -``low`` >= 0, how much the best other
-    measure could beat measure i; ``worse``: ``high`` = 0 because some measure is surely better
-    (``p`` < 1 - level); ``p``: the adjusted p-value of "some other measure is better than i",
-    a multiple of 1/(1 + R); ``se_margin``: the largest se_ij over the j that bound the margin
+    MCB, so it always holds 0 at one end: ``high`` = 0 says theta_i <= max_{j != i} theta_j, which
+    ties satisfy); ``margin`` = -``low`` >= 0, how much the best other measure could beat measure
+    i; ``worse``: some other measure is surely, strictly better (:func:`strictly_worse`, ``p`` <
+    1 - level); ``p``: its adjusted p-value, a multiple of 1/(1 + R); ``se_margin``: the largest se_ij over the j that bound the margin
     (the power plan scales it); ``critical``: c; ``margin_band``: (m, 2), the margin at the
     lower and upper end of c's Monte Carlo band (:func:`best_comparisons`); ``resamples``: R;
     ``difference`` (m, m): d_ij = r_i - r_j; ``se`` (m, m): se_ij, NaN where untestable."""
@@ -101,10 +101,10 @@ def best_comparisons(values: np.ndarray, draws: np.ndarray, level: float = 0.95)
 
     With t_ji = d_ji / se_ji and G = {i: t_ji <= c for all j} (the measures that could be best;
     never empty, the highest belongs to it):
-      high_i = max(0, min_{j != i} (d_ij + c se_ij)), which is 0 exactly when i is not in G
-      (``worse``);
+      high_i = max(0, min_{j != i} (d_ij + c se_ij)), which is 0 exactly when i is not in G;
       low_i = 0 when G = {i}, else min(0, min_{j in G, j != i} (d_ij - c se_ij)).
-    p_i = max_b (1 + #{M_{b,.} >= max_j t_ji}) / (1 + R_b), so p_i < alpha exactly when i is worse.
+    ``high`` = 0 is Hsu's claim theta_i <= max_{j != i} theta_j, true under ties; the strict claim
+    that some measure is better (``worse``, ``p``) is :func:`strictly_worse`'s.
 
     The Monte Carlo band of c: each c_i's rank k_i moved by -+ z sqrt(R_i alpha (1 - alpha))
     (the binomial error of an order statistic), z :data:`MC_Z`, c_i's band the order statistics at
@@ -144,18 +144,42 @@ def best_comparisons(values: np.ndarray, draws: np.ndarray, level: float = 0.95)
                 if usable_rows.any() else math.inf, 0.0)
     c_high = (float(np.max(order_statistic(np.floor(k - spread).astype(np.int64))[usable_rows]))
               if usable_rows.any() else math.inf)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t = np.where(np.isnan(se), -np.inf, d.T / se)  # t[i, j] = d_ji / se_ji
-    largest_t = t.max(axis=1) if m > 1 else np.full(m, -np.inf)
-    p = np.zeros(m) if usable_rows.any() else np.ones(m)
-    for b in np.flatnonzero(usable_rows):
-        exceed = (ordered[b, :count[b]][None, :] >= largest_t[:, None]).sum(axis=1)
-        p = np.maximum(p, (1.0 + exceed) / (1.0 + count[b]))
-    low, high, margin, worse, se_margin = _bounds(d, se, critical)
+    low, high, margin, _, se_margin = _bounds(d, se, critical)
     band = np.stack([_bounds(d, se, c_low)[2], _bounds(d, se, c_high)[2]], axis=1)
+    p = strictly_worse(d, d_draws, se)
+    worse = p < alpha
     return BestComparisons(low=low, high=high, margin=margin, worse=worse, p=p, se_margin=se_margin,
                            critical=critical, margin_band=band, se_error=se_error, resamples=resamples,
                            difference=d, se=se)
+
+
+def strictly_worse(d: np.ndarray, d_draws: np.ndarray, se: np.ndarray) -> np.ndarray:
+    """Per measure i, the adjusted p-value of "some measure j is strictly better than i": the
+    smallest over j of the step-down max-t adjusted p-values of the one-sided hypotheses
+    theta_j <= theta_i over every ordered pair (Romano and Wolf 2005, Algorithm 4.1, with
+    studentized bootstrap statistics). With t_ji = d_ji / se_ji ordered from the largest, and
+    T*_{(k),b} = max over the pairs ranked k or later of (d*_{ji,b} - d_ji) / se_ji (undefined draws
+    skipped): p_(k) = (1 + #{b: T*_{(k),b} >= t_(k)}) / (1 + R_k), made monotone by a running
+    maximum. Rejecting where it is below alpha controls the family-wise error of the strict claims
+    at alpha (asymptotically), the complete null of equal correlations included, where the first
+    step is the max over all ordered pairs. 1 where no pair of i can be tested."""
+    m = len(d)
+    j_index, i_index = np.nonzero(~np.eye(m, dtype=bool) & ~np.isnan(se))
+    p = np.ones(m)
+    if j_index.size == 0:
+        return p
+    t = d[j_index, i_index] / se[j_index, i_index]
+    with np.errstate(invalid="ignore"):
+        stats = (d_draws[j_index, i_index] - d[j_index, i_index, None]) / se[j_index, i_index, None]
+    stats = np.where(np.isnan(stats), -np.inf, stats)
+    order = np.argsort(-t, kind="stable")
+    suffix = np.maximum.accumulate(stats[order][::-1], axis=0)[::-1]
+    defined = np.isfinite(suffix).sum(axis=1)
+    single = (1.0 + (suffix >= t[order][:, None]).sum(axis=1)) / (1.0 + defined)
+    single = np.where(defined > 0, single, 1.0)
+    adjusted = np.maximum.accumulate(single)
+    np.minimum.at(p, i_index[order], adjusted)
+    return p
 
 
 def _bounds(d: np.ndarray, se: np.ndarray, critical: float):
