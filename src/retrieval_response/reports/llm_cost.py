@@ -26,8 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
+from retrieval_response.infra.yaml_files import load_yaml
 from retrieval_response.llm.config import ModelConfig
 from retrieval_response.llm.document_judgments import UDCG_MAX_TOKENS, UMBRELA_MAX_TOKENS
 from retrieval_response.reports.benchmark_record import write_benchmark_json
@@ -236,7 +235,7 @@ def main(argv: list[str] | None = None) -> None:
         prices = dict(parse_price(text) for text in args.price)
     except ValueError as e:
         parser.error(str(e))
-    config = yaml.safe_load(Path(args.config).read_text())
+    config = load_yaml(args.config)
     start = time.perf_counter()
     if args.queries is not None and args.queries < 1:
         parser.error("--queries: at least 1")
