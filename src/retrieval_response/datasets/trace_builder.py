@@ -97,9 +97,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", help="the traces file (default: the config's traces dataset's path)")
     args = parser.parse_args(argv)
+    from retrieval_response.workflow_config.checks import check_secrets
     from retrieval_response.workflow_config.defaults import with_defaults
 
     config = with_defaults(load_yaml(args.config), args.config)
+    check_secrets(config, args.config)
     out = args.out or next(d["path"] for d in config["datasets"].values() if d["layout"] == TRACES_LAYOUT)
     summary = build(config, beir=args.beir, queries=args.queries, k=args.k, seed=args.seed, out=out)
     print(json.dumps(summary))

@@ -38,7 +38,7 @@ from retrieval_response.reports.llm_workload import (
     Workload,
     offline_litellm,
 )
-from retrieval_response.workflow_config.checks import LLM_ROLES
+from retrieval_response.workflow_config.checks import LLM_ROLES, check_secrets
 from retrieval_response.workflow_config.defaults import with_defaults
 from retrieval_response.workflow_config.plan import judgment_kinds
 
@@ -235,11 +235,12 @@ def main(argv: list[str] | None = None) -> None:
         prices = dict(parse_price(text) for text in args.price)
     except ValueError as e:
         parser.error(str(e))
-    config = load_yaml(args.config)
-    start = time.perf_counter()
     if args.queries is not None and args.queries < 1:
         parser.error("--queries: at least 1")
     try:
+        config = load_yaml(args.config)
+        check_secrets(config, args.config)
+        start = time.perf_counter()
         est = estimate(config, Path(args.directory), args.answer_tokens, prices, args.queries)
     except ValueError as e:
         parser.error(str(e))
