@@ -19,7 +19,7 @@ checks of the datasets' entries and of the input files are :mod:`.input_checks`.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import jsonschema
@@ -128,10 +128,26 @@ def _name(config_file: str, key: str, value: object, what: str) -> None:
         raise InputError(config_file, f"config key {key}", str(error)) from None
 
 
+def distinct_ignoring_case(config_file: str, key: str, names: Iterable[str], what: str) -> None:
+    """No two of ``names`` (which become folder names) differ in letter case only: on a
+    case-insensitive file system (macOS, Windows) they would name one folder. InputError naming
+    ``key`` and both names."""
+    seen: dict[str, str] = {}
+    for name in names:
+        other = seen.setdefault(name.casefold(), name)
+        if other != name:
+            raise InputError(config_file, f"config key {key}", (
+                f"{what}s {other!r} and {name!r} differ in letter case only, and would share result folders on a "
+                "case-insensitive file system (macOS, Windows): rename one"))
+
+
 def check_names(config: Mapping, config_file: str) -> None:
-    """Every config value that becomes a path component is a safe name."""
+    """Every config value that becomes a path component is a safe name, and the dataset names, and
+    the ranker codes, are distinct ignoring letter case (:func:`distinct_ignoring_case`)."""
     for code in config["rankers"]:
         _name(config_file, "rankers", code, "ranker code")
+    distinct_ignoring_case(config_file, "rankers", config["rankers"], "ranker code")
+    distinct_ignoring_case(config_file, "datasets", config["datasets"], "dataset name")
     for name, dataset in config["datasets"].items():
         _name(config_file, "datasets", name, "dataset name")
         if dataset.get("subset") is not None:
