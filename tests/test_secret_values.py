@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import logging
 from pathlib import Path
 
@@ -16,11 +17,13 @@ import yaml
 from snakemake.utils import validate
 
 from conftest import REPO, run_snakemake
+from retrieval_response.datasets.traces import read_traces
 from retrieval_response.infra.errors import InputError, JobFailure
 from retrieval_response.infra.logs import log_to_file
 from retrieval_response.infra.secrets import looks_like_secret, redact_secrets
 from retrieval_response.llm.jobs import check_failures
 from retrieval_response.workflow_config.checks import check_config, check_secrets
+from retrieval_response.workflow_config.plan import resolve_run_codes
 
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
 GENERIC = REPO / "tests" / "fixtures" / "datasets" / "generic.jsonl"
@@ -274,3 +277,24 @@ def test_a_pasted_key_stops_snakemake_before_anything_is_written(tmp_path, field
     assert secret[:12] not in proc.stdout + proc.stderr
     holding = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "config.yaml" and secret.encode() in p.read_bytes()]
     assert holding == []
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_key_as_a_traces_system_or_a_run_tag_is_refused_without_being_shown(tmp_path, shape):
+    """Names read from data that reach every result: a trace's system, the tag that names a run."""
+    secret = SECRETS[shape]
+    traces = tmp_path / "prod.jsonl"
+    traces.write_text(json.dumps({"query_id": "q1", "query": "Who?", "docs": [{"id": "d1", "text": "t"}],
+                                  "answer": "a", "system": secret}) + "\n")
+    with pytest.raises(InputError) as caught:
+        read_traces([traces])
+    assert str(caught.value).startswith(f"{traces}: line 1: system looks like an API key or token")
+    run = tmp_path / "run.txt"
+    run.write_text(f"q1 Q0 d1 1 2.5 {secret}\n")
+    with pytest.raises(InputError) as ran:
+        resolve_run_codes({"datasets": {"c": {"layout": "beir", "path": "q.tsv", "run": str(run), "rankers": []}},
+                           "rankers": {}}, "run.yaml")
+    assert str(ran.value).startswith("run.yaml: config key datasets.c.run: the run's code looks like an API key")
+    for message in (str(caught.value), str(ran.value)):
+        assert secret not in message and secret[:12] not in message and secret[-8:] not in message

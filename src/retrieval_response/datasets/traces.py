@@ -11,9 +11,10 @@ array of objects, each with a non-empty string ``id`` and a non-blank string ``t
 ids distinct within the trace), ``answer`` (a non-blank string: what the system answered from those
 documents). Optional: ``feedback`` (a finite number, or a string label that
 ``datasets.<name>.feedback_labels`` maps to one; null or absent = no feedback), ``gold`` (a string
-or an array of strings: gold answers), ``system`` (a safe name: the system or version, which plays
-the ranker's role; null or absent = the file's name without its traces extension,
-:func:`file_system`). Other fields are ignored.
+or an array of strings: gold answers), ``system`` (a safe name that does not look like a secret,
+``infra.secrets.looks_like_secret``: the system or version, which plays the ranker's role; null or
+absent = the file's name without its traces extension, :func:`file_system`). Other fields are
+ignored.
 
 Every bad record is reported, one line each (``<file>: line N: <rule>``), and nothing is returned;
 besides the rules above: a second trace of one (system, query id), a query id with two query texts,
@@ -49,6 +50,7 @@ from retrieval_response.datasets.layouts import NUMBERED_SUBSETS, TRACES_LAYOUT
 from retrieval_response.infra.errors import InputError, raise_all
 from retrieval_response.infra.json_records import json_type, read_json_records
 from retrieval_response.infra.paths import is_safe_name, safe_name
+from retrieval_response.infra.secrets import looks_like_secret
 
 SUBSET = NUMBERED_SUBSETS[TRACES_LAYOUT]
 """Default subset and id prefix of a traces dataset's queries."""
@@ -155,6 +157,8 @@ def parse_trace(data: dict, labels: Mapping[str, float], default_system: str | N
     system = default_system if system is None else system
     if not is_safe_name(system):
         return None, f"system {system!r} cannot be used in a file name: use {safe}"
+    if looks_like_secret(system):
+        return None, "system looks like an API key or token, which would reach every result (the value is not shown)"
     return {"query_id": data["query_id"], "query": data["query"].strip(), "docs": docs, "answer": data["answer"],
             "feedback": feedback, "gold": gold, "system": system}, None
 
