@@ -147,7 +147,6 @@ def check_names(config: Mapping, config_file: str) -> None:
     for code in config["rankers"]:
         _name(config_file, "rankers", code, "ranker code")
     distinct_ignoring_case(config_file, "rankers", config["rankers"], "ranker code")
-    distinct_ignoring_case(config_file, "datasets", config["datasets"], "dataset name")
     for name, dataset in config["datasets"].items():
         _name(config_file, "datasets", name, "dataset name")
         if dataset.get("subset") is not None:
@@ -156,6 +155,7 @@ def check_names(config: Mapping, config_file: str) -> None:
             _name(config_file, f"datasets.{name}.split", dataset["split"], "split name")
         for design in dataset_designs(config, name):
             _name(config_file, f"datasets.{name}.designs", design_name(design), "design name")
+    distinct_ignoring_case(config_file, "datasets", config["datasets"], "dataset name")
 
 
 def check_designs(config: Mapping, config_file: str) -> None:
