@@ -4,7 +4,7 @@ Every check that needs no job runs here, while the Snakefile is parsed: first th
 renamed in this release are read under their new names (``renamed_keys.resolve_renamed_keys``: an
 old name prints one notice line, old and new together stop the run), then the JSON schema, then the
 library's ``retrieval_response.workflow_config.checks`` (wildcard values, safe path names,
-cross-key rules, input files, alpha grid, prompts, API-key variables) and, for traces, every
+cross-key rules, input files, alpha grid, prompts, API-key variables, no pasted key) and, for traces, every
 record of their files (``input_checks.check_trace_records``); then the secret parts of
 every ``api_base`` leave the config for the environment (``withhold_api_base_secrets``). A failure
 prints one line ``<config file>: config key <key>: <rule>`` to stderr and exits with status 1.

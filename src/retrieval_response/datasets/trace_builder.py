@@ -24,12 +24,12 @@ import json
 from pathlib import Path
 
 import polars as pl
-import yaml
 
 from retrieval_response.analysis.answer_scores import best_scores
 from retrieval_response.datasets.judged_corpus import beir_qrels
 from retrieval_response.datasets.layouts import TRACES_LAYOUT, corpus_table, prepare_judged_queries
 from retrieval_response.infra.atomic import write_text
+from retrieval_response.infra.yaml_files import load_yaml
 from retrieval_response.llm.prompts import ANSWER_FIELDS, format_references, load_prompt
 from retrieval_response.ranking.corpus_retrieval import bm25_retrieval
 from retrieval_response.ranking.lexical import bm25_settings
@@ -97,9 +97,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", help="the traces file (default: the config's traces dataset's path)")
     args = parser.parse_args(argv)
+    from retrieval_response.workflow_config.checks import check_secrets
     from retrieval_response.workflow_config.defaults import with_defaults
 
-    config = with_defaults(yaml.safe_load(Path(args.config).read_text(encoding="utf-8")), args.config)
+    config = with_defaults(load_yaml(args.config), args.config)
+    check_secrets(config, args.config)
     out = args.out or next(d["path"] for d in config["datasets"].values() if d["layout"] == TRACES_LAYOUT)
     summary = build(config, beir=args.beir, queries=args.queries, k=args.k, seed=args.seed, out=out)
     print(json.dumps(summary))

@@ -11,12 +11,16 @@ array of objects, each with a non-empty string ``id`` and a non-blank string ``t
 ids distinct within the trace), ``answer`` (a non-blank string: what the system answered from those
 documents). Optional: ``feedback`` (a finite number, or a string label that
 ``datasets.<name>.feedback_labels`` maps to one; null or absent = no feedback), ``gold`` (a string
-or an array of strings: gold answers), ``system`` (a safe name: the system or version, which plays
-the ranker's role; null or absent = the file's name without its suffix). Other fields are ignored.
+or an array of strings: gold answers), ``system`` (a safe name that does not look like a secret,
+``infra.secrets.looks_like_secret``: the system or version, which plays the ranker's role; null or
+absent = the file's name without its traces extension, :func:`file_system`). Other fields are
+ignored.
 
 Every bad record is reported, one line each (``<file>: line N: <rule>``), and nothing is returned;
 besides the rules above: a second trace of one (system, query id), a query id with two query texts,
-and a document id with two texts across the dataset.
+and a document id with two texts across the dataset. Before them, one line per pair of files that
+a system would silently join: a system taken from one file's name that another file's records
+also have (from its name or their ``system`` field), e.g. ``a/bm25.jsonl`` and ``b/bm25.jsonl``.
 
 Read into (:func:`read_traces`):
 
@@ -46,6 +50,7 @@ from retrieval_response.datasets.layouts import NUMBERED_SUBSETS, TRACES_LAYOUT
 from retrieval_response.infra.errors import InputError, raise_all
 from retrieval_response.infra.json_records import json_type, read_json_records
 from retrieval_response.infra.paths import is_safe_name, safe_name
+from retrieval_response.infra.secrets import looks_like_secret
 
 SUBSET = NUMBERED_SUBSETS[TRACES_LAYOUT]
 """Default subset and id prefix of a traces dataset's queries."""
@@ -152,14 +157,45 @@ def parse_trace(data: dict, labels: Mapping[str, float], default_system: str | N
     system = default_system if system is None else system
     if not is_safe_name(system):
         return None, f"system {system!r} cannot be used in a file name: use {safe}"
+    if looks_like_secret(system):
+        return None, "system looks like an API key or token, which would reach every result (the value is not shown)"
     return {"query_id": data["query_id"], "query": data["query"].strip(), "docs": docs, "answer": data["answer"],
             "feedback": feedback, "gold": gold, "system": system}, None
 
 
+TRACES_EXTENSIONS = (".jsonl", ".ndjson", ".json")
+"""The extensions of a traces file (JSON lines or a JSON array) that its default system leaves out."""
+
+
 def file_system(path: str | Path) -> str | None:
-    """The default system of a traces file: its name without the suffix, when a safe name."""
-    stem = Path(path).name.split(".")[0]
+    """The default system of a traces file: its name without its traces extension (one of
+    :data:`TRACES_EXTENSIONS`, in any case; any other suffix stays: ``bm25.v1.jsonl`` is
+    ``bm25.v1``, ``bm25.v1.txt`` is ``bm25.v1.txt``), when that is a safe name; None otherwise."""
+    name = Path(path).name
+    extension = next((e for e in TRACES_EXTENSIONS if name.lower().endswith(e) and len(name) > len(e)), "")
+    stem = name[: len(name) - len(extension)]
     return stem if is_safe_name(stem) else None
+
+
+def joined_systems(systems: Mapping[str, Mapping[str, bool]]) -> list[InputError]:
+    """One InputError per pair of files that share a system taken from a file's name:
+    ``systems[file][system]`` is True when the file's records took ``system`` from its name (no
+    ``system`` field), False when their field names it; the error is raised at the later file of
+    the pair and names both. Two files whose records all name their system may share it."""
+    errors, files = [], list(systems)
+    for later_index, later in enumerate(files):
+        for earlier in files[:later_index]:
+            shared = sorted(s for s in set(systems[earlier]) & set(systems[later]) if systems[earlier][s] or systems[later][s])
+            if not shared:
+                continue
+            system = shared[0]
+            how = {True: "from its name", False: "in its records' system field"}
+            errors.append(InputError(later, "file", (
+                f"system {system!r} comes from both {earlier} ({how[systems[earlier][system]]}) and this file "
+                f"({how[systems[later][system]]}): two files would join into one system; give the records a "
+                "system field of their own, or rename a file")))
+            break
+    return errors
 
 
 def read_trace_records(paths: Sequence[str | Path], labels: Mapping[str, float] | None = None
@@ -168,6 +204,7 @@ def read_trace_records(paths: Sequence[str | Path], labels: Mapping[str, float] 
     record raised at once (``infra.errors.raise_all``, one line each)."""
     labels = dict(labels or {})
     errors: list[InputError] = []
+    systems: dict[str, dict[str, bool]] = {}  # file -> {system: taken from the file's name}
     traces = []
     first_of: dict[tuple[str, str], str] = {}
     query_text: dict[str, tuple[str, str]] = {}
@@ -177,6 +214,9 @@ def read_trace_records(paths: Sequence[str | Path], labels: Mapping[str, float] 
         for record in read_json_records(path):
             where = f"{path} {record.label}"
             trace, rule = parse_trace(record.data, labels, default)
+            if trace is not None:
+                named = systems.setdefault(str(path), {})
+                named[trace["system"]] = named.get(trace["system"], False) or record.data.get("system") is None
             # a bad record's query text still counts, so that every clash shows in one pass
             query_id, query = record.data.get("query_id"), record.data.get("query")
             if isinstance(query_id, str) and query_id and _nonblank(query):
@@ -200,7 +240,7 @@ def read_trace_records(paths: Sequence[str | Path], labels: Mapping[str, float] 
                 continue
             first_of[key] = where
             traces.append((str(path), record.label, trace))
-    raise_all(errors)
+    raise_all(joined_systems(systems) + errors)
     if not traces:
         raise InputError(", ".join(map(str, paths)), "file", "no traces (expected at least one record)")
     return traces

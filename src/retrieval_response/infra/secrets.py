@@ -13,6 +13,11 @@ known form, or a long random-looking run of letters and digits:
   with separators such as ``ms_marco_v1.1_train_sample200``).
 
 :func:`redact_secrets` replaces each such run, and each given known secret, with ``REDACTED``.
+
+A value *looks like a key* (:func:`looks_like_key`, for the values that name something and never
+hold a hash: a model string, the name of an environment variable) when it looks like a secret or
+holds a run of exactly 32 hexadecimal digits standing alone (an Azure key's shape; the 40 and 64
+digits of a content hash, e.g. a Replicate model version, are no such run).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ _PREFIXED = re.compile(
     r"|\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
 )
 _LONG_RUN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{32,}(?![A-Za-z0-9])")
+_HEX_KEY = re.compile(r"(?<![A-Za-z0-9])[0-9A-Fa-f]{32}(?![A-Za-z0-9])")
 
 
 def _random_looking(run: str) -> bool:
@@ -40,6 +46,12 @@ def looks_like_secret(value: object) -> bool:
     if not isinstance(value, str):
         return False
     return bool(_PREFIXED.search(value)) or any(_random_looking(m.group()) for m in _LONG_RUN.finditer(value))
+
+
+def looks_like_key(value: object) -> bool:
+    """True when the string ``value`` looks like a secret (:func:`looks_like_secret`) or holds a
+    standalone run of exactly 32 hexadecimal digits (module docstring); False for anything else."""
+    return looks_like_secret(value) or (isinstance(value, str) and bool(_HEX_KEY.search(value)))
 
 
 def redact_secrets(text: str, known: Iterable[str | None] = ()) -> str:

@@ -18,12 +18,11 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-import yaml
-
 from retrieval_response.datasets import prepare
 from retrieval_response.datasets.judged_corpus import beir_qrels
 from retrieval_response.datasets.layouts import corpus_table, prepare_judged_queries
 from retrieval_response.datasets.traces import read_traces
+from retrieval_response.infra.yaml_files import loads_yaml
 from retrieval_response.llm.document_judgments import KINDS
 from retrieval_response.llm.prompts import PROMPT_FIELDS, Prompt, load_prompt
 from retrieval_response.reports.llm_workload import (
@@ -58,7 +57,8 @@ STAND_INS = (  # (layout, shipped file, level): real samples of the paper's sour
 
 def published_counts() -> dict[str, int]:
     """The published set's ``graded_samples``, ``ranked_samples`` and ``embedders`` (``published_set.yaml``)."""
-    return yaml.safe_load(resources.files("retrieval_response.reports").joinpath("published_set.yaml").read_text())
+    source = resources.files("retrieval_response.reports").joinpath("published_set.yaml")
+    return loads_yaml(source.read_text(encoding="utf-8"), "published_set.yaml")
 
 
 def shipped_or_local(path: str, base: Path) -> Path:

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
-import yaml
 
 from retrieval_response.analysis.replication import CONTRADICTED, INCONCLUSIVE, SUPPORTED
 from retrieval_response.decide.summary import verdict_summary
+from retrieval_response.infra.yaml_files import load_yaml
 
 FINDINGS = Path("docs/findings")
 """The committed findings tables."""
@@ -53,7 +53,7 @@ def _schema_defaults(node: dict, prefix: str) -> dict[str, object]:
 def config_defaults(root: Path) -> pl.DataFrame:
     """``key, default``: each scalar default of the config schema by its dotted key
     (``llm.pacing.jobs``; an LLM role's settings as ``model.<key>``), printed as the YAML scalar."""
-    schema = yaml.safe_load((root / SCHEMA).read_text(encoding="utf-8"))
+    schema = load_yaml(root / SCHEMA)
     defaults = _schema_defaults(schema, "")
     for name, definition in schema.get("$defs", {}).items():
         defaults.update(_schema_defaults(definition, f"{name}."))
@@ -137,7 +137,7 @@ def default_run_judgments(root: Path) -> pl.DataFrame:
     candidate can reach a top-K: an upper bound), ``requests`` = 3 x pairs, and ``minutes`` = pairs
     x (a top-K answer's LLM seconds per call, for ``erag``, + 2 x a grade's, for the short replies
     of ``udcg`` and ``umbrela``) / 60 at the AVX-512 default run's rates: an estimate, not a measurement."""
-    config = yaml.safe_load((root / "config.yaml").read_text(encoding="utf-8"))
+    config = load_yaml(root / "config.yaml")
     pairs = sum(dataset["queries"] * max(design["Nc"] for design in dataset["designs"])
                 for dataset in config["datasets"].values())
     run = _run_figures(_read_json(root, RUN_SUMMARIES["avx512"]))
@@ -181,7 +181,7 @@ def paper_jobs(root: Path) -> pl.DataFrame:
     query and design's Np) x rankers; ``llm_jobs`` = datasets x rankers x designs x 2 (the
     top-K answer and grade jobs without shards) and ``calls_per_job`` = their calls / llm_jobs;
     ``sharded_jobs`` = llm_jobs x ``llm.shards`` and ``calls_per_sharded_job`` likewise."""
-    config = yaml.safe_load((root / PAPER_CONFIG).read_text(encoding="utf-8"))
+    config = load_yaml(root / PAPER_CONFIG)
     stages = _read_json(root, LLM_COSTS["paper"])["results"]["stages"]
     rankers = len(config["rankers"])
     jobs = len(config["datasets"]) * rankers * len(config["designs"]) * 2

@@ -58,9 +58,9 @@ import sys
 from pathlib import Path
 
 import polars as pl
-import yaml
 
 from retrieval_response.infra.atomic import write_text
+from retrieval_response.infra.yaml_files import loads_yaml
 from retrieval_response.reports.doc_figures import DERIVED, FINDINGS
 from retrieval_response.reports.findings import PLACEHOLDER, ROWS_PLACEHOLDER, read_tables, render
 
@@ -156,7 +156,7 @@ def file_table(path: str | Path) -> pl.DataFrame:
     """The JSON or YAML file at ``path`` as a table: an object is one row of its flattened scalar
     leaves (:func:`flatten`), an array of objects one row per object."""
     text = Path(path).read_text(encoding="utf-8")
-    data = json.loads(text) if Path(path).suffix == ".json" else yaml.safe_load(text)
+    data = json.loads(text) if Path(path).suffix == ".json" else loads_yaml(text, path)
     rows = data if isinstance(data, list) else [data]
     return pl.from_dicts([flatten(row) for row in rows], infer_schema_length=None)
 

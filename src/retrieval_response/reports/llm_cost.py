@@ -26,8 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
+from retrieval_response.infra.yaml_files import load_yaml
 from retrieval_response.llm.config import ModelConfig
 from retrieval_response.llm.document_judgments import UDCG_MAX_TOKENS, UMBRELA_MAX_TOKENS
 from retrieval_response.reports.benchmark_record import write_benchmark_json
@@ -39,7 +38,7 @@ from retrieval_response.reports.llm_workload import (
     Workload,
     offline_litellm,
 )
-from retrieval_response.workflow_config.checks import LLM_ROLES
+from retrieval_response.workflow_config.checks import LLM_ROLES, check_secrets
 from retrieval_response.workflow_config.defaults import with_defaults
 from retrieval_response.workflow_config.plan import judgment_kinds
 
@@ -236,11 +235,12 @@ def main(argv: list[str] | None = None) -> None:
         prices = dict(parse_price(text) for text in args.price)
     except ValueError as e:
         parser.error(str(e))
-    config = yaml.safe_load(Path(args.config).read_text())
-    start = time.perf_counter()
     if args.queries is not None and args.queries < 1:
         parser.error("--queries: at least 1")
     try:
+        config = load_yaml(args.config)
+        check_secrets(config, args.config)
+        start = time.perf_counter()
         est = estimate(config, Path(args.directory), args.answer_tokens, prices, args.queries)
     except ValueError as e:
         parser.error(str(e))

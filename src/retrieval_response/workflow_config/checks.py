@@ -1,7 +1,8 @@
 """Start-up checks of a schema-valid workflow config: everything checkable before any job runs.
 
 ``check_config`` raises one InputError ``<config file>: config key <key>: <rule>`` at the first
-problem. It checks, in order: names that become path components (dataset names, ranker
+problem. It checks, in order: that no value holds an API key (:func:`check_secrets`, first, so
+that no later check can echo one), names that become path components (dataset names, ranker
 codes, design names, generic subset names: ``retrieval_response.infra.paths.safe_name``), the keys
 that depend on each other (designs, K, ranker lists, a dataset's level, subset, path and
 ir_datasets id against its layout, a run's layout, BM25 settings, LLM roles, the subsets of
@@ -18,7 +19,7 @@ checks of the datasets' entries and of the input files are :mod:`.input_checks`.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import jsonschema
@@ -27,7 +28,8 @@ from retrieval_response.analysis.measures import alpha_grid
 from retrieval_response.datasets.layouts import TRACES_LAYOUT
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.paths import UnsafeNameError, safe_name
-from retrieval_response.infra.secrets import looks_like_secret
+from retrieval_response.infra.secrets import looks_like_key, looks_like_secret
+from retrieval_response.llm.cache import public_api_base
 from retrieval_response.llm.config import is_local, provider_problem
 from retrieval_response.llm.prompts import (
     ANSWER_FIELDS,
@@ -63,6 +65,62 @@ from retrieval_response.workflow_config.plan import (
 LLM_ROLES = ("generator", "grader")
 
 
+NOT_SHOWN = "(the value is not shown)"
+KEY_RULES = {
+    "api_key_env": ("holds what looks like an API key, not the name of an environment variable: put the key in a "
+                    f"variable (export MY_API_KEY=...) and give its name here {NOT_SHOWN}"),
+    "model": ("holds what looks like an API key or token: a model string reaches job scripts, Snakemake's "
+              "metadata, caches and summaries; put the key in an environment variable and give its name as "
+              f"api_key_env {NOT_SHOWN}"),
+    "api_base": ("holds what looks like an API key or token in its host or path, which reach job scripts and "
+                 "Snakemake's metadata: give the key by api_key_env, or as the URL's user:password@ or query "
+                 f"string, which are kept out of every file {NOT_SHOWN}"),
+}
+"""The rule broken by a key in an LLM section's ``api_key_env``, ``model`` or ``api_base``."""
+VALUE_RULE = ("holds what looks like an API key or token: config values reach job scripts, logs and file names; "
+              f"keys belong in the environment, named by llm.<role>.api_key_env {NOT_SHOWN}")
+NAME_RULE = ("a name in it looks like an API key or token: names become file names and job parameters "
+             f"{NOT_SHOWN}")
+
+
+def _config_strings(value: object, key: str = "") -> Iterator[tuple[str, str, bool]]:
+    """(dotted key, string, whether it is a mapping's key) of every string of the config ``value``:
+    mapping keys (under the mapping's key) before their values, list items as ``key[i]``."""
+    if isinstance(value, Mapping):
+        for name, item in value.items():
+            if isinstance(name, str):
+                yield key or "(top level)", name, True
+            yield from _config_strings(item, f"{key}.{name}" if key else str(name))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _config_strings(item, f"{key}[{index}]")
+    elif isinstance(value, str):
+        yield key, value, False
+
+
+def check_secrets(config: Mapping, config_file: str) -> None:
+    """No string of the config, mapping keys included, looks like a secret
+    (``infra.secrets.looks_like_secret``): an API key pasted into a path, a name, a model string or
+    a URL would reach job scripts, Snakemake's metadata, logs and file names. An LLM section's
+    ``model`` and ``api_key_env`` must not look like a key either (``looks_like_key``: also a
+    32-hex-digit run, an Azure key's shape); its ``api_base`` is judged by its public part
+    (``llm.cache.public_api_base``), since credentials and query strings are kept out of every file
+    (``llm.config.withhold_api_base_secrets``). InputError naming the key and the rule
+    (:data:`KEY_RULES`, :data:`VALUE_RULE`, :data:`NAME_RULE`), never the value."""
+    llm_keys = {f"llm.{role}.{field}": field for role in LLM_ROLES for field in KEY_RULES}
+    for key, value, is_name in _config_strings(config):
+        field = None if is_name else llm_keys.get(key)
+        if field == "api_base":
+            bad = looks_like_secret(public_api_base(value))
+        elif field is not None:
+            bad = looks_like_key(value)
+        else:
+            bad = looks_like_secret(value)
+        if bad:
+            rule = NAME_RULE if is_name else KEY_RULES[field] if field else VALUE_RULE
+            raise InputError(config_file, f"config key {key}", rule)
+
+
 def _name(config_file: str, key: str, value: object, what: str) -> None:
     try:
         safe_name(value, what)
@@ -70,10 +128,25 @@ def _name(config_file: str, key: str, value: object, what: str) -> None:
         raise InputError(config_file, f"config key {key}", str(error)) from None
 
 
+def distinct_ignoring_case(config_file: str, key: str, names: Iterable[str], what: str) -> None:
+    """No two of ``names`` (which become folder names) differ in letter case only: on a
+    case-insensitive file system (macOS, Windows) they would name one folder. InputError naming
+    ``key`` and both names."""
+    seen: dict[str, str] = {}
+    for name in names:
+        other = seen.setdefault(name.casefold(), name)
+        if other != name:
+            raise InputError(config_file, f"config key {key}", (
+                f"{what}s {other!r} and {name!r} differ in letter case only, and would share result folders on a "
+                "case-insensitive file system (macOS, Windows): rename one"))
+
+
 def check_names(config: Mapping, config_file: str) -> None:
-    """Every config value that becomes a path component is a safe name."""
+    """Every config value that becomes a path component is a safe name, and the dataset names, and
+    the ranker codes, are distinct ignoring letter case (:func:`distinct_ignoring_case`)."""
     for code in config["rankers"]:
         _name(config_file, "rankers", code, "ranker code")
+    distinct_ignoring_case(config_file, "rankers", config["rankers"], "ranker code")
     for name, dataset in config["datasets"].items():
         _name(config_file, "datasets", name, "dataset name")
         if dataset.get("subset") is not None:
@@ -82,6 +155,7 @@ def check_names(config: Mapping, config_file: str) -> None:
             _name(config_file, f"datasets.{name}.split", dataset["split"], "split name")
         for design in dataset_designs(config, name):
             _name(config_file, f"datasets.{name}.designs", design_name(design), "design name")
+    distinct_ignoring_case(config_file, "datasets", config["datasets"], "dataset name")
 
 
 def check_designs(config: Mapping, config_file: str) -> None:
@@ -170,18 +244,13 @@ def check_prompts(config: Mapping, config_file: str) -> None:
 
 def check_llm(config: Mapping, config_file: str, environ: Mapping[str, str]) -> None:
     """Both LLM roles are configured; each role's ``api_key_env``, when set, names a set variable
-    and is no key itself (a value that looks like a secret, ``infra.secrets.looks_like_secret``,
-    is refused without being shown); each remote model string names a provider litellm can route
-    (:func:`check_provider`)."""
+    (that it holds no key itself is :func:`check_secrets`'); each remote model string names a
+    provider litellm can route (``llm.config.provider_problem``)."""
     llm = config["llm"]
     for role in LLM_ROLES:
         if role not in llm:
             raise InputError(config_file, f"config key llm.{role}", "datasets are configured but no LLM is given for this role")
         variable = llm[role].get("api_key_env")
-        if variable and looks_like_secret(variable):
-            raise InputError(config_file, f"config key llm.{role}.api_key_env",
-                             "holds what looks like an API key, not the name of an environment variable: put the key "
-                             "in a variable (export MY_API_KEY=...) and give its name here (the value is not shown)")
         if variable and not environ.get(variable):
             raise InputError(
                 config_file,
@@ -219,6 +288,7 @@ def schema_input_error(error: BaseException, config_file: str) -> InputError | N
 
 def check_config(config: Mapping, config_file: str, environ: Mapping[str, str] = os.environ) -> None:
     """All start-up checks of a schema-valid config; the first failure raises InputError (one line)."""
+    check_secrets(config, config_file)
     check_names(config, config_file)
     check_traces(config, config_file)
     check_designs(config, config_file)

@@ -85,7 +85,8 @@ def check_traces(config: Mapping, config_file: str) -> None:
     """A traces dataset (docs/TRACES.md) is not mixed with other datasets nor published files (its
     analysis has no Np); it has none of :data:`NOT_FOR_TRACES` and retrieval ``pools`` (the
     default: it retrieves nothing); ``relevance: umbrela`` needs the ``umbrela`` judgment kind,
-    ``relevance: qrels`` a ``qrels`` file; another layout has none of :data:`TRACE_ONLY_OPTIONS`."""
+    ``relevance: qrels`` a ``qrels`` file; it names no file twice (``path`` and ``paths``, compared
+    as resolved paths); another layout has none of :data:`TRACE_ONLY_OPTIONS`."""
     traces = [name for name, dataset in config["datasets"].items() if dataset["layout"] == TRACES_LAYOUT]
     for name, dataset in config["datasets"].items():
         key = f"config key datasets.{name}."
@@ -106,6 +107,13 @@ def check_traces(config: Mapping, config_file: str) -> None:
                              "UMBRELA: add umbrela to document_judgments.kinds (or give qrels and relevance: qrels)")
         if relevance == "qrels" and not dataset.get("qrels"):
             raise InputError(config_file, f"{key}relevance", "relevance qrels needs a qrels file (datasets.<name>.qrels)")
+        given: dict[Path, str] = {}
+        for index, file in enumerate(trace_files(config, name)):
+            where = "path" if index == 0 else f"paths[{index - 1}]"
+            first = given.setdefault(Path(file).resolve(), where)
+            if first != where:
+                raise InputError(config_file, f"{key}{where}", f"names the file of datasets.{name}.{first} again: "
+                                 "its traces would be read twice; list each file once")
     if traces and (len(traces) < len(config["datasets"]) or config.get("published")):
         other = next((n for n in config["datasets"] if n not in traces), "published")
         raise InputError(config_file, f"config key datasets.{traces[0]}",

@@ -180,8 +180,11 @@ def dataset_source_files(config: Mapping, name: str) -> list[str]:
 
 def resolve_run_codes(config: Mapping, config_file: str) -> None:
     """Fill each run dataset's ``run_code`` from its run's tag (in place), and check it: a safe name,
-    not one of the dataset's ranker codes. InputError ``config key datasets.<name>.run...``."""
+    not one of the dataset's ranker codes, even in another letter case (one result folder on a
+    case-insensitive file system), nothing that looks like a secret (``infra.secrets``). InputError
+    ``config key datasets.<name>.run...``."""
     from retrieval_response.infra.paths import UnsafeNameError, safe_name
+    from retrieval_response.infra.secrets import looks_like_secret
 
     for name, entry in config["datasets"].items():
         if not entry.get("run"):
@@ -194,9 +197,15 @@ def resolve_run_codes(config: Mapping, config_file: str) -> None:
             safe_name(entry["run_code"], "run code")
         except UnsafeNameError as error:
             raise InputError(config_file, key, f"{error} (set datasets.{name}.run_code)") from None
-        if entry["run_code"] in registered_rankers(config, name):
-            rule = f"run code {entry['run_code']!r} is also a code of the dataset's rankers; set another run_code"
-            raise InputError(config_file, key, rule)
+        if looks_like_secret(entry["run_code"]):
+            raise InputError(config_file, key, "the run's code looks like an API key or token, and would name result "
+                             f"folders (the value is not shown): set datasets.{name}.run_code")
+        same = [code for code in registered_rankers(config, name) if code.casefold() == entry["run_code"].casefold()]
+        if same:
+            rule = (f"run code {entry['run_code']!r} is also a code of the dataset's rankers" if same[0] == entry["run_code"]
+                    else f"run code {entry['run_code']!r} differs from the dataset's ranker code {same[0]!r} in letter "
+                    "case only (one result folder on a case-insensitive file system)")
+            raise InputError(config_file, key, f"{rule}; set another run_code")
 
 
 def design_pairs(config: Mapping, dataset: str) -> list[list[int]]:
