@@ -75,8 +75,9 @@ CONVENTIONS: Mapping[str, str] = {
 }
 """The conventions every :class:`RunEvaluation` states (tools differ on each of them)."""
 
-RUN_COLUMNS = ("qid", "docid", "score")
-"""The columns a run frame needs (``ranking.run_file.read_run``'s table; ``rank`` and ``line`` optional)."""
+RUN_COLUMNS = ("qid", "docid")
+"""The columns a run frame needs, besides ``score`` or ``rank`` or both (``ranking.run_file.read_run``'s
+table has both)."""
 QRELS_COLUMNS = ("qid", "docid", "grade")
 """The columns a qrels frame needs: one row per judged (query, document)."""
 
@@ -122,8 +123,8 @@ def evaluate_run(
     """:func:`ranked_metrics` of every query of ``qrels`` at each cutoff of ``k``, and their means
     (like ir_measures' ``calc_aggregate``), as a :class:`RunEvaluation`.
 
-    ``run``: query id -> ranking (ids best first), or a run frame (:data:`RUN_COLUMNS`, such as
-    ``ranking.run_file.read_run`` returns) ordered by :func:`run_order`. ``qrels``: query id ->
+    ``run``: query id -> ranking (ids best first), or a run frame (:data:`RUN_COLUMNS` and ``score``
+    or ``rank``, such as ``ranking.run_file.read_run`` returns), ordered by :func:`run_order`. ``qrels``: query id ->
     {document id: grade} (``datasets.traces.read_qrels``), or a frame of :data:`QRELS_COLUMNS`.
     ``k``: one cutoff or several (integers >= 1). A query of the qrels the run does not rank scores
     as an empty ranking; a query of the run without judgments is refused (its labels do not match).
@@ -158,11 +159,11 @@ def aggregate(per_query: pl.DataFrame) -> pl.DataFrame:
 
 
 def run_order(run: pl.DataFrame) -> pl.DataFrame:
-    """``run`` (a run frame, :data:`RUN_COLUMNS`) sorted by query, then by descending score, ties by
-    the ``rank`` column when there is one (lower first), then by row order (a run file's line order):
-    the order in which a run ranks each query's documents."""
-    by = ["qid", "score", *(["rank"] if "rank" in run.columns else [])]
-    return run.sort(by, descending=[False, True, False][: len(by)], maintain_order=True)
+    """``run`` (a run frame: :data:`RUN_COLUMNS` and ``score`` or ``rank`` or both) sorted by query,
+    then by descending ``score``, ties by ascending ``rank``, then by row order (a run file's line
+    order): the order in which a run ranks each query's documents."""
+    by = [column for column in ("qid", "score", "rank") if column in run.columns]
+    return run.sort(by, descending=[column == "score" for column in by], maintain_order=True)
 
 
 def _cutoffs(k: object, *, single: bool) -> list[int]:
@@ -297,9 +298,14 @@ def _refuse_repeats(frame: pl.DataFrame, name: str, rule: str) -> None:
 
 def _run_from_frame(run: pl.DataFrame) -> pl.DataFrame:
     """``qid, docid, position`` of a run frame in :func:`run_order`, checked."""
-    _require(run, "run", RUN_COLUMNS)
-    if not run.schema["score"].is_numeric():
-        raise ValueError(f"run frame column score is {run.schema['score']}: scores are numbers")
+    order = [column for column in ("score", "rank") if column in run.columns]
+    if not order:
+        raise ValueError(f"run frame lacks both score and rank: one of them orders the documents (columns "
+                         f"{run.columns})")
+    _require(run, "run", (*RUN_COLUMNS, *order))
+    for column in order:
+        if not run.schema[column].is_numeric():
+            raise ValueError(f"run frame column {column} is {run.schema[column]}: expected numbers")
     _refuse_repeats(run, "run", "a ranking holds each id once")
     return (run_order(run).select("qid", "docid")
             .with_columns(position=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("qid")))
