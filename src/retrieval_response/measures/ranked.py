@@ -210,7 +210,7 @@ def _run_from_mapping(run: Mapping[str, Sequence[str]], label: Callable[[str], s
     queries = _checked_queries(run, "run", label, Sequence, "a sequence of document ids")
     lengths = np.fromiter((len(run[q]) for q in queries), np.int64, len(queries))
     docids = list(chain.from_iterable(run[q] for q in queries))
-    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    offsets = np.cumsum(lengths) - lengths
     if not all(issubclass(t, str) for t in set(map(type, docids))):
         bad = _first(np.fromiter((not isinstance(d, str) for d in docids), bool, len(docids)))
         owner, position = _where(offsets, bad)
@@ -252,7 +252,7 @@ def _qrels_from_mapping(qrels: Mapping[str, Mapping[str, int]], label: Callable[
     lengths = np.fromiter((len(qrels[q]) for q in queries), np.int64, len(queries))
     docids = list(chain.from_iterable(qrels[q].keys() for q in queries))
     grades = list(chain.from_iterable(qrels[q].values() for q in queries))
-    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    offsets = np.cumsum(lengths) - lengths
 
     def describe(index: int) -> str:
         return f"{label(queries[_where(offsets, index)[0]])}[{docids[index]!r}]"
