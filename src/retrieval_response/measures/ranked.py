@@ -49,7 +49,7 @@ import numpy as np
 import polars as pl
 
 from retrieval_response.analysis.formulas import average_precision_at_k, graded_ndcg_at_k, reciprocal_rank_at_k
-from retrieval_response.analysis.ranked_lists import precision
+from retrieval_response.analysis.ranked_lists import precision, recall
 from retrieval_response.datasets.judged_corpus import GRADE_BOUND
 
 MEASURE_NAMES: tuple[str, ...] = ("P@K", "R@K", "RR@K", "AP@K", "nDCG@K", "judged@K", "P_upper@K")
@@ -347,9 +347,11 @@ def _evaluate(run: pl.DataFrame, qrels: pl.DataFrame, queries: pl.Series, cutoff
         retrieved = lists["retrieved"].to_numpy().astype(np.float64)
         cut = np.full(lists.height, k, np.int64)
         undefined = np.full(lists.height, np.nan)
+        with np.errstate(invalid="ignore"):
+            r_at_k = recall(hits, relevant)  # 0 / 0 = NaN where |R| = 0: undefined
         values = {
             "P@K": precision(hits, cut),
-            "R@K": np.divide(hits, relevant, out=undefined.copy(), where=relevant > 0),
+            "R@K": r_at_k,
             "RR@K": reciprocal_rank_at_k(in_k, relevant),
             "AP@K": average_precision_at_k(in_k, relevant),
             "nDCG@K": graded_ndcg_at_k(lists["grades"], lists["ideal"], cut),
