@@ -50,7 +50,11 @@ import polars as pl
 
 from retrieval_response.analysis.formulas import average_precision_at_k, graded_ndcg_at_k, reciprocal_rank_at_k
 from retrieval_response.analysis.ranked_lists import precision, recall
-from retrieval_response.datasets.judged_corpus import GRADE_BOUND
+
+GRADE_BOUND = 100
+"""A relevance grade lies in [-GRADE_BOUND, GRADE_BOUND] (a qrels file, ``datasets.judged_corpus``) and
+in [0, GRADE_BOUND] here: gains 2^g - 1 of nDCG stay finite and exact enough to sum (2^100 ~ 1.3e30),
+far beyond any judging scale in use (TREC's go up to 4)."""
 
 MEASURE_NAMES: tuple[str, ...] = ("P@K", "R@K", "RR@K", "AP@K", "nDCG@K", "judged@K", "P_upper@K")
 """The measures of a ranked list, under the registry's names (``analysis.measures.MEASURES`` names
@@ -183,16 +187,27 @@ def _first(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0])
 
 
-def _where(offsets: np.ndarray, index: int) -> tuple[int, int]:
-    """(list, position in it) of item ``index`` of lists flattened with start ``offsets``."""
-    owner = int(np.searchsorted(offsets, index, side="right")) - 1
-    return owner, index - int(offsets[owner])
+def _first_refused(values: list, accept: Callable[[type], bool]) -> int | None:
+    """Index of the first of ``values`` whose type ``accept`` refuses, None when it accepts every
+    one: a pass over the distinct types first, so valid input costs no Python loop of its own."""
+    if all(accept(kind) for kind in set(map(type, values))):
+        return None
+    return next(i for i, value in enumerate(values) if not accept(type(value)))
 
 
-def _checked_queries(mapping: object, name: str, label: Callable[[str], str], value_kind: type,
-                     value_rule: str) -> list[str]:
-    """The keys of ``mapping`` (called ``name``; its value of query q called ``label(q)``) after
-    checking it is a mapping of str keys to ``value_kind`` values."""
+def _is_id(kind: type) -> bool:
+    return issubclass(kind, str)
+
+
+def _is_grade(kind: type) -> bool:
+    return issubclass(kind, numbers.Integral) and not issubclass(kind, bool)
+
+
+def _flattened(mapping: object, name: str, label: Callable[[str], str], value_kind: type, value_rule: str
+               ) -> tuple[list[str], np.ndarray, pl.Series]:
+    """(query ids, offset of each query's first item, the query id of every item) of ``mapping``
+    (called ``name``; its value of query q called ``label(q)``) after checking it is a mapping of
+    str keys to ``value_kind`` values; its items are the values' own items, query after query."""
     if not isinstance(mapping, Mapping):
         raise ValueError(f"{name} is a {type(mapping).__name__}: expected a mapping query id -> {value_rule}")
     queries = list(mapping)
@@ -202,25 +217,28 @@ def _checked_queries(mapping: object, name: str, label: Callable[[str], str], va
             raise ValueError(f"{name} key {query!r}: query ids must be str")
         if isinstance(value, (str, bytes)) or not isinstance(value, value_kind):
             raise ValueError(f"{label(query)} is a {type(value).__name__}: expected {value_rule}")
-    return queries
+    lengths = np.fromiter((len(mapping[q]) for q in queries), np.int64, len(queries))
+    owners = pl.Series(np.repeat(np.array(queries, dtype=object), lengths), dtype=pl.String)
+    return queries, np.cumsum(lengths) - lengths, owners
+
+
+def _owner(offsets: np.ndarray, index: int) -> tuple[int, int]:
+    """(query, position in its list) of item ``index`` of lists flattened with start ``offsets``."""
+    owner = int(np.searchsorted(offsets, index, side="right")) - 1
+    return owner, index - int(offsets[owner])
 
 
 def _run_from_mapping(run: Mapping[str, Sequence[str]], label: Callable[[str], str]) -> pl.DataFrame:
     """``qid, docid, position`` (1-based) of a mapping query id -> ranking, checked (module docstring)."""
-    queries = _checked_queries(run, "run", label, Sequence, "a sequence of document ids")
-    lengths = np.fromiter((len(run[q]) for q in queries), np.int64, len(queries))
+    queries, offsets, owners = _flattened(run, "run", label, Sequence, "a sequence of document ids")
     docids = list(chain.from_iterable(run[q] for q in queries))
-    offsets = np.cumsum(lengths) - lengths
-    if not all(issubclass(t, str) for t in set(map(type, docids))):
-        bad = _first(np.fromiter((not isinstance(d, str) for d in docids), bool, len(docids)))
-        owner, position = _where(offsets, bad)
+    bad = _first_refused(docids, _is_id)
+    if bad is not None:
+        owner, position = _owner(offsets, bad)
         raise ValueError(f"{label(queries[owner])}[{position}] = {docids[bad]!r}: a ranking holds document ids (str)")
-    frame = pl.DataFrame({
-        "qid": pl.Series(np.repeat(np.array(queries, dtype=object), lengths), dtype=pl.String),
-        "docid": pl.Series(docids, dtype=pl.String),
-        "position": pl.Series(np.arange(len(docids)) - np.repeat(offsets, lengths) + 1, dtype=pl.Int64),
-    })
-    repeated = frame.with_row_index("flat").filter(pl.struct("qid", "docid").is_duplicated())
+    frame = pl.DataFrame({"qid": owners, "docid": pl.Series(docids, dtype=pl.String)}).with_columns(
+        position=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("qid"))
+    repeated = frame.filter(pl.struct("qid", "docid").is_duplicated())
     if repeated.height:
         first = repeated.row(0, named=True)
         again = repeated.filter((pl.col("qid") == first["qid"]) & (pl.col("docid") == first["docid"]))["position"]
@@ -229,48 +247,29 @@ def _run_from_mapping(run: Mapping[str, Sequence[str]], label: Callable[[str], s
     return frame
 
 
-def _grade_series(grades: list, describe: Callable[[int], str]) -> pl.Series:
-    """Int64 series of ``grades`` (Python or numpy integers, checked by the caller); ValueError
-    naming the first grade outside 0..GRADE_BOUND."""
-    try:
-        series = pl.Series(grades, dtype=pl.Int64)
-        fine = not ((series < 0) | (series > GRADE_BOUND)).any()
-    except (TypeError, OverflowError):  # an integer beyond int64
-        fine = False
-    if not fine:
-        bad = next(i for i, g in enumerate(grades) if not 0 <= g <= GRADE_BOUND)
-        raise ValueError(f"{describe(bad)} = {grades[bad]!r}: a grade is an integer in 0..{GRADE_BOUND} "
-                         "(relevant when > 0)")
-    return series
-
-
 def _qrels_from_mapping(qrels: Mapping[str, Mapping[str, int]], label: Callable[[str], str]
                         ) -> tuple[pl.DataFrame, pl.Series]:
     """(``qid, docid, grade``, the query ids) of a mapping query id -> {document id: grade}, checked
     (module docstring)."""
-    queries = _checked_queries(qrels, "qrels", label, Mapping, "a mapping document id -> grade")
-    lengths = np.fromiter((len(qrels[q]) for q in queries), np.int64, len(queries))
+    queries, offsets, owners = _flattened(qrels, "qrels", label, Mapping, "a mapping document id -> grade")
     docids = list(chain.from_iterable(qrels[q].keys() for q in queries))
     grades = list(chain.from_iterable(qrels[q].values() for q in queries))
-    offsets = np.cumsum(lengths) - lengths
-
-    def describe(index: int) -> str:
-        return f"{label(queries[_where(offsets, index)[0]])}[{docids[index]!r}]"
-
-    if not all(issubclass(t, str) for t in set(map(type, docids))):
-        bad = _first(np.fromiter((not isinstance(d, str) for d in docids), bool, len(docids)))
-        raise ValueError(f"{label(queries[_where(offsets, bad)[0]])} key {docids[bad]!r}: document ids are str")
-    if not all(issubclass(t, numbers.Integral) and not issubclass(t, bool) for t in set(map(type, grades))):
-        bad = _first(np.fromiter((isinstance(g, bool) or not isinstance(g, numbers.Integral) for g in grades), bool,
-                                 len(grades)))
-        raise ValueError(f"{describe(bad)} = {grades[bad]!r}: a grade is an integer in 0..{GRADE_BOUND} "
-                         "(not a bool, a float or a str)")
-    frame = pl.DataFrame({
-        "qid": pl.Series(np.repeat(np.array(queries, dtype=object), lengths), dtype=pl.String),
-        "docid": pl.Series(docids, dtype=pl.String),
-        "grade": _grade_series(grades, describe),
-    })
-    return frame, pl.Series("qid", queries, dtype=pl.String)
+    bad = _first_refused(docids, _is_id)
+    if bad is not None:
+        raise ValueError(f"{label(queries[_owner(offsets, bad)[0]])} key {docids[bad]!r}: document ids are str")
+    bad = _first_refused(grades, _is_grade)
+    if bad is None:
+        try:
+            grade = pl.Series(grades, dtype=pl.Int64)
+            outside = ((grade < 0) | (grade > GRADE_BOUND)).to_numpy()
+            bad = _first(outside) if outside.any() else None
+        except (TypeError, OverflowError):  # an integer beyond int64
+            bad = next(i for i, g in enumerate(grades) if not 0 <= g <= GRADE_BOUND)
+    if bad is not None:
+        raise ValueError(f"{label(queries[_owner(offsets, bad)[0]])}[{docids[bad]!r}] = {grades[bad]!r}: a grade "
+                         f"is an integer in 0..{GRADE_BOUND} (relevant when > 0; not a bool, a float or a str)")
+    return (pl.DataFrame({"qid": owners, "docid": pl.Series(docids, dtype=pl.String), "grade": grade}),
+            pl.Series("qid", queries, dtype=pl.String))
 
 
 def _require(frame: pl.DataFrame, name: str, columns: Sequence[str]) -> None:
