@@ -19,8 +19,8 @@ above 0, n_p = sum_i rel_i:
   the i-th id (0 unjudged), IDCG@K the DCG of the query's judged grades sorted in descending
   order and cut at K (Järvelin & Kekäläinen, *Cumulated gain-based evaluation of IR
   techniques*, ACM TOIS 20(4), 2002, with the exponential gain of Burges et al. 2005);
-- ``judged@K`` = judged ids of the prefix / ids of the prefix (ir_measures' ``Judged@k``,
-  Sakai 2007's condensed-list diagnosis): how far the point estimates can be trusted;
+- ``judged@K`` = judged ids of the prefix / ids of the prefix (ir_measures' ``Judged@k``, after
+  OpenNIR's judgment rate): how far the point estimates can be trusted, 1 when they are exact;
 - ``P_upper@K`` = (n_p + unjudged ids of the prefix) / K: P@K if every unjudged id were relevant,
   the optimistic bound beside the pessimistic P@K.
 
@@ -108,7 +108,7 @@ def ranked_metrics(ranking: Sequence[str], judgments: Mapping[str, int], k: int)
     for each formula; None where undefined).
 
     ``ranking``: document ids (str) best first, each once; ``judgments``: id -> grade (an integer
-    in 0..GRADE_BOUND, relevant when > 0); ids of neither are unjudged. ValueError, one line naming
+    in 0..GRADE_BOUND, relevant when > 0); an id without a grade is unjudged. ValueError, one line naming
     the item and the rule: ``k`` not an integer >= 1, a ranking that is not a sequence of str ids
     or repeats one, a grade that is not such an integer (a bool, 1.5, "2").
     """
@@ -128,8 +128,9 @@ def evaluate_run(
     (like ir_measures' ``calc_aggregate``), as a :class:`RunEvaluation`.
 
     ``run``: query id -> ranking (ids best first), or a run frame (:data:`RUN_COLUMNS` and ``score``
-    or ``rank``, such as ``ranking.run_file.read_run`` returns), ordered by :func:`run_order`. ``qrels``: query id ->
-    {document id: grade} (``datasets.traces.read_qrels``), or a frame of :data:`QRELS_COLUMNS`.
+    or ``rank``, such as ``ranking.run_file.read_run`` returns), ordered by :func:`run_order`.
+    ``qrels``: query id -> {document id: grade} (``datasets.traces.read_qrels``), or a frame of
+    :data:`QRELS_COLUMNS`.
     ``k``: one cutoff or several (integers >= 1). A query of the qrels the run does not rank scores
     as an empty ranking; a query of the run without judgments is refused (its labels do not match).
     ValueError, one line naming the query, the item and the rule, for any input
@@ -345,16 +346,15 @@ def _evaluate(run: pl.DataFrame, qrels: pl.DataFrame, queries: pl.Series, cutoff
         judged = lists["judged"].to_numpy().astype(np.float64)
         retrieved = lists["retrieved"].to_numpy().astype(np.float64)
         cut = np.full(lists.height, k, np.int64)
-        undefined = np.full(lists.height, np.nan)
-        with np.errstate(invalid="ignore"):
-            r_at_k = recall(hits, relevant)  # 0 / 0 = NaN where |R| = 0: undefined
+        with np.errstate(invalid="ignore"):  # 0 / 0 = NaN (undefined) where |R| = 0 or nothing came back
+            r_at_k, judged_share = recall(hits, relevant), judged / retrieved
         values = {
             "P@K": precision(hits, cut),
             "R@K": r_at_k,
             "RR@K": reciprocal_rank_at_k(in_k, relevant),
             "AP@K": average_precision_at_k(in_k, relevant),
             "nDCG@K": graded_ndcg_at_k(lists["grades"], lists["ideal"], cut),
-            "judged@K": np.divide(judged, retrieved, out=undefined.copy(), where=retrieved > 0),
+            "judged@K": judged_share,
             "P_upper@K": precision(hits + retrieved - judged, cut),
         }
         tables.append(lists.select(
