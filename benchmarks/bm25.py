@@ -14,7 +14,7 @@ BLAS/OpenMP pools to one thread), best of the repeats, the two interleaved:
   ``BM25Okapi.get_scores`` with the same top-K selection: ties by ascending index);
 - agreement: the share of questions whose first document is the same, and the mean share of
   documents the two top-10 lists have in common;
-- recall@10 of each against the corpus's qrels (``corpus_search.corpus_measures``), so that a
+- recall@10 of each against the corpus's qrels (``R@K`` of ``measures.evaluate_run``), so that a
   disagreement can be read as better or worse.
 
 ``rank_bm25`` is this benchmark's baseline only (requirements.txt pins it; the project does not
@@ -44,9 +44,11 @@ import polars as pl  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from retrieval_response.datasets.judged_corpus import beir_judgements, corpus_table, judged_texts  # noqa: E402
+from retrieval_response.datasets.judged_corpus import beir_judgements, judged_texts  # noqa: E402
+from retrieval_response.datasets.layouts import corpus_table  # noqa: E402
+from retrieval_response.measures import evaluate_run  # noqa: E402
 from retrieval_response.ranking.corpus_retrieval import QUERY_BLOCK, bm25_top_k  # noqa: E402
-from retrieval_response.ranking.corpus_search import corpus_measures, top_k_of_scores  # noqa: E402
+from retrieval_response.ranking.corpus_search import top_k_of_scores  # noqa: E402
 from retrieval_response.ranking.lexical import DEFAULTS, BM25Index  # noqa: E402
 from retrieval_response.reports.benchmark_record import write_benchmark_json  # noqa: E402
 
@@ -91,10 +93,13 @@ def best_of(calls: dict, repeats: int) -> dict[str, tuple[float, object]]:
 
 
 def recall(top: np.ndarray, doc_ids: np.ndarray, query_ids: list[str], qrels: pl.DataFrame) -> float:
-    """Mean recall@TOP of the rankings ``top`` (corpus indexes, a row per query) against ``qrels``."""
-    ranked = pl.DataFrame({"qid": query_ids, "docids": doc_ids[top[:, :TOP]].tolist()},
-                          schema={"qid": pl.String, "docids": pl.List(pl.String)})
-    return float(corpus_measures(ranked, qrels, [TOP])["R"].mean())
+    """Mean recall@TOP of the rankings ``top`` (corpus indexes, a row per query of ``query_ids``)
+    against their judgments in ``qrels``."""
+    depth = top[:, :TOP].shape[1]
+    run = pl.DataFrame({"qid": np.repeat(query_ids, depth), "docid": doc_ids[top[:, :TOP]].ravel(),
+                        "rank": np.tile(np.arange(1, depth + 1), len(query_ids))})
+    aggregate = evaluate_run(run, qrels.filter(pl.col("qid").is_in(query_ids)), TOP).aggregate
+    return float(aggregate.filter(pl.col("measure") == "R@K")["mean"].item())
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
-"""Corpus-level retrieval: candidates and ranked samples against a hand-worked case and against the
-independent corpus measures, each retriever's order, the run-file round trip, the config rules."""
+"""Corpus-level retrieval: candidates and ranked samples against a hand-worked case and against
+trec_eval, each retriever's order, the run-file round trip, the config rules."""
 
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ from retrieval_response.ranking.corpus_retrieval import (
     retrieval_depth,
     retrieve_from_corpus,
 )
-from retrieval_response.ranking.corpus_search import corpus_measures
 from retrieval_response.ranking.cosine_ranking import write_ranked
 from retrieval_response.ranking.lexical import DEFAULTS, BM25Index, bm25_rank_samples, bm25_settings
 from retrieval_response.ranking.run_file import write_run
@@ -71,9 +70,13 @@ def test_a_query_that_retrieves_only_its_positives_is_skipped_and_counted():
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_ranked_samples_equal_the_independent_corpus_measures(seed):
-    """P, R and judged of the ranked table against ``corpus_measures`` (another implementation) over
-    random qrels and retrievals, with positives retrieved, missed and unjudged documents."""
+def test_ranked_samples_equal_trec_eval_through_ir_measures(seed):
+    """P, R and judged of the ranked table against trec_eval's P@k, recall@k and ir_measures'
+    Judged@k over random qrels and retrievals of 1 to 12 documents (shorter and longer than K),
+    with positives retrieved, missed and unjudged documents."""
+    ir_measures = pytest.importorskip("ir_measures")
+    from ir_measures import Judged, P, R
+
     rng = np.random.default_rng(seed)
     docs = [f"d{i}" for i in range(40)]
     corpus = pl.DataFrame({"doc_id": docs, "text": [f"text {d}" for d in docs]})
@@ -82,21 +85,22 @@ def test_ranked_samples_equal_the_independent_corpus_measures(seed):
         judged = rng.choice(docs, size=int(rng.integers(2, 12)), replace=False).tolist()
         n_pos = int(rng.integers(1, len(judged)))
         rows[f"B-{q}"] = (judged[:n_pos], judged[n_pos:])
-        retrievals[f"B-{q}"] = rng.choice(docs, size=12, replace=False).tolist()
+        retrievals[f"B-{q}"] = rng.choice(docs, size=int(rng.integers(1, 13)), replace=False).tolist()
     texts = texts_of(rows).with_columns(p=pl.col("p_doc").list.eval(pl.format("text {}", pl.element())))
     retrieved = pl.DataFrame({"id": list(retrievals), "docids": list(retrievals.values())})
     Ks = [1, 2, 3, 5, 6]
     candidates, ranked, report = corpus_candidates(texts, retrieved, corpus, embedder_code="X", Ks=Ks)
     validate_ranked(ranked, "ranked.parquet")
-    qrels = pl.DataFrame([(q, d, 1 if i < len(p) else 0) for q, (p, n) in rows.items() for i, d in enumerate(p + n)],
-                         schema=["qid", "docid", "grade"], orient="row")
-    expected = corpus_measures(retrieved.rename({"id": "qid"}), qrels, Ks)
-    got = ranked.select(qid="id", K="K", P="P", R="R", judged="judged", Np="Np").explode("K", "P", "R", "judged")
-    joined = got.join(expected, on=["qid", "K"], suffix="_expected")
-    assert joined.height == got.height == expected.filter(pl.col("qid").is_in(ranked["id"].implode())).height
-    for column in ("P", "R", "judged"):
-        assert np.allclose(joined[column], joined[f"{column}_expected"])
-    assert (joined["Np"] == joined["Np_expected"]).all()
+    qrels = {q: {d: int(i < len(p)) for i, d in enumerate(p + n)} for q, (p, n) in rows.items()}
+    run = {q: {d: float(len(r) - i) for i, d in enumerate(r)} for q, r in retrievals.items()}
+    names = {"P": P, "R": R, "judged": Judged}
+    expected = {(m.query_id, str(m.measure)): m.value
+                for m in ir_measures.iter_calc([measure @ k for measure in names.values() for k in Ks], qrels, run)}
+    got = ranked.select("id", "K", "P", "R", "judged").explode("K", "P", "R", "judged")
+    assert got.height == ranked.height * len(Ks)
+    for row in got.iter_rows(named=True):
+        for column, measure in names.items():
+            assert row[column] == pytest.approx(expected[(row["id"], str(measure @ row["K"]))], abs=1e-12)
     # candidates: the retrieved documents that are not positives, in retrieval order
     for row in candidates.iter_rows(named=True):
         assert row["n_doc"] == [d for d in retrievals[row["id"]] if d not in rows[row["id"]][0]]
@@ -186,30 +190,22 @@ def test_retrieval_options_that_do_not_apply_are_refused_in_one_line(dataset, me
     assert str(caught.value).startswith("config.yaml: config key ") and "\n" not in str(caught.value)
 
 
-def test_graded_ndcg_of_the_analysis_equals_the_corpus_measures_with_graded_qrels():
+def test_graded_ndcg_with_binary_grades_is_the_binary_ndcg_at_k():
     """nDCG@K with gains 2^grade - 1 as the analysis computes it (from each top-K text's grade and
-    the query's positive grades) against ``corpus_measures``; 0/1 grades give the binary nDCG@K."""
+    the query's positive grades; against trec_eval in tests/test_ranked_evaluator.py) is the
+    binary nDCG@K when the grades are 0/1."""
     from retrieval_response.analysis.formulas import graded_ndcg_at_k, ndcg_at_k
 
     rng = np.random.default_rng(3)
-    docs = [f"d{i}" for i in range(30)]
-    top, qrels, grades, ideal = {}, [], [], []
-    for q in range(20):
-        judged = rng.choice(docs, size=6, replace=False).tolist()
-        grade_of = {d: int(g) for d, g in zip(judged, rng.integers(0, 4, size=6), strict=True)}
-        grade_of[judged[0]] = max(grade_of[judged[0]], 1)
-        top[f"q{q}"] = rng.choice(docs, size=5, replace=False).tolist()
-        qrels += [(f"q{q}", d, g) for d, g in grade_of.items()]
-        grades.append([grade_of.get(d, 0) for d in top[f"q{q}"]])
-        ideal.append([g for g in grade_of.values() if g > 0])
-    expected = corpus_measures(pl.DataFrame({"qid": list(top), "docids": list(top.values())}),
-                               pl.DataFrame(qrels, schema=["qid", "docid", "grade"], orient="row"), [5])
+    grades, ideal = [], []
+    for _ in range(20):
+        judged = rng.integers(0, 2, size=6)
+        judged[0] = 1
+        ideal.append([1] * int(judged.sum()))
+        grades.append(rng.permutation(np.concatenate([judged, np.zeros(6, np.int64)]))[:5].tolist())
     five = np.full(len(grades), 5)
-    got = graded_ndcg_at_k(pl.Series(grades), pl.Series(ideal), five)
-    assert np.allclose(got, expected["nDCG@K"].to_numpy())
-    binary = pl.Series([[min(g, 1) for g in row] for row in grades])
-    assert np.allclose(graded_ndcg_at_k(binary, pl.Series([[1] * len(i) for i in ideal]), five),
-                       ndcg_at_k(binary, np.array([len(i) for i in ideal]), five))
+    assert np.allclose(graded_ndcg_at_k(pl.Series(grades), pl.Series(ideal), five),
+                       ndcg_at_k(pl.Series(grades), np.array([len(i) for i in ideal]), five))
 
 
 def run_against_trec_eval(tmp_path: Path, lengths: list[int], seed: int):

@@ -35,6 +35,7 @@ import polars as pl
 from retrieval_response.datasets.validation import TEXTS_COLUMNS, TEXTS_SCHEMA, check_unique, required_id, required_string
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.json_records import existing_file, iter_json_lines, read_text, text_lines
+from retrieval_response.measures.ranked import GRADE_BOUND
 
 BEIR_SUBSET, TREC_SUBSET = "B", "T"
 """The subsets (id prefixes) of the two layouts' rows when the config names none."""
@@ -57,9 +58,6 @@ def lines_of(path: Path) -> list[tuple[str, str]]:
     return [(f"line {number}", line) for number, line in enumerate(text_lines(text), start=1) if line.strip()]
 
 
-GRADE_BOUND = 100
-"""A relevance grade lies in [-GRADE_BOUND, GRADE_BOUND]: gains 2^g - 1 of nDCG stay finite and
-exact enough to sum (2^100 ~ 1.3e30), far beyond any judging scale in use (TREC's go up to 4)."""
 ASCII_INTEGER = re.compile(r"-?[0-9]+")
 """How a grade is written in a qrels file: an optional minus and ASCII digits, nothing else
 (trec_eval's ``atoi`` reads ``1_0`` as 1 and ``\u0663`` as 0, Python's ``int`` as 10 and 3)."""

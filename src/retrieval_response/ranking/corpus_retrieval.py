@@ -14,8 +14,9 @@ order of a run file (:func:`run_retrieval`). :func:`corpus_candidates` then writ
   position, so P@K, R@K and the positives at 2K (F_e) count retrieved documents only. A short
   retrieval (fewer than K documents, as a run may give) keeps every K: its top K is what was
   retrieved, P@K still divides by K (trec_eval), and ``len(rank)`` may be below Nc and below K.
-  An unjudged document counts as not relevant; ``judged`` = judged documents among the top K /
-  documents in the top K, per K.
+  ``P``, ``R`` and ``judged`` at each K are the ranked-list evaluator's ``P@K``, ``R@K`` and
+  ``judged@K`` (:mod:`retrieval_response.measures.ranked`): an unjudged document counts as not
+  relevant, and ``judged`` = judged documents among the top K / documents in the top K.
 
 A query without a judged positive never reaches this stage (preparation leaves it out); a query
 whose retrieved documents are all judged positives has no candidate beyond them (Nc = Np) and
@@ -30,9 +31,9 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
-from retrieval_response.analysis.ranked_lists import flatten, hits_at_k, precision, recall
 from retrieval_response.embedding.dataset import vector_lookup
 from retrieval_response.infra.errors import InputError
+from retrieval_response.measures.ranked import evaluate_run, run_order
 from retrieval_response.ranking.corpus_search import exact_top_k, top_k_of_scores
 from retrieval_response.ranking.cosine_ranking import RANKED_SCHEMA, RankingReport
 from retrieval_response.ranking.lexical import BM25Index, bm25_settings
@@ -83,12 +84,9 @@ def bm25_top_k(index: BM25Index, queries: list[str], depth: int) -> np.ndarray:
 
 def run_retrieval(run: pl.DataFrame, depth: int) -> pl.DataFrame:
     """``qid, docids``: each query's first ``depth`` documents of a run (``run_file.read_run``), by
-    descending score, ties by the run's rank column (lower first), then by line."""
-    return (
-        run.sort(["qid", "score", "rank", "line"], descending=[False, True, False, False])
-        .group_by("qid", maintain_order=True)
-        .agg(docids=pl.col("docid").head(depth))
-    )
+    descending score, ties by the run's rank column (lower first), then by line
+    (``measures.ranked.run_order``)."""
+    return run_order(run).group_by("qid", maintain_order=True).agg(docids=pl.col("docid").head(depth))
 
 
 def retrieved_from_indexes(texts: pl.DataFrame, corpus: pl.DataFrame, indexes: np.ndarray) -> pl.DataFrame:
@@ -131,41 +129,40 @@ def corpus_candidates(
               .join(corpus.rename({"doc_id": "doc"}), on="doc", how="left", maintain_order="left")
               .group_by("id", maintain_order=True)
               .agg(n=pl.col("text"), n_doc=pl.col("doc"), n_judged=pl.col("judged")))
-    per_query = hits.group_by("id", maintain_order=True).agg(rank=pl.col("index"), judged=pl.col("judged"))
+    per_query = hits.group_by("id", maintain_order=True).agg(rank=pl.col("index"))
     serving = texts.drop("n", "n_doc").join(others, on="id", how="inner", maintain_order="left")
     candidates = serving.select(*texts.columns, "n_judged").cast({**texts.schema, "n_judged": pl.List(pl.Boolean)})
-    ranked = _ranked_table(candidates.join(per_query, on="id", how="left", maintain_order="left"), embedder_code, Ks)
+    measures = _measures_at_k(texts.join(candidates.select("id"), on="id", how="semi"), retrieved, Ks)
+    ranked = _ranked_table(candidates.join(per_query, on="id", how="left", maintain_order="left")
+                           .join(measures, on="id", how="left", maintain_order="left"), embedder_code, Ks)
     answered = retrieved.join(texts.select("id"), on="id", how="semi").height
     report = RankingReport(queries=texts.height, ranked=candidates.height,
                            skipped={ALL_RETRIEVED_RELEVANT: answered - candidates.height})
     return candidates, ranked, report
 
 
+def _measures_at_k(texts: pl.DataFrame, retrieved: pl.DataFrame, Ks: list[int]) -> pl.DataFrame:
+    """``id, P, R, judged`` (lists over ``Ks``): the evaluator's P@K, R@K and judged@K of the
+    retrievals ``retrieved`` (``id, docids``) of the queries of ``texts`` against their judgments
+    (``p_doc`` relevant, ``n_doc`` judged not relevant; the grades above 1 change none of the three)."""
+    run = (retrieved.join(texts.select("id"), on="id", how="semi").explode("docids")
+           .select(qid="id", docid="docids", rank=pl.int_range(1, pl.len() + 1).over("id")))
+    qrels = pl.concat([
+        texts.select(qid="id", docid="p_doc", grade=pl.lit(1, pl.Int64)).explode("docid"),
+        texts.select(qid="id", docid="n_doc", grade=pl.lit(0, pl.Int64)).explode("docid"),
+    ]).drop_nulls("docid").sort("qid", maintain_order=True)
+    per_query = evaluate_run(run, qrels, Ks).per_query
+    return per_query.group_by("qid", maintain_order=True).agg(
+        P=pl.col("P@K"), R=pl.col("R@K"), judged=pl.col("judged@K")).rename({"qid": "id"})
+
+
 def _ranked_table(frame: pl.DataFrame, embedder_code: str, Ks: list[int]) -> pl.DataFrame:
-    """The ranked layout (``CORPUS_RANKED_SCHEMA``) of ``frame`` (id, subset, p, n, rank, judged:
-    the retrieved documents' indexes and whether each is judged): Np = len(p), Nc = Np + len(n);
-    at every K of ``Ks``, over the top min(K, len(rank)) documents, P = n_p/K, R = n_p/Np and
-    judged = the judged documents' share, n_p the positives (index < Np)."""
-    sized = frame.with_columns(Np=pl.col("p").list.len().cast(pl.Int32)).with_columns(
-        Nc=pl.col("Np") + pl.col("n").list.len().cast(pl.Int32))
-    Np = sized["Np"].to_numpy().astype(np.int64)
-    depth = Ks[-1]
-    index, owner, position = flatten(sized["rank"])
-    is_judged = flatten(sized["judged"])[0]
-    top = position <= depth
-    relevant, judged = np.zeros((sized.height, depth)), np.zeros((sized.height, depth))
-    relevant[owner[top], position[top] - 1] = index[top] < Np[owner[top]]
-    judged[owner[top], position[top] - 1] = is_judged[top]
-    k = np.asarray(Ks, np.int64)
-    n_p = hits_at_k(relevant, Ks)
-    shown = np.minimum(k, sized["rank"].list.len().to_numpy().astype(np.int64)[:, None])
+    """The ranked layout (``CORPUS_RANKED_SCHEMA``) of ``frame`` (id, subset, p, n, rank, and P, R,
+    judged over ``Ks`` from :func:`_measures_at_k`): Np = len(p), Nc = Np + len(n)."""
     return (
-        sized.drop("judged").with_columns(
-            K=pl.Series([Ks] * sized.height, dtype=pl.List(pl.Int32)),
-            P=pl.Series(precision(n_p, k).tolist(), dtype=pl.List(pl.Float64)),
-            R=pl.Series(recall(n_p, Np[:, None]).tolist(), dtype=pl.List(pl.Float64)),
-            judged=pl.Series((hits_at_k(judged, Ks) / shown).tolist(), dtype=pl.List(pl.Float64)),
-            E=pl.lit(embedder_code, dtype=pl.String))
+        frame.with_columns(Np=pl.col("p").list.len().cast(pl.Int32))
+        .with_columns(Nc=pl.col("Np") + pl.col("n").list.len().cast(pl.Int32),
+                      K=pl.lit(Ks, dtype=pl.List(pl.Int32)), E=pl.lit(embedder_code, dtype=pl.String))
         .select(list(CORPUS_RANKED_SCHEMA))
         .cast(CORPUS_RANKED_SCHEMA)
     )

@@ -1,4 +1,5 @@
-"""Corpus-level retrieval: the top-K of a whole corpus per query, and its measures against graded qrels.
+"""Corpus-level search: the top-K of a whole corpus per query (their measures against graded qrels
+are the ranked-list evaluator's, :mod:`retrieval_response.measures.ranked`).
 
 Search (:func:`exact_top_k`) is exact cosine search: query and document vectors are
 L2-normalised, and the corpus is scanned in blocks of ``doc_block`` documents for blocks of
@@ -7,21 +8,12 @@ L2-normalised, and the corpus is scanned in blocks of ``doc_block`` documents fo
 cosine, ties (equal computed cosines) by ascending document index. The block products are BLAS
 matrix products, whose last bit can depend on the shapes multiplied: cosines equal in exact
 arithmetic may then differ by a rounding step, and their order with them.
-
-Measures (:func:`corpus_measures`), per (query, K), docs/CORPUS.md#what-unjudged-documents-do:
-Np = the query's judged positives (grade > 0); an unjudged document in the top-K counts as not
-relevant; ``judged`` = judged documents in the top-K / K; P = relevant in the top-K / K;
-R = relevant in the top-K / Np; nDCG@K = DCG / IDCG with gain 2^grade - 1 and discount
-log2(i + 1), the ideal DCG over the query's judged positive grades sorted in descending order
-and cut at K (the standard nDCG@K; the analysis' ``nDCG`` is the paper's).
 """
 
 from __future__ import annotations
 
 import numpy as np
-import polars as pl
 
-from retrieval_response.analysis.ranked_lists import dcg, hits_at_k, precision, recall
 from retrieval_response.embedding.backends import l2_normalise
 
 QUERY_BLOCK = 256
@@ -88,53 +80,3 @@ def exact_top_k(
                                              np.hstack([best_index, block_index]), k)
         out_index[q0 : q0 + q.shape[0]], out_score[q0 : q0 + q.shape[0]] = best_index, best_score
     return out_index, out_score
-
-
-def corpus_measures(top: pl.DataFrame, qrels: pl.DataFrame, Ks: list[int]) -> pl.DataFrame:
-    """Per (query, K): ``qid, K, Np, P, R, nDCG@K, judged`` of the rankings ``top`` against ``qrels``.
-
-    ``top``: ``qid: str, docids: list[str]`` (best first, at least max(Ks) long, distinct);
-    ``qrels``: ``qid, docid, grade: int`` (one row per judgement). Module docstring for the
-    definitions; R and nDCG@K are null for a query without judged positives. Rows in the order of
-    ``top``, then by K. ValueError when a ranking is shorter than max(Ks).
-    """
-    Ks = sorted(set(int(k) for k in Ks))
-    depth = Ks[-1]
-    if top.height and int(top["docids"].list.len().min()) < depth:
-        raise ValueError(f"a ranking holds fewer than K={depth} documents")
-    grades = qrels.select(pl.col("qid").cast(pl.String), pl.col("docid").cast(pl.String), pl.col("grade").cast(pl.Int64))
-    queries = top.select(pl.col("qid").cast(pl.String)).with_row_index("order")
-    positives = (
-        queries.join(grades.filter(pl.col("grade") > 0), on="qid", how="left", maintain_order="left")
-        .group_by("order", maintain_order=True)
-        .agg(ideal=(2.0 ** pl.col("grade").drop_nulls().sort(descending=True) - 1))
-    )
-    retrieved = (
-        top.select(pl.col("qid").cast(pl.String), docid=pl.col("docids").list.head(depth)).with_row_index("order")
-        .explode("docid").join(grades, on=["qid", "docid"], how="left", maintain_order="left")
-        .group_by("order", maintain_order=True).agg("grade")
-    )
-    grade = retrieved["grade"].list.eval(pl.element().cast(pl.Float64)).list.to_array(depth).to_numpy()
-    grade = np.asarray(grade, np.float64).reshape(top.height, depth)
-    judged = ~np.isnan(grade)
-    relevant = np.nan_to_num(grade) > 0
-    gains = np.exp2(np.maximum(np.nan_to_num(grade), 0.0)) - 1.0
-    Np = positives["ideal"].list.len().to_numpy().astype(np.int64)
-    has_positive = Np > 0
-    ideal = positives["ideal"].filter(pl.Series(has_positive))
-    n_p, n_judged = hits_at_k(relevant, Ks), hits_at_k(judged, Ks)
-    k = np.asarray(Ks)
-    R, ndcg = np.full(n_p.shape, np.nan), np.full(n_p.shape, np.nan)
-    R[has_positive] = recall(n_p[has_positive], Np[has_positive, None])
-    for j, cut in enumerate(Ks):
-        top_gains = pl.Series(gains[has_positive, :cut].tolist(), dtype=pl.List(pl.Float64))
-        ndcg[has_positive, j] = dcg(top_gains) / dcg(ideal.list.head(cut))
-    return pl.DataFrame({
-        "qid": np.repeat(queries["qid"].to_numpy(), len(Ks)),
-        "K": pl.Series(np.tile(k, top.height), dtype=pl.Int32),
-        "Np": np.repeat(Np, len(Ks)),
-        "P": precision(n_p, k).ravel(),
-        "R": pl.Series(R.ravel()).fill_nan(None),
-        "nDCG@K": pl.Series(ndcg.ravel()).fill_nan(None),
-        "judged": (n_judged / k).ravel(),
-    }, schema_overrides={"qid": pl.String})
