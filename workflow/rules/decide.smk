@@ -50,12 +50,12 @@ rule verdict_segments:
 
 rule verdict:
     input:
+        **JUDGE_CHECK_TABLES,
         graded="results/analysis/graded.parquet",
         segments=expand(
             "results/analysis/verdict_segments_{segmentation}.parquet",
             segmentation=VERDICT_SEGMENTATIONS,
         ),
-        **JUDGE_CHECK_TABLES,
     output:
         table="results/analysis/verdict.parquet",
         text=report(

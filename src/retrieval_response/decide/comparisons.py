@@ -34,8 +34,8 @@ class BestComparisons:
     MCB, so it always holds 0 at one end: ``high`` = 0 says theta_i <= max_{j != i} theta_j, which
     ties satisfy); ``margin`` = -``low`` >= 0, how much the best other measure could beat measure
     i; ``worse``: some other measure is surely, strictly better (:func:`strictly_worse`, ``p`` <
-    1 - level); ``p``: its adjusted p-value, a multiple of 1/(1 + R); ``se_margin``: the largest se_ij over the j that bound the margin
-    (the power plan scales it); ``critical``: c; ``margin_band``: (m, 2), the margin at the
+    1 - level); ``p``: its adjusted p-value, a multiple of 1/(1 + R); ``se_margin``: the largest
+    se_ij over the j that bound the margin (the power plan scales it); ``critical``: c; ``margin_band``: (m, 2), the margin at the
     lower and upper end of c's Monte Carlo band (:func:`best_comparisons`); ``resamples``: R;
     ``difference`` (m, m): d_ij = r_i - r_j; ``se`` (m, m): se_ij, NaN where untestable."""
 
