@@ -95,6 +95,7 @@ def compare_methods(names: list[str], values: np.ndarray, draws: np.ndarray) -> 
             "mcb_critical": mcb.critical, "mcb_worse": [n for n, w in zip(names, mcb.worse, strict=True) if w],
             "all_pairs_recommended": names[pairs_pick], "all_pairs_margin": float(margins[pairs_pick]),
             "all_pairs_critical": pairs_critical, "all_pairs_worse": pairs_worse,
+            "mcb_worse_count": int(mcb.worse.sum()), "all_pairs_worse_count": len(pairs_worse),
             "margin_ratio": float(mcb.margin[pick] / margins[pairs_pick]) if margins[pairs_pick] > 0 else math.nan}
 
 

@@ -27,6 +27,8 @@ LLM_STAGES = ("answer_ideal", "answer_topk", "grade")
 TEXT_REPORTS = {"arxiv": Path("docs/findings/runs/part10/texts_arxiv.report.json")}
 """The prepare reports of study datasets (``results/texts/<dataset>.report.json`` of
 ``snakemake --configfile config/study.yaml results/texts/<dataset>.report.json``)."""
+DEFAULT_RUN_VERDICT = Path("docs/default_run/verdict.parquet")
+"""The default run's verdict table (``results/analysis/verdict.parquet`` of ``snakemake --cores 8``)."""
 WALL_CLOCKS = {"install": Path("docs/install/wall_clock.json"), "default_run": Path("docs/default_run/wall_clock.json")}
 """What ``/usr/bin/time -f '{"command": "%C", "wall_seconds": %e}' -o <file>`` wrote for a fresh
 clone's ``bash install.sh`` and, after it, its default run (``snakemake --cores 8``)."""
@@ -206,6 +208,12 @@ def findings_verdict(root: Path) -> pl.DataFrame:
     return verdict_summary(pl.read_parquet(root / FINDINGS / "verdict.parquet"))
 
 
+def default_run_verdict(root: Path) -> pl.DataFrame:
+    """The default run's verdict (:data:`DEFAULT_RUN_VERDICT`) family by family in words
+    (:func:`~retrieval_response.decide.summary.verdict_summary`)."""
+    return verdict_summary(pl.read_parquet(root / DEFAULT_RUN_VERDICT))
+
+
 def verdict_counts(root: Path) -> pl.DataFrame:
     """``method, families, families_with_worse, worse``: the families of the findings' verdict,
     those with a measure decided ``worse`` and the ``worse`` rows, for multiple comparisons with
@@ -237,5 +245,6 @@ DERIVED: dict[str, Callable[[Path], pl.DataFrame]] = {
     "wall_clock": wall_clock, "text_reports": text_reports,
     "default_run_judgments": default_run_judgments, "requirements": requirements,
     "llm_cost_figures": llm_cost_figures, "paper_jobs": paper_jobs, "exactness_compared": exactness_compared,
-    "findings_verdict": findings_verdict, "verdict_counts": verdict_counts, "replication_counts": replication_counts}
+    "findings_verdict": findings_verdict, "default_run_verdict": default_run_verdict,
+    "verdict_counts": verdict_counts, "replication_counts": replication_counts}
 """Derived tables by name: each a function of the repository root (its docstring states the formula)."""
