@@ -17,7 +17,9 @@ rule verdict_segments:
     conda:
         "../../envs/analysis.yaml"
     params:
-        min_segment_samples=ANALYSIS["min_segment_samples"],
+        min_segment_samples=lambda wc: segment_minimum(
+            ANALYSIS["min_segment_samples"], wc.segmentation
+        ),
         finer_keys=[],
         targets=ANALYSIS.get("targets"),
         # counted on the samples the verdict compares (decide.verdict.verdict_samples)
