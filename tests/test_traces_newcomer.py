@@ -49,7 +49,7 @@ def run(loopback_llm, tmp_path_factory) -> Path:
         loopback_llm, prompts=("answer", "grade", "grade_gold", "grade_context", "udcg", "umbrela"),
         datasets={"prod": {"layout": "traces", "path": "logs/v1.jsonl", "feedback_labels": {"up": 1, "down": 0},
                            "relevance": "umbrela", "trace_grades": ["retrieved"]}},
-        document_judgments={"kinds": ["udcg", "umbrela"]})
+        document_judgments={"kinds": ["umbrela"]}, llm={"pacing": {"concurrency": 8}})
     workdir = llm_workdir(root, config)
     proc = run_snakemake(workdir, "--cores", "2")
     (workdir / "run.stderr").write_text(proc.stderr)

@@ -23,7 +23,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from retrieval_response.analysis.umbrela_qrels_agreement import umbrela_agreement
 from retrieval_response.infra.errors import InputError, raise_all
 from retrieval_response.infra.json_records import existing_file
 
@@ -120,6 +119,9 @@ def sheet_agreement(marks: pl.DataFrame, tables: Sequence[tuple[str, pl.DataFram
     :func:`~retrieval_response.analysis.umbrela_qrels_agreement.umbrela_agreement` over the
     (dataset name, texts table, judgments table) ``tables``, the marks as qrels
     (:func:`marked_texts`). InputError when no mark names a pair of the datasets."""
+    # imported here: the start-up checks read the sheet in Snakemake's environment, without the analysis's
+    from retrieval_response.analysis.umbrela_qrels_agreement import umbrela_agreement
+
     pairs = [(judgments, marked_texts(marks, name, texts)) for name, texts, judgments in tables]
     if marks.height and not sum(frame.select(pl.col("p").list.len() + pl.col("n").list.len()).sum().item() or 0
                                 for _, frame in pairs):
