@@ -126,7 +126,8 @@ def test_config_defaults_are_the_schema_defaults_by_dotted_key():
     defaults = dict(config_defaults(REPO).iter_rows())
     assert defaults["llm.pacing.jobs"] == "4"
     assert defaults["model.parallel"] == "1"
-    assert defaults["analysis.min_segment_samples"] == "300"
+    assert defaults["analysis.bootstrap_resamples"] == "1000"
+    assert defaults["analysis.min_segment_samples"] == "null", "unset: per segmentation (segments.segment_minimum)"
 
 
 def test_a_benchmark_record_names_its_command_date_and_cpu(tmp_path):

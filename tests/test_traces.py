@@ -53,7 +53,8 @@ def test_the_tables_of_two_systems_share_one_candidate_list_per_query(tmp_path):
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 a 1\nq1 0 d 0\nq1 0 z 2\n")
     texts, traces, report = read_traces([path], feedback_labels={"up": 1, "down": 0}, qrels=qrels)
-    assert texts["id"].to_list() == ["Tr-1", "Tr-2"] and texts["source_id"].to_list() == ["q1", "q2"]
+    assert texts["id"].to_list() == ["q1", "q2"] == texts["source_id"].to_list(), "the team's query ids are kept"
+    assert set(texts["subset"]) == {"traces"} and set(traces["subset"]) == {"traces"}
     q1 = texts.row(0, named=True)
     assert (q1["p_doc"], q1["n_doc"], q1["n_judged"], q1["Np_qrels"]) == (["a"], ["b", "c", "d"], [False, False, True], 2)
     assert q1["answers"] == ["Alpha"] and texts["Np_qrels"][1] is None
@@ -197,11 +198,12 @@ def test_a_newcomers_traces_file_is_refused_at_start_up_with_one_line_per_mistak
         "and . _ + -, starting with a letter or digit",
     ], "a bad record's query text still counts: the clash shows in the same pass"
     unnamed = _write(tmp_path / "prod logs.jsonl", [_trace("q1", ["a"]), _trace("q2", ["a"]) | {"system": None}])
-    with pytest.raises(InputErrors) as caught:
+    with pytest.raises(InputError) as caught:
         read_traces([unnamed])
     assert str(caught.value).splitlines() == [
-        f"{unnamed}: line {n}: no system, and the file's name cannot be one: add a system field or rename the "
-        "file (1 to 100 ASCII letters, digits and . _ + -, starting with a letter or digit)" for n in (1, 2)]
+        f"{unnamed}: lines 1, 2: no system, and the file's name cannot be one: add a system field or rename the "
+        "file (1 to 100 ASCII letters, digits and . _ + -, starting with a letter or digit)"], \
+        "a rule broken by several records is one line naming them"
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 d1\n")
     _write(path, [{"query_id": "q1", "query": "Who?", "docs": [dune], "answer": "Herbert."}])
@@ -304,8 +306,8 @@ def test_trace_grades_gold_grades_each_answer_against_the_gold_answers_only(tmp_
     grades = grade_traces(traces, texts, grader, gold_prompt=prompt)
     assert "grade_context" not in grades.columns and sum(provider.calls.values()) == 2, "no call without gold"
     by_trace = {(r["id"], r["E"]): r for r in grades.iter_rows(named=True)}
-    assert by_trace["Tr-1", "good"]["grade_gold"] == 5 and by_trace["Tr-1", "poor"]["grade_gold"] == 2
-    assert (by_trace["Tr-2", "good"]["grade_gold"], by_trace["Tr-2", "good"]["status_gold"]) == (None, NO_GOLD_ANSWER)
+    assert by_trace["q1", "good"]["grade_gold"] == 5 and by_trace["q1", "poor"]["grade_gold"] == 2
+    assert (by_trace["q2", "good"]["grade_gold"], by_trace["q2", "good"]["status_gold"]) == (None, NO_GOLD_ANSWER)
     labels = {(q, d): 3 for q, d in (("q1", "a"), ("q1", "b"), ("q2", "c"))}
     table, _ = collect_traces(traces, texts, grades, _judgments(texts, labels))
     assert table.sort("id", "E")["grade_gold"].to_list() == [5, 2, None]

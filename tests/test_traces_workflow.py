@@ -72,7 +72,7 @@ def test_traces_are_judged_once_per_pair_and_kind_and_the_verdict_says_what_need
     assert report["datasets"]["prod"]["left_out"] == {"unlabelled": 0}
     run = json.loads((workdir / "results/run_summary.json").read_text())
     assert set(run["stage_times"]) == {"prepare_traces", "judge_documents", "grade_traces", "collect_traces",
-                                       "verdict"}
+                                       "correlations", "verdict", "figures"}
     assert run["total"]["calls"] == summary["calls"] + grades["calls"]
 
     # the LLM jobs alone, forced (the analysis after them makes no call)

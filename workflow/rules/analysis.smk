@@ -1,19 +1,33 @@
 """Stage 5: measures, per-segment correlations with bootstrap intervals, figures, agreement, judge vs gold."""
 
+from retrieval_response.analysis.segments import segment_minimum
 from retrieval_response.decide.summary import VERDICT_TEXT, announce_verdict
 from retrieval_response.figures.run_end import announce_results, report_category
 
 # Correlation and difference tables per segmentation, the figures, the agreement table, and the
 # judge-vs-gold table and figure when some dataset's layout can carry gold answers. (A list, not a
 # function beside rules: see prepare.smk.)
-FIGURE_SEGMENTATIONS = sorted({*ANALYSIS["segmentations"], "ratio"})
+ANALYSIS_SEGMENTATIONS = ["all"] if TRACES else ANALYSIS["segmentations"]
+"""The segmentations correlated: traces have no Np, so all samples (segment all) only."""
+FIGURE_SEGMENTATIONS = (
+    ANALYSIS_SEGMENTATIONS if TRACES else sorted({*ANALYSIS_SEGMENTATIONS, "ratio"})
+)
 """The segments tables the figures read: every analysed segmentation, and ratio for the grade figure."""
+# The agreement of UMBRELA with a person's marks (traces.labelled_sheet) or with qrels.
+TRACE_AGREEMENT = (
+    TRACES
+    and "umbrela" in JUDGMENT_KINDS
+    and bool(LABELLED_SHEET or any(DATASETS[d].get("qrels") for d in TRACE_DATASETS))
+)
 ANALYSIS_TARGETS = (
     [
         "results/analysis/verdict.parquet",
         VERDICT_TEXT,
         "results/analysis/traces.json",
+        "results/figures",
     ]
+    + ([LABELLING_SHEET] if "umbrela" in JUDGMENT_KINDS else [])
+    + (["results/analysis/umbrela_agreement.parquet"] if TRACE_AGREEMENT else [])
     if TRACES
     else [
         f"results/analysis/{table}_{segmentation}.parquet"
@@ -113,7 +127,9 @@ rule correlations:
     params:
         alpha_grid=ANALYSIS["alpha_grid"],
         corr_types=ANALYSIS["corr_types"],
-        min_segment_samples=ANALYSIS["min_segment_samples"],
+        min_segment_samples=lambda wc: segment_minimum(
+            ANALYSIS["min_segment_samples"], wc.segmentation
+        ),
         finer_keys=ANALYSIS["finer_keys"],
         bootstrap_resamples=ANALYSIS["bootstrap_resamples"],
         seed=ANALYSIS["seed"],
@@ -179,7 +195,9 @@ rule segments:
     conda:
         "../../envs/analysis.yaml"
     params:
-        min_segment_samples=ANALYSIS["min_segment_samples"],
+        min_segment_samples=lambda wc: segment_minimum(
+            ANALYSIS["min_segment_samples"], wc.segmentation
+        ),
         finer_keys=ANALYSIS["finer_keys"],
         targets=ANALYSIS.get("targets"),
         verdict_samples=False,
@@ -196,11 +214,11 @@ rule figures:
         ),
         correlations=expand(
             "results/analysis/correlations_{segmentation}.parquet",
-            segmentation=ANALYSIS["segmentations"],
+            segmentation=ANALYSIS_SEGMENTATIONS,
         ),
         differences=expand(
             "results/analysis/differences_{segmentation}.parquet",
-            segmentation=ANALYSIS["segmentations"],
+            segmentation=ANALYSIS_SEGMENTATIONS,
         ),
         verdict="results/analysis/verdict.parquet",
     output:
@@ -222,10 +240,12 @@ rule figures:
     # The PNGs are drawn in this many processes; the job runs near the end, when little else does.
     threads: 2
     params:
-        segmentations=ANALYSIS["segmentations"],
+        segmentations=ANALYSIS_SEGMENTATIONS,
         figure_segmentations=FIGURE_SEGMENTATIONS,
         corr_types=ANALYSIS["corr_types"],
-        min_segment_samples=ANALYSIS["min_segment_samples"],
+        min_segment_samples=segment_minimum(
+            ANALYSIS["min_segment_samples"], FIGURE_SEGMENTATIONS[0]
+        ),
         rankers=RANKERS,
     script:
         "../scripts/figures.py"
@@ -260,9 +280,15 @@ rule umbrela_agreement:
         texts=(
             [PUBLISHED["texts"]] * len(PUBLISHED["judgments"])
             if PUBLISHED
-            else TEXTS_TARGETS
+            else (
+                [f"results/traces/{d}/texts.parquet" for d in TRACE_DATASETS]
+                if TRACES
+                else TEXTS_TARGETS
+            )
         ),
         judgments=PUBLISHED["judgments"] if PUBLISHED else JUDGMENT_TARGETS,
+        # traces: a person's marks of the labelling sheet, else the qrels
+        sheet=LABELLED_SHEET or [],
     output:
         table="results/analysis/umbrela_agreement.parquet",
     log:
@@ -272,6 +298,7 @@ rule umbrela_agreement:
         "../../envs/analysis.yaml"
     params:
         published=bool(PUBLISHED),
+        traces=TRACE_DATASETS,
         resamples=ANALYSIS["bootstrap_resamples"],
         seed=ANALYSIS["seed"],
     script:

@@ -18,7 +18,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.io import PeriodicityDetector
 from snakemake.utils import validate
 
-from retrieval_response.analysis.segments import SEGMENTATIONS
+from retrieval_response.analysis.segments import SEGMENTATIONS, VERDICT_SEGMENTATIONS
 from retrieval_response.embedding import hub_models
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.paths import NAME_PATTERN
@@ -93,7 +93,7 @@ wildcard_constraints:
     dataset=NAME_PATTERN,
     embedder=NAME_PATTERN,
     design=plan.DESIGN_PATTERN,
-    segmentation="|".join(SEGMENTATIONS),
+    segmentation="|".join(sorted({*SEGMENTATIONS, *VERDICT_SEGMENTATIONS})),
     shard=SHARD_PATTERN,
 
 

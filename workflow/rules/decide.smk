@@ -12,8 +12,11 @@ JUDGE_CHECK_TABLES = {
         (
             "umbrela",
             "results/analysis/umbrela_agreement.parquet",
-            not TRACES
-            and ("umbrela" in JUDGMENT_KINDS or (PUBLISHED and PUBLISHED["judgments"])),
+            TRACE_AGREEMENT
+            or (
+                not TRACES
+                and ("umbrela" in JUDGMENT_KINDS or (PUBLISHED and PUBLISHED["judgments"]))
+            ),
         ),
         (
             "judge",
@@ -38,7 +41,9 @@ rule verdict_segments:
     conda:
         "../../envs/analysis.yaml"
     params:
-        min_segment_samples=ANALYSIS["min_segment_samples"],
+        min_segment_samples=lambda wc: segment_minimum(
+            ANALYSIS["min_segment_samples"], wc.segmentation
+        ),
         finer_keys=[],
         targets=ANALYSIS.get("targets"),
         # counted on the samples the verdict compares (decide.verdict.verdict_samples)

@@ -31,7 +31,12 @@ STAGE_BENCHMARKS = (
         for d in (sorted(DATASETS) if JUDGMENT_KINDS else [])
     ]
     + [str(rules.grade_traces.benchmark).format(dataset=d) for d in TRACE_DATASETS]
-    + [str(rules.collect_traces.benchmark), str(rules.verdict.benchmark)]
+    + [
+        str(rules.collect_traces.benchmark),
+        str(rules.correlations.benchmark).format(segmentation="all"),
+        str(rules.verdict.benchmark),
+        str(rules.figures.benchmark),
+    ]
     if TRACES
     else [
         str(rules.prepare_dataset.benchmark).format(dataset=d) for d in sorted(DATASETS)

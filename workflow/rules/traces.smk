@@ -6,10 +6,15 @@ ranked layout, one row per trace, E = the system), which the ``judge_documents``
 reads ranked files: one call per kind and distinct (query, text). ``grade_traces`` grades each
 trace's own answer with no ideal answer (``trace_grades``: against its retrieved texts, or the
 gold answers); ``collect_traces`` builds the analysis table, relevance from the UMBRELA labels
-or the qrels (``relevance``), which the ``verdict`` rule reads.
+or the qrels (``relevance``), which the ``verdict`` rule reads. ``labelling_sheet`` writes pairs
+for a person to mark (``tables.labelling_sheet``); marked and given as ``traces.labelled_sheet``,
+the ``umbrela_agreement`` rule compares UMBRELA with them.
 """
 
 TRACE_DATASETS = plan.trace_datasets(config)
+LABELLING_SHEET = "results/traces/labelling_sheet.csv"
+"""The pairs a person marks to check the judge (docs/TRACES.md)."""
+LABELLED_SHEET = config["traces"]["labelled_sheet"]
 # Per traces dataset: its grades and their job summaries.
 TRACE_GRADES = [f"results/traces/{d}/grades.parquet" for d in TRACE_DATASETS]
 TRACE_GRADE_SUMMARIES = [p.replace(".parquet", ".summary.json") for p in TRACE_GRADES]
@@ -31,7 +36,10 @@ rule prepare_traces:
         "../../envs/prepare.yaml"
     params:
         feedback_labels=lambda wc: DATASETS[wc.dataset].get("feedback_labels") or {},
-        subset=lambda wc: DATASETS[wc.dataset]["subset"],
+        subset=lambda wc: plan.trace_subset(config, wc.dataset),
+        # traces.sample: the traces of this many queries only (stratified by system), drawn with traces.seed
+        sample=config["traces"]["sample"],
+        seed=config["traces"]["seed"],
     script:
         "../scripts/prepare_traces.py"
 
@@ -87,3 +95,29 @@ if TRACES:
             seed=ANALYSIS["seed"],
         script:
             "../scripts/collect_traces.py"
+
+
+if TRACES and "umbrela" in JUDGMENT_KINDS:
+
+    rule labelling_sheet:
+        input:
+            texts=[f"results/traces/{d}/texts.parquet" for d in TRACE_DATASETS],
+            traces=[f"results/traces/{d}/traces.parquet" for d in TRACE_DATASETS],
+            judgments=JUDGMENT_TARGETS,
+        output:
+            sheet=report(
+                LABELLING_SHEET,
+                caption="../report/labelling_sheet.rst",
+                category="3. Check the judge",
+            ),
+        log:
+            "logs/labelling_sheet.log",
+        localrule: True
+        conda:
+            "../../envs/analysis.yaml"
+        params:
+            datasets=TRACE_DATASETS,
+            pairs=config["traces"]["sheet_pairs"],
+            seed=config["traces"]["seed"],
+        script:
+            "../scripts/labelling_sheet.py"

@@ -111,8 +111,11 @@ def max_t(values: np.ndarray, draws: np.ndarray, level: float = 0.95) -> tuple[n
     m = len(values)
     if m == 0 or draws.shape[1] == 0:
         return np.ones(m), np.full(m, np.nan), float("nan")
-    with np.errstate(invalid="ignore"):
-        se = np.nanstd(draws, axis=1, ddof=1) if draws.shape[1] > 1 else np.full(m, np.nan)
+    se = np.full(m, np.nan)
+    spread = np.count_nonzero(~np.isnan(draws), axis=1) > 1  # nanstd warns on fewer than 2 values
+    if spread.any():
+        with np.errstate(invalid="ignore"):
+            se[spread] = np.nanstd(draws[spread], axis=1, ddof=1)
     usable = np.isfinite(se) & (se > SPREAD_FLOOR) & np.isfinite(values)
     if usable.any():
         centred = np.abs(draws[usable] - values[usable, None]) / se[usable, None]

@@ -182,10 +182,10 @@ COST_CLASSES = ("relevance of the top K", "Np too", "LLM judgments")
 """What each cost class of :attr:`Measure.cost` needs, by class."""
 
 NEEDS_NP: tuple[str, ...] = tuple(m.name for m in MEASURES.values() if m.needs_Np)
-"""Measures whose value needs Np = |R| (not computable on traces without qrels), in registry order."""
+"""Measures whose value needs Np = |R| (not computable on traces whose relevance is UMBRELA's), in registry order."""
 
 NOT_COMPUTABLE = ("not computable: it needs Np, the number of relevant documents of the query, which these samples "
-                  "do not give (traces without qrels); no value is filled in")
+                  "do not give (the relevance of their retrieved documents only is known); no value is filled in")
 """Why a measure of :data:`NEEDS_NP` has no value on samples without Np (the verdict's reason, the traces report)."""
 
 

@@ -75,6 +75,26 @@ def assign_segments(samples: pl.DataFrame, segmentation: str) -> pl.DataFrame:
     return out.with_columns(segment=segment_labels(out, segmentation))
 
 
+MIN_SEGMENT_SAMPLES_KEY = "analysis.min_segment_samples"
+"""The config key of the minimum of samples per segment, named in every reason it gives."""
+DEFAULT_MIN_SEGMENT_SAMPLES = 300
+"""The minimum on the narrow / wide and K/Np segments when the key is unset: the paper's."""
+DEFAULT_MIN_ALL_SAMPLES = 10
+"""The minimum on the segment ``all`` when the key is unset: the verdict's own minimum of queries
+(``decide.verdict.MIN_QUERIES``), since its bootstrap intervals over queries carry the size."""
+
+
+def segment_minimum(configured: int | None, segmentation: str) -> int:
+    """The minimum of samples per segment of ``segmentation``: ``configured``
+    (``analysis.min_segment_samples``) when set, else :data:`DEFAULT_MIN_ALL_SAMPLES` on the segment
+    ``all`` (the verdict's; the only one of traces, which have no Np) and
+    :data:`DEFAULT_MIN_SEGMENT_SAMPLES` on the others (narrow / wide, K/Np), whose per-segment
+    correlations the paper's figures draw without the verdict's intervals."""
+    if configured is not None:
+        return configured
+    return DEFAULT_MIN_ALL_SAMPLES if segmentation == "all" else DEFAULT_MIN_SEGMENT_SAMPLES
+
+
 def too_few(minimum: int) -> str:
     """The word of a segment left out for its size: ``n < <minimum>``."""
     return f"n < {minimum}"
@@ -84,15 +104,20 @@ NOT_COMPUTED = "not computed"
 """The first words of the reason of a segment where no sample has the measure (:func:`kept_and_reason`)."""
 
 
+def too_few_reason(minimum: int) -> str:
+    """The reason of a segment left out for its size, naming the config key and its value:
+    "n < <min>: fewer than <min> samples with the measure and the target (analysis.min_segment_samples = <min>)"."""
+    return (f"{too_few(minimum)}: fewer than {minimum} samples with the measure and the target "
+            f"({MIN_SEGMENT_SAMPLES_KEY} = {minimum})")
+
+
 def kept_and_reason(n: pl.Expr, min_segment_samples: int, n_missing_target: pl.Expr | None = None) -> list[pl.Expr]:
     """The one rule of segment size: ``kept`` = ``n`` >= ``min_segment_samples``, and ``reason``,
     null where kept; else, where ``n`` = 0 and ``n_missing_target`` (samples with the measure but
     not the target) is 0 too, "not computed: no sample of the segment has the measure" (a judgment
-    measure on a subset without judgments), otherwise "n < <min>: fewer than <min> samples with the
-    measure and the target"."""
+    measure on a subset without judgments), otherwise :func:`too_few_reason`."""
     kept = n >= min_segment_samples
-    small = pl.lit(f"{too_few(min_segment_samples)}: fewer than {min_segment_samples} samples with the measure "
-                   "and the target")
+    small = pl.lit(too_few_reason(min_segment_samples))
     absent = pl.lit(f"{NOT_COMPUTED}: no sample of the segment has the measure (for a judgment measure: no "
                     "judgments of this subset's texts)")
     reason = small if n_missing_target is None else pl.when((n == 0) & (n_missing_target == 0)).then(absent).otherwise(small)

@@ -5,7 +5,9 @@ its texts table) and 0 when it is one of its negatives (``n``); UMBRELA calls it
 label is >= :data:`~retrieval_response.analysis.judgment_measures.UMBRELA_RELEVANT` (2). Pairs without a
 label (a failed or unparseable judgment) are left out and counted in ``n_unlabelled``.
 
-One row per subset (``id.split('-')[0]``) and one for ``subset = "all"``: ``n`` labelled pairs,
+One row per subset (the texts table's ``subset`` column, else ``id.split('-')[0]``) and one for
+``subset = "all"``, each with ``reference``, what UMBRELA is compared with (``qrels``, or
+``labelled sheet``: a person's marks, ``tables.labelling_sheet``): ``n`` labelled pairs,
 ``n_queries``, ``n_unlabelled``, the binary confusion counts ``tp`` (relevant by both), ``fp``
 (UMBRELA only), ``fn`` (qrels only), ``tn``, the counts per label and qrel
 ``n_label<l>_qrel<r>`` (l = 0..3, r = 0, 1), ``agreement`` = (tp + tn) / n and ``kappa`` =
@@ -30,17 +32,21 @@ COUNT_COLUMNS = ("tp", "fp", "fn", "tn")
 
 def labelled_pairs(tables: Sequence[tuple[pl.DataFrame, pl.DataFrame]]) -> pl.DataFrame:
     """``dataset`` (index), id, subset, umbrela_label (null if none), qrel (0/1) of every judged pair
-    of the (judgments, texts) tables whose text is a positive or negative of its query."""
+    of the (judgments, texts) tables whose text is a positive or negative of its query; the subset
+    is the texts' ``subset`` column, else ``id.split('-')[0]``."""
     parts = []
     for index, (judgments, texts) in enumerate(tables):
-        qrels = pl.concat([texts.select("id", text=pl.col("p"), qrel=pl.lit(1, pl.Int8)).explode("text"),
-                           texts.select("id", text=pl.col("n"), qrel=pl.lit(0, pl.Int8)).explode("text")])
+        if "subset" not in texts.columns:
+            texts = texts.with_columns(subset=pl.col("id").str.split("-").list.first())
+        qrels = pl.concat([texts.select("id", "subset", text=pl.col("p"), qrel=pl.lit(1, pl.Int8)).explode("text"),
+                           texts.select("id", "subset", text=pl.col("n"), qrel=pl.lit(0, pl.Int8)).explode("text")])
         parts.append(judgments.select("id", "text", "umbrela_label")
                      .join(qrels.drop_nulls("text"), on=["id", "text"], how="inner")
                      .with_columns(dataset=pl.lit(index, pl.Int32)))
-    schema = {"id": pl.String, "text": pl.String, "umbrela_label": pl.Int8, "qrel": pl.Int8, "dataset": pl.Int32}
-    frame = pl.concat([pl.DataFrame(schema=schema), *(p.cast(schema) for p in parts)])
-    return frame.with_columns(subset=pl.col("id").str.split("-").list.first()).drop("text")
+    schema = {"id": pl.String, "text": pl.String, "umbrela_label": pl.Int8, "subset": pl.String, "qrel": pl.Int8,
+              "dataset": pl.Int32}
+    frame = pl.concat([pl.DataFrame(schema=schema), *(p.select(list(schema)).cast(schema) for p in parts)])
+    return frame.drop("text")
 
 
 def kappa(counts: np.ndarray) -> np.ndarray:
@@ -55,8 +61,9 @@ def kappa(counts: np.ndarray) -> np.ndarray:
 
 
 def umbrela_agreement(tables: Sequence[tuple[pl.DataFrame, pl.DataFrame]], resamples: int = 1000,
-                      seed: int = 0, level: float = 0.95) -> pl.DataFrame:
-    """The agreement table of the module docstring, from (judgments, texts) tables of each dataset."""
+                      seed: int = 0, level: float = 0.95, reference: str = "qrels") -> pl.DataFrame:
+    """The agreement table of the module docstring, from (judgments, texts) tables of each dataset;
+    ``reference`` names what the texts' positives and negatives come from."""
     pairs = labelled_pairs(tables)
     unlabelled = pairs.filter(pl.col("umbrela_label").is_null())
     pairs = pairs.drop_nulls("umbrela_label").with_columns(umbrela=(pl.col("umbrela_label") >= UMBRELA_RELEVANT))
@@ -81,14 +88,15 @@ def umbrela_agreement(tables: Sequence[tuple[pl.DataFrame, pl.DataFrame]], resam
         labels = per_query.filter(pl.lit(pl.Series(member))).select(pl.col("^n_label.*$").sum()).row(0, named=True)
         n = int(total.sum())
         missing = unlabelled if subset == "all" else unlabelled.filter(pl.col("subset") == subset)
-        rows.append({"subset": subset, "n": n, "n_queries": int(member.sum()), "n_unlabelled": missing.height,
+        rows.append({"subset": subset, "reference": reference, "n": n, "n_queries": int(member.sum()),
+                     "n_unlabelled": missing.height,
                      **{c: int(v) for c, v in zip(COUNT_COLUMNS, total, strict=True)}, **labels,
                      "agreement": (total[0] + total[3]) / n if n else None, "kappa": float(kappa(total)),
                      "kappa_ci_low": low, "kappa_ci_high": high})
     return pl.DataFrame(rows, schema=SCHEMA).with_columns(pl.col(pl.Float64).fill_nan(None))
 
 
-SCHEMA = {"subset": pl.String, "n": pl.Int64, "n_queries": pl.Int64, "n_unlabelled": pl.Int64,
+SCHEMA = {"subset": pl.String, "reference": pl.String, "n": pl.Int64, "n_queries": pl.Int64, "n_unlabelled": pl.Int64,
           **{c: pl.Int64 for c in COUNT_COLUMNS},
           **{f"n_label{label}_qrel{qrel}": pl.Int64 for label in LABELS for qrel in (0, 1)},
           "agreement": pl.Float64, "kappa": pl.Float64, "kappa_ci_low": pl.Float64, "kappa_ci_high": pl.Float64}

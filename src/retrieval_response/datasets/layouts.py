@@ -56,7 +56,7 @@ CORPUS_LAYOUTS = ("beir", "trec", "ir_datasets")
 """Layouts with a corpus of documents by id: the ones a run file can rank and a dataset can
 retrieve from (``retrieval: corpus``)."""
 NUMBERED_SUBSETS = {"beir": judged_corpus.BEIR_SUBSET, "trec": judged_corpus.TREC_SUBSET,
-                    "ir_datasets": ir_datasets_layout.SUBSET, TRACES_LAYOUT: "Tr"}
+                    "ir_datasets": ir_datasets_layout.SUBSET}
 """The default subset of each layout that numbers its rows ``<subset>-<n>`` (n the query's
 position), so that two datasets of such layouts share ids unless their subsets differ."""
 

@@ -10,22 +10,30 @@ Required: ``query_id`` (a non-empty string), ``query`` (a non-blank string), ``d
 array of objects, each with a non-empty string ``id`` and a non-blank string ``text``, in rank order,
 ids distinct within the trace), ``answer`` (a non-blank string: what the system answered from those
 documents). Optional: ``feedback`` (a finite number, or a string label that
-``datasets.<name>.feedback_labels`` maps to one; null or absent = no feedback), ``gold`` (a string
-or an array of strings: gold answers), ``system`` (a safe name that does not look like a secret,
+``datasets.<name>.feedback_labels`` maps to one; null, absent or a blank string = no feedback,
+unless ``feedback_labels`` maps the empty label ``""``), ``gold`` (a string or an array of strings:
+gold answers), ``system`` (a safe name that does not look like a secret,
 ``infra.secrets.looks_like_secret``: the system or version, which plays the ranker's role; null or
 absent = the file's name without its traces extension, :func:`file_system`). Other fields are
 ignored.
 
-Every bad record is reported, one line each (``<file>: line N: <rule>``), and nothing is returned;
-besides the rules above: a second trace of one (system, query id), a query id with two query texts,
-and a document id with two texts across the dataset. Before them, one line per pair of files that
-a system would silently join: a system taken from one file's name that another file's records
-also have (from its name or their ``system`` field), e.g. ``a/bm25.jsonl`` and ``b/bm25.jsonl``.
+Every bad record is reported and nothing is returned: one line per rule broken and file, naming
+every record that breaks it (``<file>: line N: <rule>``, ``<file>: lines N, M, ...: <rule>``), so
+no message repeats; besides the rules above: a second trace of one (system, query id), a query id
+with two query texts, and a document id with two texts across the dataset. Before them, one line
+per pair of files that a system would silently join: a system taken from one file's name that
+another file's records also have (from its name or their ``system`` field), e.g. ``a/bm25.jsonl``
+and ``b/bm25.jsonl``. A file that is not JSON (a CSV, say: its first character is neither ``{``
+nor ``[``) is refused in one line.
+
+``sample`` keeps the traces of a sample of the queries only (:func:`sample_queries`: stratified by
+system, drawn with ``seed``), so that only those are judged and graded.
 
 Read into (:func:`read_traces`):
 
-- the texts table, one row per query (ids ``<subset>-<n>`` numbered in order of first appearance,
-  ``source_id`` = the query id): ``p`` = the retrieved documents the qrels judge relevant (none
+- the texts table, one row per query (``id`` = the team's query id, kept as it is, as
+  ``source_id``; ``subset`` = the dataset's subset, in the workflow its ``subset`` key, else its
+  name): ``p`` = the retrieved documents the qrels judge relevant (none
   without qrels), ``n`` = the other retrieved documents, distinct, in order of first appearance over
   the systems, ``p_doc``/``n_doc`` their ids, ``answers`` the gold answers (union over its
   traces), ``Np_qrels`` the number of the query's relevant documents in the qrels (null without qrels
@@ -43,17 +51,21 @@ import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from retrieval_response.datasets.judged_corpus import trec_judgements
-from retrieval_response.datasets.layouts import NUMBERED_SUBSETS, TRACES_LAYOUT
 from retrieval_response.infra.errors import InputError, raise_all
-from retrieval_response.infra.json_records import json_type, read_json_records
+from retrieval_response.infra.json_records import existing_file, json_type, read_json_records
 from retrieval_response.infra.paths import is_safe_name, safe_name
 from retrieval_response.infra.secrets import looks_like_secret
 
-SUBSET = NUMBERED_SUBSETS[TRACES_LAYOUT]
-"""Default subset and id prefix of a traces dataset's queries."""
+SUBSET = "traces"
+"""The subset of traces read without one (the workflow gives the dataset's ``subset``, else its name)."""
+NOT_JSON = "traces are JSON lines, JSON or Parquet"
+"""The rule a traces file breaks when it is not JSON (a CSV, say)."""
+MAX_LISTED = 10
+"""Records a line of a rule broken by many lists before counting the rest."""
 REQUIRED = ("query_id", "query", "docs", "answer")
 
 TEXTS_SCHEMA = {
@@ -73,7 +85,7 @@ def _nonblank(value: object) -> bool:
 
 def _feedback(value: object, labels: Mapping[str, float]) -> tuple[float | None, str | None]:
     """(feedback value, rule broken or None) of a record's ``feedback``."""
-    if value is None:
+    if value is None or (isinstance(value, str) and not value.strip() and value not in labels):
         return None, None
     if isinstance(value, bool):
         return None, "feedback must be a number or a label, not a boolean (map labels with feedback_labels)"
@@ -198,10 +210,43 @@ def joined_systems(systems: Mapping[str, Mapping[str, bool]]) -> list[InputError
     return errors
 
 
+def _json_records(path: str | Path) -> list:
+    """The records of a traces file (``infra.json_records``); :data:`NOT_JSON` in one line when its
+    first non-blank character is neither ``{`` nor ``[``."""
+    source = existing_file(path)
+    with source.open("rb") as handle:
+        head = handle.read(4096).lstrip().removeprefix(b"\xef\xbb\xbf").lstrip()
+    if head and head[:1] not in (b"{", b"["):
+        first = head.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+        raise InputError(path, "file", f"{NOT_JSON}, one object per trace: its first line {_shown(first)} is not "
+                                       "a JSON object (a CSV? write one JSON object per line)")
+    return read_json_records(source)
+
+
+def grouped_errors(errors: Sequence[InputError]) -> list[InputError]:
+    """``errors`` with the records breaking one rule of one file in one error, at the place of the
+    first: record ``lines N, M, ...`` (at most :data:`MAX_LISTED`, then ``and K more``)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for error in errors:
+        groups.setdefault((error.path, error.rule), []).append(error.record)
+    out = []
+    for (path, rule), records in groups.items():
+        if len(records) == 1:
+            out.append(InputError(path, records[0], rule))
+            continue
+        words = [r.split(" ", 1) for r in records]
+        kind = words[0][0] if all(len(w) == 2 and w[0] == words[0][0] for w in words) else None
+        listed = ", ".join(w[1] for w in words[:MAX_LISTED]) if kind else ", ".join(records[:MAX_LISTED])
+        more = f" and {len(records) - MAX_LISTED} more" if len(records) > MAX_LISTED else ""
+        out.append(InputError(path, f"{kind}s {listed}{more}" if kind else f"{listed}{more}", rule))
+    return out
+
+
 def read_trace_records(paths: Sequence[str | Path], labels: Mapping[str, float] | None = None
                        ) -> list[tuple[str, str, dict]]:
     """(file, record label, trace) of every record of ``paths``, in file and record order; every bad
-    record raised at once (``infra.errors.raise_all``, one line each)."""
+    record raised at once (``infra.errors.raise_all``), one line per rule and file
+    (:func:`grouped_errors`)."""
     labels = dict(labels or {})
     errors: list[InputError] = []
     systems: dict[str, dict[str, bool]] = {}  # file -> {system: taken from the file's name}
@@ -211,7 +256,7 @@ def read_trace_records(paths: Sequence[str | Path], labels: Mapping[str, float] 
     doc_text: dict[str, tuple[str, str]] = {}
     for path in paths:
         default = file_system(path)
-        for record in read_json_records(path):
+        for record in _json_records(path):
             where = f"{path} {record.label}"
             trace, rule = parse_trace(record.data, labels, default)
             if trace is not None:
@@ -240,7 +285,7 @@ def read_trace_records(paths: Sequence[str | Path], labels: Mapping[str, float] 
                 continue
             first_of[key] = where
             traces.append((str(path), record.label, trace))
-    raise_all(joined_systems(systems) + errors)
+    raise_all(joined_systems(systems) + grouped_errors(errors))
     if not traces:
         raise InputError(", ".join(map(str, paths)), "file", "no traces (expected at least one record)")
     return traces
@@ -257,12 +302,54 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     return qrels
 
 
+def sample_queries(traces: Sequence[tuple[str, str, dict]], n: int, seed: int = 0) -> set[str]:
+    """The query ids of a sample of min(``n``, all) queries of ``traces`` (:func:`read_trace_records`),
+    stratified by system: the queries in a random order drawn with ``seed`` (over the sorted ids),
+    a query is taken while one of the systems that answered it has fewer than its quota,
+    round(n x its queries / all queries), then the rest in that order up to ``n``. Every system
+    thus keeps its share of the queries, and a query taken keeps its traces of every system (the
+    systems are compared on the same queries)."""
+    systems_of: dict[str, set[str]] = {}
+    for _, _, trace in traces:
+        systems_of.setdefault(trace["query_id"], set()).add(trace["system"])
+    queries = sorted(systems_of)
+    if n >= len(queries):
+        return set(queries)
+    sizes: dict[str, int] = {}
+    for owners in systems_of.values():
+        for system in owners:
+            sizes[system] = sizes.get(system, 0) + 1
+    quota = {system: round(n * size / len(queries)) for system, size in sizes.items()}
+    order = [queries[i] for i in np.random.default_rng(seed).permutation(len(queries))]
+    chosen: dict[str, None] = {}
+    for query in order:
+        if len(chosen) == n:
+            break
+        owners = systems_of[query]
+        if any(quota[s] > 0 for s in owners):
+            chosen[query] = None
+            for system in owners:
+                quota[system] -= 1
+    for query in order:
+        if len(chosen) == n:
+            break
+        chosen.setdefault(query, None)
+    return set(chosen)
+
+
 def read_traces(paths: Sequence[str | Path], *, feedback_labels: Mapping[str, float] | None = None,
-                subset: str | None = None, qrels: str | Path | None = None) -> tuple[pl.DataFrame, pl.DataFrame, dict]:
+                subset: str | None = None, qrels: str | Path | None = None, sample: int | None = None,
+                seed: int = 0) -> tuple[pl.DataFrame, pl.DataFrame, dict]:
     """(texts table, traces table, report) of the traces files ``paths`` (module docstring), with the
-    optional TREC ``qrels`` (by the traces' query and document ids; grade > 0 is relevant)."""
+    optional TREC ``qrels`` (by the traces' query and document ids; grade > 0 is relevant); with
+    ``sample``, the traces of :func:`sample_queries`' queries only (the report's ``sample``: queries
+    kept, of how many, seed)."""
     subset = safe_name(subset or SUBSET, "subset")
     traces = read_trace_records(paths, feedback_labels)
+    all_queries = len({t["query_id"] for _, _, t in traces})
+    if sample is not None:
+        kept = sample_queries(traces, sample, seed)
+        traces = [record for record in traces if record[2]["query_id"] in kept]
     judged = read_qrels(qrels) if qrels else None
     queries: dict[str, dict] = {}
     for _, _, trace in traces:
@@ -271,13 +358,13 @@ def read_traces(paths: Sequence[str | Path], *, feedback_labels: Mapping[str, fl
             query["docs"].setdefault(doc_id, text)
         query["gold"].update(dict.fromkeys(trace["gold"]))
     texts_rows, index_of = [], {}
-    for number, (query_id, query) in enumerate(queries.items(), start=1):
+    for query_id, query in queries.items():
         grades = (judged or {}).get(query_id, {})
         positive = [d for d in query["docs"] if grades.get(d, 0) > 0]
         negative = [d for d in query["docs"] if grades.get(d, 0) <= 0]
         index_of[query_id] = {d: i for i, d in enumerate(positive + negative)}
         texts_rows.append({
-            "id": f"{subset}-{number}", "subset": subset, "q": query["q"],
+            "id": query_id, "subset": subset, "q": query["q"],
             "p": [query["docs"][d] for d in positive], "n": [query["docs"][d] for d in negative],
             "answers": list(query["gold"]), "p_doc": positive, "n_doc": negative, "source_id": query_id,
             "Np_qrels": (sum(g > 0 for g in grades.values()) if judged is not None and query_id in judged else None),
@@ -299,14 +386,15 @@ def read_traces(paths: Sequence[str | Path], *, feedback_labels: Mapping[str, fl
         "distinct_documents": int(texts.select(pl.concat_list("p_doc", "n_doc").list.len()).sum().item()),
         "qrels": str(qrels) if qrels else None,
         "queries_in_qrels": int(texts["Np_qrels"].is_not_null().sum()) if qrels else 0,
+        "sample": None if sample is None else {"queries": texts.height, "of": all_queries, "seed": seed},
     }
     return texts, table, report
 
 
 
 def qrels_judged_texts(texts: pl.DataFrame) -> pl.DataFrame:
-    """``id, p, n`` of a traces texts table with ``n`` cut to the documents the qrels judge (not
+    """``id, subset, p, n`` of a traces texts table with ``n`` cut to the documents the qrels judge (not
     relevant), so that UMBRELA's agreement with the qrels (``analysis.umbrela_qrels_agreement``) counts
     judged pairs only; queries the qrels do not judge are left out."""
     return (texts.filter(pl.col("Np_qrels").is_not_null())
-            .select("id", "p", n=pl.col("n").list.gather(pl.col("n_judged").list.eval(pl.element().arg_true()))))
+            .select("id", "subset", "p", n=pl.col("n").list.gather(pl.col("n_judged").list.eval(pl.element().arg_true()))))

@@ -4,7 +4,8 @@ An LLM makes two inputs of the verdict: the grade of an answer (the targets ``gr
 ``grade_expected`` ...) and, for the judgment measures, the relevance labels of retrieved texts
 (UMBRELA). Where the run can check them, the check travels with the verdict's answer:
 
-- UMBRELA labels against the qrels: Cohen's kappa of label >= 2 against relevant, with its
+- UMBRELA labels against the qrels or a person's marks (``reference``: the traces' labelling
+  sheet, preferred where both exist): Cohen's kappa of label >= 2 against relevant, with its
   bootstrap interval over queries (``results/analysis/umbrela_agreement.parquet``, per subset);
 - a judge grade against a judge-free target: the AUC of the grade for ``answer_contains``
   (``results/analysis/judge_agreement.parquet``, per subset, columns ``auc_<grade>``);
@@ -35,9 +36,12 @@ def judge_checks(umbrela: pl.DataFrame | None = None, judge: pl.DataFrame | None
     input), :data:`CHECK_COLUMNS`; rows without a value are left out."""
     rows = []
     if umbrela is not None:
-        for r in umbrela.iter_rows(named=True):
-            rows.append({"subset": r["subset"], "checked": "umbrela_label", "statistic": "kappa", "against": "qrels",
-                         "value": r["kappa"], "ci_low": r["kappa_ci_low"], "ci_high": r["kappa_ci_high"]})
+        # a person's marks (the labelling sheet) after the qrels: the check kept for a subset is the last
+        for r in umbrela.sort(pl.col("reference") == "labelled sheet" if "reference" in umbrela.columns
+                              else pl.lit(0)).iter_rows(named=True):
+            rows.append({"subset": r["subset"], "checked": "umbrela_label", "statistic": "kappa",
+                         "against": r.get("reference") or "qrels", "value": r["kappa"], "ci_low": r["kappa_ci_low"],
+                         "ci_high": r["kappa_ci_high"]})
     if judge is not None:
         for r in judge.iter_rows(named=True):
             for column in judge.columns:

@@ -19,6 +19,10 @@ segmentation, target), never from the data:
 - ``forest_fit.png``: each measure of the table (rows in the registry's order) with its correlation and
   bootstrap interval, a dot per embedder; panel rows = subsets, columns = target x {narrow, wide}.
 - ``forest_ratio_<target>.png``: the same per K/Np segment.
+- ``forest_all.png``: the same on all samples (segmentation ``all``, the one of traces), panel
+  columns = targets, a dot per ranker or system.
+- ``feedback_rate.png`` (with a verdict and a ``feedback`` target): the feedback against each
+  measure's value, binned, with intervals (:mod:`feedback_rate`).
 - ``verdict_embedded.rst``: ``verdict.png`` embedded in reStructuredText, for the report's front page.
 - ``figures.json`` and ``figures.html``: the manifest, i.e. every figure drawn (with its
   panels), everything left out with the reason, the combinations not run, the words of empty
@@ -47,8 +51,9 @@ from matplotlib.figure import Figure
 
 from retrieval_response.analysis.segments import with_subset_and_level
 from retrieval_response.decide.summary import recommendation_lines
+from retrieval_response.figures.feedback_rate import feedback_rate_figure
 from retrieval_response.figures.fit_heatmap import fit_heatmap_figure
-from retrieval_response.figures.forest import fit_forest_figure, ratio_forest_figure
+from retrieval_response.figures.forest import all_forest_figure, fit_forest_figure, ratio_forest_figure
 from retrieval_response.figures.grades import grades_figure
 from retrieval_response.figures.inputs import (
     CORRELATION_COLUMNS,
@@ -67,19 +72,22 @@ from retrieval_response.figures.labels import SUBSET_NAMES, embedder_names
 from retrieval_response.figures.manifest import Manifest, write_manifest
 from retrieval_response.figures.ratio_heatmaps import ratio_difference_figure, ratio_heatmap_figure
 from retrieval_response.figures.render_pool import save_pngs
-from retrieval_response.figures.run_end import FOREST_PLOT, VERDICT_EMBEDDED, VERDICT_FIGURE
+from retrieval_response.figures.run_end import FEEDBACK_RATE, FOREST_ALL, FOREST_PLOT, VERDICT_EMBEDDED, VERDICT_FIGURE
 from retrieval_response.figures.verdict_figure import embedded_rst, verdict_figures
 from retrieval_response.infra.atomic import write_text
 
 
 def _codes(graded: pl.DataFrame, registry: dict | None) -> dict[str, dict[str, str]]:
-    """What the embedder and subset codes of ``graded`` stand for."""
+    """What the embedder and subset codes of ``graded`` stand for: a subset whose ids do not all
+    start ``<subset>-`` is a dataset's name (traces keep their query ids)."""
     names = embedder_names(registry)
     samples = with_subset_and_level(graded)
     embedders = sorted(samples["E"].unique().to_list())
-    subsets = sorted(samples["subset"].unique().to_list())
+    prefixed = samples.group_by("subset").agg(pl.col("id").str.starts_with(pl.col("subset") + "-").all().alias("p"))
+    prefixed = dict(prefixed.iter_rows())
     return {"embedders": {e: names.get(e, "a code of the samples") for e in embedders},
-            "subsets": {s: SUBSET_NAMES.get(s, f"ids starting {s}-") for s in subsets}}
+            "subsets": {s: SUBSET_NAMES.get(s, f"ids starting {s}-" if prefixed[s] else f"the dataset {s}")
+                        for s in sorted(prefixed)}}
 
 
 def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], differences: dict[str, pl.DataFrame],
@@ -102,6 +110,9 @@ def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], diff
         figures |= verdict_figures(verdict, manifest)
         manifest.verdict_figure = VERDICT_FIGURE if figures[VERDICT_FIGURE] is not None else None
         manifest.verdict_text = "\n".join(recommendation_lines(verdict))
+        manifest.verdict_segments = sorted(set(verdict["segment"].to_list()), key=("narrow", "wide", "all").index)
+        figures[FEEDBACK_RATE] = feedback_rate_figure(graded, verdict, manifest) if "feedback" in graded.columns \
+            else None
     gaps_by = {segmentation: gaps_of(table) for segmentation, table in segments.items()}
     if "ratio" in segments:
         figures["grades_ratio.png"] = grades_figure(graded, segments["ratio"], gaps_by["ratio"], manifest)
@@ -117,6 +128,9 @@ def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], diff
         table = table.with_columns([pl.lit(None, pl.Float64).alias(c) for c in FOREST_COLUMNS
                                     if c not in table.columns])
         first = first_corr_type(table, corr_types)
+        if segmentation == "all":
+            figures[FOREST_ALL] = all_forest_figure(table, gaps, first, manifest)
+            continue
         if segmentation == "fit":
             for target in targets_of(table):
                 figures[f"heatmap_fit_{target}.png"] = fit_heatmap_figure(table, gaps, target, corr_types, manifest)

@@ -1,5 +1,6 @@
-"""Forest plots: each measure's correlation with its bootstrap interval, a dot per embedder, on
-narrow / wide segments (``forest_fit.png``) or per K/Np segment (``forest_ratio_<target>.png``)."""
+"""Forest plots: each measure's correlation with its bootstrap interval, a dot per embedder (for
+traces: per system), on narrow / wide segments (``forest_fit.png``), per K/Np segment
+(``forest_ratio_<target>.png``) or on all samples (``forest_all.png``, the one of traces)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from retrieval_response.figures.labels import (
 from retrieval_response.figures.layout import figure_footer
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import ForestPanel, ForestRow, forest_figure, wrap
+from retrieval_response.figures.run_end import FOREST_ALL
 
 
 def _empty_note(gaps: Gaps, undefined: pl.DataFrame, minimum: int) -> str:
@@ -134,3 +136,16 @@ def ratio_forest_figure(table: pl.DataFrame, gaps: Gaps, target: str, corr_type:
                    {"figure": f"forest plot of every measure per K/Np segment, {TARGET_SHORT[target]}",
                     "segmentation": "ratio", "target": target, "corr_types": [corr_type]},
                    _forest_title(corr_type, TARGET_LABELS[target]) + "; panels = K/Np segments", manifest)
+
+
+def all_forest_figure(table: pl.DataFrame, gaps: Gaps, corr_type: str, manifest: Manifest) -> Figure | None:
+    """Each measure's correlation with each target and its bootstrap interval on all samples
+    (segmentation ``all``; traces, which have no Np, are analysed so): panel rows = subsets,
+    columns = targets, a dot per embedder or system; ``corr_type`` only."""
+    rows = table.filter(pl.col("corr_type") == corr_type, pl.col("segment") == "all")
+    targets = [t for t in NAMES if t in set(rows["target"].to_list())]
+    what = " / ".join(TARGET_LABELS[t] for t in targets)
+    return _forest(rows, gaps, [(t, "all") for t in targets], [TARGET_SHORT[t] for t in targets], FOREST_ALL,
+                   {"figure": "forest plot of every measure, all samples", "segmentation": "all", "targets": targets,
+                    "corr_types": [corr_type]},
+                   _forest_title(corr_type, what) + "; all samples, a dot per ranker or system", manifest)

@@ -102,10 +102,11 @@ def embedder_names(registry: dict | None) -> dict[str, str]:
     return names
 
 
-def codes_legend(embedders, subsets, names: dict[str, str]) -> str:
+def codes_legend(embedders, subsets, names: dict[str, str], subset_names: dict[str, str] | None = None) -> str:
     """"embedders: ML6 = all-MiniLM-L6-v2, ...; subsets: Hp = HotpotQA paragraphs, ...": the codes
-    ``embedders`` and ``subsets`` (groups such as "Hp, Np 2" count by their subset) explained;
-    an unknown code says where it comes from."""
+    ``embedders`` and ``subsets`` (groups such as "Hp, Np 2" count by their subset) explained
+    (``subset_names`` first: the manifest's codes); an unknown code says where it comes from."""
+    subset_names = subset_names or {}
     codes = sorted(set(embedders))
     parts = []
     if codes:
@@ -113,5 +114,6 @@ def codes_legend(embedders, subsets, names: dict[str, str]) -> str:
     subset_codes = sorted({s.split(",")[0] for s in subsets})
     if subset_codes:
         parts.append("subsets: " + ", ".join(
-            f"{s} = {SUBSET_NAMES.get(s.split('-')[0], 'ids starting ' + repr(s + '-'))}" for s in subset_codes))
+            f"{s} = {subset_names.get(s) or SUBSET_NAMES.get(s.split('-')[0], 'ids starting ' + repr(s + '-'))}"
+            for s in subset_codes))
     return "; ".join(parts)

@@ -129,7 +129,7 @@ def figure_footer(manifest: Manifest, words, embedders, groups, never_run: pl.Da
     if never_run is not None:
         note = not_run_note(never_run, groups)
         parts.append(note + " (not drawn)" if note else "")
-    parts.append(codes_legend(embedders, groups, manifest.codes.get("embedders", {})))
+    parts.append(codes_legend(embedders, groups, manifest.codes.get("embedders", {}), manifest.codes.get("subsets", {})))
     return ". ".join(p[:1].upper() + p[1:] for p in parts if p) + "."
 
 

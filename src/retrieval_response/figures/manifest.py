@@ -36,7 +36,8 @@ class Manifest:
     ``not_run``: (segmentation, E, subset[, segment]) without any sample; figures show them as
     "not run" (or leave their rows out), never as left out. ``codes``: what the embedder and subset
     codes of the figures stand for. ``verdict_figure`` (a file of ``drawn``) and ``verdict_text``:
-    the verdict that figures.html opens on (None and "": the run has none).
+    the verdict that figures.html opens on (None and "": the run has none); ``verdict_segments``
+    the segments the verdict has (traces: ``all`` only).
     """
 
     min_segment_samples: int
@@ -46,6 +47,7 @@ class Manifest:
     codes: dict[str, dict[str, str]] = field(default_factory=lambda: {"embedders": {}, "subsets": {}})
     verdict_figure: str | None = None
     verdict_text: str = ""
+    verdict_segments: list[str] = field(default_factory=list)
     _seen: set[str] = field(default_factory=set, repr=False)
 
     def leave_out(self, scope: str, reason: str, **item) -> None:
@@ -116,7 +118,13 @@ def _verdict_html(manifest: Manifest, verdict_png: bytes | None) -> str:
     image = (f"<p><img src='{png_data_uri(verdict_png)}' alt='{html.escape(manifest.verdict_figure or '')}'></p>\n"
              if verdict_png is not None else "")
     return (f"<h1>Verdict</h1>\n{image}<pre>{html.escape(manifest.verdict_text)}</pre>\n"
-            "<p>Every segment (narrow, wide, all) in words: results/analysis/verdict.txt.</p>\n")
+            f"<p>{_segments_words(manifest.verdict_segments)} in words: results/analysis/verdict.txt.</p>\n")
+
+
+def _segments_words(segments: list[str]) -> str:
+    if len(segments) == 1:
+        return f"The verdict on the segment {segments[0]}"
+    return f"Every segment ({', '.join(segments)})" if segments else "The verdict"
 
 
 def _listing(value) -> str:

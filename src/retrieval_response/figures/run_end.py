@@ -14,6 +14,10 @@ from retrieval_response.figures.manifest import MANIFEST_HTML
 
 FOREST_PLOT = "forest_fit.png"
 """Every measure's correlation with its interval: the detail under the verdict."""
+FOREST_ALL = "forest_all.png"
+"""The same on all samples: the forest plot of traces, which have no narrow and wide segments."""
+FEEDBACK_RATE = "feedback_rate.png"
+"""The users' feedback against each measure's value, binned: what a team monitoring a measure sees."""
 VERDICT_FIGURE = "verdict.png"
 """The verdict on all samples: the figure the report and figures.html open on."""
 VERDICT_DETAIL = "verdict_fit.png"
@@ -44,8 +48,8 @@ def results_line(folder: str | os.PathLike = "results/figures", configfiles=()) 
     if not (folder / MANIFEST_HTML).is_file():
         return None
     command = REPORT_COMMAND + "".join(f" --configfile {c}" for c in configfiles)
-    forest = folder / FOREST_PLOT
-    where = (f"the forest plot is {forest}" if forest.is_file()
+    forest = next((folder / name for name in (FOREST_PLOT, FOREST_ALL) if (folder / name).is_file()), None)
+    where = (f"the forest plot is {forest}" if forest
              else f"no forest plot was drawn ({folder / MANIFEST_HTML} says why)")
     return f"Results: {where}; every figure with its caption: {command}"
 

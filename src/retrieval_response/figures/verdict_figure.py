@@ -231,12 +231,13 @@ def embedded_rst(png: bytes, alt: str) -> str:
 def verdict_figures(verdict: pl.DataFrame, manifest: Manifest) -> dict[str, Figure | None]:
     """:data:`VERDICT_FIGURE` and :data:`VERDICT_DETAIL` of the verdict table ``verdict``
     (:data:`VERDICT_COLUMNS` at least; module docstring), recorded in ``manifest``; None for a
-    figure without any family (listed as left out)."""
+    figure without any family (listed as left out); no detail for a verdict on the segment ``all``
+    only (samples without Np, such as traces, have no narrow and wide segments)."""
     require(verdict, VERDICT_COLUMNS, "verdict")
-    return {
-        VERDICT_FIGURE: _verdict_figure(verdict, (HEADLINE_SEGMENT,), VERDICT_FIGURE, manifest,
-                                        "verdict: each measure's correlation with its interval, ordered, decision "
-                                        "marked; all samples"),
-        VERDICT_DETAIL: _verdict_figure(verdict, FIT_SEGMENTS, VERDICT_DETAIL, manifest,
-                                        "verdict on the narrow and wide segments"),
-    }
+    figures = {VERDICT_FIGURE: _verdict_figure(verdict, (HEADLINE_SEGMENT,), VERDICT_FIGURE, manifest,
+                                               "verdict: each measure's correlation with its interval, ordered, "
+                                               "decision marked; all samples")}
+    if set(verdict["segment"].to_list()) != {HEADLINE_SEGMENT}:  # a verdict without Np (traces) has no detail
+        figures[VERDICT_DETAIL] = _verdict_figure(verdict, FIT_SEGMENTS, VERDICT_DETAIL, manifest,
+                                                  "verdict on the narrow and wide segments")
+    return figures

@@ -4,7 +4,8 @@ else the published set's counts.
 - Datasets: each read and sampled exactly as the prepare stage does, its calls counted over its
   rankers and designs (:mod:`.llm_workload`); a corpus-level dataset's top-K texts at its corpus's
   mean reference length; a traces config on its traces files only (one not yet built is named and
-  not counted).
+  not counted), on the queries ``traces.sample`` or ``--queries`` samples, as the workflow samples
+  them (more queries than a file holds: its workload scaled).
 - Otherwise, as for ``config/paper.yaml`` before its data is downloaded, or a dataset without a
   file (the ir_datasets layout): the published set's counts (``published_set.yaml``, with its
   source), and tokens per call the mean over the real samples shipped in ``resources/data``
@@ -78,14 +79,28 @@ def load_prompts(config: dict, base: Path) -> tuple[Prompt, Prompt, dict[str, Pr
 
 
 def traces_dataset_workload(config: dict, name: str, dataset: dict, source: Path, base: Path, counter: Counter,
-                            answer_tokens: int, kinds: list[str]) -> Workload:
+                            answer_tokens: int, kinds: list[str], queries: int | None = None) -> tuple[Workload, str]:
     """:func:`traces_workload` of the traces dataset ``name`` (its files read as the prepare_traces
-    rule reads them, its grading prompts those of its ``trace_grades``)."""
+    rule reads them, its grading prompts those of its ``trace_grades``) and, in words, what it was
+    counted on: the traces of ``queries`` queries (else ``traces.sample``, else all) sampled as the
+    workflow samples them (``datasets.traces.sample_queries``, ``traces.seed``); with more
+    ``queries`` than the files hold, their workload scaled to ``queries`` (the same calls and
+    tokens per query)."""
     files = [source, *(shipped_or_local(p, base) for p in dataset.get("paths") or [])]
-    texts, traces, _ = read_traces(files, feedback_labels=dataset.get("feedback_labels"), subset=dataset.get("subset"))
+    section = config.get("traces") or {}
+    wanted = queries or section.get("sample")
+    texts, traces, report = read_traces(files, feedback_labels=dataset.get("feedback_labels"),
+                                        subset=dataset.get("subset") or name, sample=wanted,
+                                        seed=section.get("seed", 0))
     grade_prompts = {prefix: load_prompt(shipped_or_local(path, base), PROMPT_FIELDS[f"grade_{prefix}"], needs_reask=True)
                      for prefix, path in trace_grade_prompts(config, name).items()}
-    return traces_workload(texts, traces, counter, answer_tokens, kinds, grade_prompts)
+    work = traces_workload(texts, traces, counter, answer_tokens, kinds, grade_prompts)
+    held = report["sample"]["of"] if report["sample"] else texts.height
+    if queries and queries > texts.height:
+        return scaled_workload(work, queries / texts.height), f"{name}: its {held} queries scaled to {queries}"
+    if wanted and wanted < held:
+        return work, f"{name}: {texts.height} of its {held} queries sampled by system (traces.seed)"
+    return work, f"{name}: its {held} queries"
 
 
 def config_workload(config: dict, base: Path, counter: Counter, answer_tokens: int, kinds: list[str],
@@ -102,11 +117,14 @@ def config_workload(config: dict, base: Path, counter: Counter, answer_tokens: i
     work = Workload()
     if any(is_traces(config, name) for name in datasets):
         missing = [str(path) for path in sources.values() if not path.exists()]
+        counted = []
         for name, dataset in datasets.items():
             if sources[name].exists():
-                work.merge(traces_dataset_workload(config, name, dataset, sources[name], base, counter, answer_tokens,
-                                                   kinds))
-        basis = "counted on the traces files" + (
+                dataset_work, words = traces_dataset_workload(config, name, dataset, sources[name], base, counter,
+                                                              answer_tokens, kinds, queries)
+                work.merge(dataset_work)
+                counted.append(words)
+        basis = "counted on the traces files" + (f" ({'; '.join(counted)})" if counted else "") + (
             f"; {', '.join(missing)} not found: build it first (docs/TRACES.md), its calls are not counted"
             if missing else "")
     elif datasets and len(sources) == len(datasets) and all(path.exists() for path in sources.values()):

@@ -225,8 +225,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="dollars per million prompt and completion tokens of MODEL (any model, a self-hosted "
                              "one too; repeatable); other models are priced from litellm's local table")
     parser.add_argument("--queries", type=int, metavar="N",
-                        help="price each dataset at N queries (its workload per sampled query times N): e.g. the "
-                             "queries_for_0.10 of a verdict")
+                        help="price each dataset at N queries (its workload per sampled query times N; a traces "
+                             "dataset: the traces of N queries sampled by system as traces.sample samples them, scaled "
+                             "beyond its queries): e.g. the queries_for_0.10 of a verdict")
     parser.add_argument("--directory", default=".", help="the working folder the config's paths are relative to")
     parser.add_argument("--json", metavar="PATH",
                         help="also write the estimate, with its command and its seconds, to this JSON file")

@@ -17,6 +17,7 @@ from retrieval_response.datasets.judged_corpus import beir_qrels, corpus_file, h
 from retrieval_response.datasets.layouts import CORPUS_LAYOUTS, TRACES_LAYOUT, check_options, row_subset
 from retrieval_response.datasets.traces import read_qrels, read_trace_records
 from retrieval_response.infra.errors import InputError
+from retrieval_response.tables.labelling_sheet import read_labelled_sheet
 from retrieval_response.workflow_config.plan import judgment_kinds, trace_datasets, trace_files
 
 
@@ -86,7 +87,9 @@ def check_traces(config: Mapping, config_file: str) -> None:
     analysis has no Np); it has none of :data:`NOT_FOR_TRACES` and retrieval ``pools`` (the
     default: it retrieves nothing); ``relevance: umbrela`` needs the ``umbrela`` judgment kind,
     ``relevance: qrels`` a ``qrels`` file; it names no file twice (``path`` and ``paths``, compared
-    as resolved paths); another layout has none of :data:`TRACE_ONLY_OPTIONS`."""
+    as resolved paths); another layout has none of :data:`TRACE_ONLY_OPTIONS`; ``traces.sample``
+    and ``traces.labelled_sheet`` apply to traces only, the sheet exists and needs the ``umbrela``
+    judgment kind."""
     traces = [name for name, dataset in config["datasets"].items() if dataset["layout"] == TRACES_LAYOUT]
     for name, dataset in config["datasets"].items():
         key = f"config key datasets.{name}."
@@ -114,6 +117,17 @@ def check_traces(config: Mapping, config_file: str) -> None:
             if first != where:
                 raise InputError(config_file, f"{key}{where}", f"names the file of datasets.{name}.{first} again: "
                                  "its traces would be read twice; list each file once")
+    section = config.get("traces") or {}
+    for option in ("sample", "labelled_sheet"):
+        if section.get(option) is not None and not traces:
+            raise InputError(config_file, f"config key traces.{option}", "applies to a config of traces datasets only")
+    sheet = section.get("labelled_sheet")
+    if sheet is not None and "umbrela" not in judgment_kinds(config):
+        raise InputError(config_file, "config key traces.labelled_sheet", "the marks are compared with UMBRELA's "
+                         "labels: add umbrela to document_judgments.kinds")
+    if sheet is not None and not Path(sheet).is_file():
+        raise InputError(config_file, "config key traces.labelled_sheet",
+                         f"file {sheet!r} not found (the labelling sheet with its relevant column filled in)")
     if traces and (len(traces) < len(config["datasets"]) or config.get("published")):
         other = next((n for n in config["datasets"] if n not in traces), "published")
         raise InputError(config_file, f"config key datasets.{traces[0]}",
@@ -143,12 +157,24 @@ def check_trace_records(config: Mapping) -> None:
     """Every record of every traces dataset's files follows the traces format, and its qrels file
     parses (``datasets.traces.read_trace_records``, ``read_qrels``): the bad records of a dataset
     raised at once, one line ``<file>: line N: <rule>`` each. It reads the files, so the workflow
-    runs it in its main process only, after :func:`check_config` (which checks they exist)."""
+    runs it in its main process only, after :func:`check_config` (which checks they exist). A
+    query id in two traces datasets is refused: the analysis keeps the query ids as they are. The
+    labelling sheet of ``traces.labelled_sheet`` is read too (``tables.labelling_sheet``)."""
+    sheet = (config.get("traces") or {}).get("labelled_sheet")
+    if sheet is not None:
+        read_labelled_sheet(sheet)
+    owner: dict[str, str] = {}
     for name in trace_datasets(config):
         dataset = config["datasets"][name]
-        read_trace_records(trace_files(config, name), dataset.get("feedback_labels"))
+        records = read_trace_records(trace_files(config, name), dataset.get("feedback_labels"))
         if dataset.get("qrels"):
             read_qrels(dataset["qrels"])
+        for path, label, trace in records:
+            other = owner.setdefault(trace["query_id"], name)
+            if other != name:
+                raise InputError(path, label, f"query id {trace['query_id']!r} is also a query of the traces dataset "
+                                 f"{other}: the analysis keeps the teams' query ids, so two traces datasets need "
+                                 "distinct ones (or put the files in one dataset with paths)")
 
 
 def check_numbered_subsets(config: Mapping, config_file: str) -> None:

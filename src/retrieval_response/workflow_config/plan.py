@@ -115,6 +115,11 @@ def trace_files(config: Mapping, dataset: str) -> list[str]:
     return [entry["path"], *(entry.get("paths") or [])]
 
 
+def trace_subset(config: Mapping, dataset: str) -> str:
+    """The subset label of a traces dataset's queries: its ``subset``, else its name."""
+    return config["datasets"][dataset].get("subset") or dataset
+
+
 def trace_grade_prompts(config: Mapping, dataset: str) -> dict[str, str]:
     """The grading prompts of a traces dataset's ``trace_grades``: ``context`` (llm.prompts.grade_context)
     for ``retrieved``, ``gold`` (llm.prompts.grade_gold) for ``gold``."""
