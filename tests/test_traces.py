@@ -14,6 +14,8 @@ from snakemake.utils import validate
 
 from conftest import REPO
 from doubles.deterministic_provider import register_deterministic
+from retrieval_response.analysis.correlation_tables import analysis_tables
+from retrieval_response.analysis.features import add_features
 from retrieval_response.analysis.measures import MEASURES, NEEDS_NP, NOT_COMPUTABLE
 from retrieval_response.datasets.traces import read_traces
 from retrieval_response.decide.verdict import verdict_table
@@ -310,3 +312,44 @@ def test_trace_grades_gold_grades_each_answer_against_the_gold_answers_only(tmp_
     table, _ = collect_traces(traces, texts, grades, _judgments(texts, labels))
     assert table.sort("id", "E")["grade_gold"].to_list() == [5, 2, None]
     assert table["grade_gold_expected"].is_not_null().sum() == 2
+
+
+FEEDBACK_SPELLINGS = [("1e300", 1e300), ("-1e300", -1e300), ("1e-300", 1e-300), ("1" + "0" * 400, None),
+                      ("-1" + "0" * 400, None), ("Infinity", None), ("-Infinity", None), ("NaN", None),
+                      ("1e999", None), ('"1e999"', None), ("1" + "0" * 5000, None)]
+"""Feedback values as a traces file spells them (JSON numbers, Python's JSON extensions, a string), and
+the value read (None: refused)."""
+
+
+@pytest.mark.parametrize(("spelling", "value"), FEEDBACK_SPELLINGS, ids=lambda s: str(s)[:12])
+def test_a_feedback_value_is_read_exactly_when_finite_else_refused_in_one_line(tmp_path, spelling, value):
+    line = json.dumps(_trace("q1", ["a"])).removesuffix("}") + f', "feedback": {spelling}}}'
+    path = _write(tmp_path / "prod.jsonl", [line])
+    if value is not None:
+        _, traces, _ = read_traces([path])
+        assert traces["feedback"].to_list() == [value]
+        return
+    with pytest.raises(InputError) as caught:
+        read_traces([path], feedback_labels={"up": 1})
+    message = str(caught.value)
+    assert message.startswith(f"{path}: line 1: ") and "\n" not in message and len(message) < 400, message
+
+
+@pytest.mark.parametrize("scale", [1e300, -1e300, 1e-300, 1e-320, 2.0**-1000, 3e307])
+def test_pearson_with_feedback_of_any_finite_magnitude_is_the_one_of_the_rescaled_feedback(tmp_path, scale):
+    """Pearson (and every other correlation, with its interval) of feedback scaled by ``scale`` equal
+    those of the feedback scaled by its sign alone, and Pearson equals numpy's on the rescaled values."""
+    records, labels = _constructed(40, seed=3)
+    table = _analysis(tmp_path, records, labels)
+    scaled = table.with_columns(pl.col("feedback") * scale)
+    options = {"segmentation": "fit", "alpha_grid": "linear:5", "min_segment_samples": 10, "bootstrap_resamples": 50,
+               "measures": ["P", "RR@K"], "targets": ["feedback"]}
+    base, _, _ = analysis_tables(table.with_columns(pl.col("feedback") * np.sign(scale)), **options)
+    extreme, _, _ = analysis_tables(scaled, **options)
+    numbers = [c for c in base.columns if base[c].dtype == pl.Float64]
+    assert base.select(numbers).to_numpy() == pytest.approx(extreme.select(numbers).to_numpy(), rel=1e-9, nan_ok=True)
+    pearson = extreme.filter(pl.col("corr_type") == "pearson", pl.col("measure") == "P")
+    features = add_features(scaled)
+    precision = features["n_p"].to_numpy() / features["K"].to_numpy()
+    expected = np.corrcoef(precision, scaled["feedback"].to_numpy() / abs(scale))[0, 1]
+    assert pearson["value"].item() == pytest.approx(expected, abs=1e-12) and abs(expected) > 0.01

@@ -35,7 +35,6 @@ Read into (:func:`read_traces`):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -44,7 +43,7 @@ import polars as pl
 from retrieval_response.datasets.judged_corpus import trec_judgements
 from retrieval_response.datasets.layouts import NUMBERED_SUBSETS, TRACES_LAYOUT
 from retrieval_response.infra.errors import InputError, raise_all
-from retrieval_response.infra.json_records import json_type, read_json_records
+from retrieval_response.infra.json_records import finite_float, json_type, read_json_records
 from retrieval_response.infra.paths import is_safe_name, safe_name
 
 SUBSET = NUMBERED_SUBSETS[TRACES_LAYOUT]
@@ -73,9 +72,10 @@ def _feedback(value: object, labels: Mapping[str, float]) -> tuple[float | None,
     if isinstance(value, bool):
         return None, "feedback must be a number or a label, not a boolean (map labels with feedback_labels)"
     if isinstance(value, int | float):
-        if not math.isfinite(float(value)):
-            return None, f"feedback {value!r} is not a finite number"
-        return float(value), None
+        number = finite_float(value)
+        if number is None:
+            return None, f"feedback {value!r} is not a finite number (a float64 number: |feedback| < 1.8e308)"
+        return number, None
     if isinstance(value, str):
         if value in labels:
             return float(labels[value]), None

@@ -1,8 +1,9 @@
 """Start-up checks of a schema-valid workflow config: everything checkable before any job runs.
 
 ``check_config`` raises one InputError ``<config file>: config key <key>: <rule>`` at the first
-problem. It checks, in order: names that become path components (dataset names, ranker
-codes, design names, generic subset names: ``retrieval_response.infra.paths.safe_name``), the keys
+problem. It checks, in order: every number of the config is finite in float64, names that
+become path components (dataset names, ranker codes, design names, generic subset names:
+``retrieval_response.infra.paths.safe_name``), the keys
 that depend on each other (designs, K, ranker lists, a dataset's level, subset, path and
 ir_datasets id against its layout, a run's layout, BM25 settings, LLM roles, the subsets of
 the layouts that number their rows), that every input file named by the config exists (a BEIR
@@ -26,6 +27,7 @@ import jsonschema
 from retrieval_response.analysis.measures import alpha_grid
 from retrieval_response.datasets.layouts import TRACES_LAYOUT
 from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.json_records import finite_float
 from retrieval_response.infra.paths import UnsafeNameError, safe_name
 from retrieval_response.infra.secrets import looks_like_secret
 from retrieval_response.llm.config import is_local, provider_problem
@@ -68,6 +70,28 @@ def _name(config_file: str, key: str, value: object, what: str) -> None:
         safe_name(value, what)
     except UnsafeNameError as error:
         raise InputError(config_file, f"config key {key}", str(error)) from None
+
+
+def _numbers(value: object, key: str):
+    """(dotted key, number) of every number (not a boolean) in ``value``, depth first."""
+    if isinstance(value, Mapping):
+        for name, item in value.items():
+            yield from _numbers(item, f"{key}.{name}" if key else str(name))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from _numbers(item, f"{key}[{index}]")
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield key, value
+
+
+def check_finite_numbers(config: Mapping, config_file: str) -> None:
+    """Every number of the config, at any depth (``feedback_labels`` values, thresholds, prices,
+    BM25 settings ...), is a finite float64 number (``infra.json_records.finite_float``): YAML's
+    ``.inf`` and ``.nan`` and an integer beyond float64's range are refused, naming the key."""
+    for key, value in _numbers(config, ""):
+        if finite_float(value) is None:
+            raise InputError(config_file, f"config key {key}", f"{value!r} is not a finite number: every number of "
+                             "the config must be finite in float64 (|x| < 1.8e308; no .inf or .nan)")
 
 
 def check_names(config: Mapping, config_file: str) -> None:
@@ -219,6 +243,7 @@ def schema_input_error(error: BaseException, config_file: str) -> InputError | N
 
 def check_config(config: Mapping, config_file: str, environ: Mapping[str, str] = os.environ) -> None:
     """All start-up checks of a schema-valid config; the first failure raises InputError (one line)."""
+    check_finite_numbers(config, config_file)
     check_names(config, config_file)
     check_traces(config, config_file)
     check_designs(config, config_file)
