@@ -72,7 +72,7 @@ startup_check(
 startup_check(checks.check_config, config, CONFIG_FILE)
 # Traces files are read record by record: once, in the main process (a dry run too).
 if workflow.is_main_process:
-    startup_check(input_checks.check_trace_records, config)
+    startup_check(input_checks.check_trace_records, config, CONFIG_FILE)
 plan.resolve_beir_folders(config)
 startup_check(plan.resolve_run_codes, config, CONFIG_FILE)
 # Credentials and query tokens of api_base go to the jobs through the environment, not through

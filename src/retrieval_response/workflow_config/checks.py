@@ -8,7 +8,8 @@ that depend on each other (designs, K, ranker lists, a dataset's level, subset, 
 ir_datasets id against its layout, a run's layout, BM25 settings, LLM roles, the subsets of
 the layouts that number their rows), that every input file named by the config exists (a BEIR
 folder: its qrels split) and every ir_datasets dataset can be read (from the package's
-cache unless downloads are allowed), the ``analysis.alpha_grid`` syntax and size, the prompt files, and the
+cache unless downloads are allowed), the ``analysis.alpha_grid`` syntax and size, that each target
+asked for can have a value, the prompt files, and the
 API-key environment variable of each configured model (by name; its value is never shown).
 The JSON schema (workflow/schemas/config.schema.yaml) has filled the defaults beforehand;
 ``schema_input_error`` turns a schema violation into the same one-line error, and
@@ -219,6 +220,25 @@ def check_llm(config: Mapping, config_file: str, environ: Mapping[str, str]) -> 
                              f"e.g. openai/{model} for an OpenAI-compatible server at api_base)")
 
 
+def check_targets(config: Mapping, config_file: str) -> None:
+    """Each target of ``analysis.targets`` can have a value in a config of datasets that are not
+    traces: ``feedback`` and the context grade are targets of traces only, the gold grade needs
+    ``llm.grade_reference: both``, an expected grade ``logprobs`` of the grader (traces are
+    checked on their records: ``input_checks.check_trace_records``; published files on theirs)."""
+    if traces_mode(config) or config.get("published") or not config["datasets"]:
+        return
+    for target in config["analysis"].get("targets") or ():
+        if target in ("feedback", "grade_context", "grade_context_expected"):
+            rule = "a target of traces only (layout traces, docs/TRACES.md): these datasets have none"
+        elif target.startswith("grade_gold") and config["llm"]["grade_reference"] != "both":
+            rule = "the grade against the gold answers needs llm.grade_reference: both"
+        elif target.endswith("_expected") and not config["llm"]["grader"].get("logprobs"):
+            rule = "an expected grade is read from the grader's log-probabilities: set llm.grader.logprobs: true"
+        else:
+            continue
+        raise InputError(config_file, "config key analysis.targets", f"target {target!r} can have no value: {rule}")
+
+
 def check_wildcard_values(config: Mapping, config_file: str, is_periodic: Callable[[str], bool]) -> None:
     """No dataset name or ranker code that Snakemake would refuse as a wildcard value: ``is_periodic``
     is Snakemake's test (a value ending in a substring repeated 20 times or more)."""
@@ -255,6 +275,7 @@ def check_config(config: Mapping, config_file: str, environ: Mapping[str, str] =
     check_corpus_sizes(config, config_file)
     check_ir_datasets(config, config_file)
     check_alpha_grid(config, config_file)
+    check_targets(config, config_file)
     if runs_llm(config):
         check_prompts(config, config_file)
         check_llm(config, config_file, environ)

@@ -17,7 +17,7 @@ from retrieval_response.datasets.judged_corpus import beir_qrels, corpus_file, h
 from retrieval_response.datasets.layouts import CORPUS_LAYOUTS, TRACES_LAYOUT, check_options, row_subset
 from retrieval_response.datasets.traces import read_qrels, read_trace_records
 from retrieval_response.infra.errors import InputError
-from retrieval_response.workflow_config.plan import judgment_kinds, trace_datasets, trace_files
+from retrieval_response.workflow_config.plan import judgment_kinds, trace_datasets, trace_files, trace_grade_prompts
 
 
 def input_files(config: Mapping) -> list[tuple[str, str]]:
@@ -131,16 +131,19 @@ def check_corpus_sizes(config: Mapping, config_file: str) -> None:
                          "a query retrieves at least max(K) documents")
 
 
-def check_trace_records(config: Mapping) -> None:
-    """Every record of every traces dataset's files follows the traces format, and its qrels file
-    parses (``datasets.traces.read_trace_records``, ``read_qrels``): the bad records of a dataset
-    raised at once, one line ``<file>: line N: <rule>`` each. It reads the files, so the workflow
-    runs it in its main process only, after :func:`check_config` (which checks they exist)."""
-    for name in trace_datasets(config):
-        dataset = config["datasets"][name]
-        read_trace_records(trace_files(config, name), dataset.get("feedback_labels"))
-        if dataset.get("qrels"):
-            read_qrels(dataset["qrels"])
+_TRACE_TARGET_NEEDS = {
+    "feedback": "no trace has a feedback",
+    "grade": "it grades against an ideal answer, which traces have none of (use grade_context)",
+    "grade_expected": "it grades against an ideal answer, which traces have none of (use grade_context_expected)",
+    "grade_context": "it needs trace_grades: [retrieved]",
+    "grade_context_expected": "it needs trace_grades: [retrieved] and llm.grader.logprobs: true",
+    "grade_gold": "it needs gold answers in the traces and trace_grades: [gold]",
+    "grade_gold_expected": "it needs gold answers in the traces, trace_grades: [gold] and llm.grader.logprobs: true",
+    "answer_f1": "it needs gold answers in the traces",
+    "answer_recall": "it needs gold answers in the traces",
+    "answer_contains": "it needs gold answers in the traces",
+}
+"""What each target needs on traces (:func:`trace_targets`), for the line refusing it."""
 
 
 def check_numbered_subsets(config: Mapping, config_file: str) -> None:
@@ -193,3 +196,53 @@ def check_ir_datasets(config: Mapping, config_file: str) -> None:
         if dataset["layout"] == "ir_datasets":
             ir_datasets_layout.check_available(dataset["ir_datasets_id"], allow_downloads=config["models"]["allow_downloads"],
                                                path=config_file, record=f"config key datasets.{name}.ir_datasets_id")
+
+
+def trace_targets(config: Mapping, dataset: str, traces: list[dict]) -> set[str]:
+    """The targets that the traces dataset ``dataset`` can give a value, from its ``traces``
+    (``datasets.traces.parse_trace`` dicts): ``feedback`` when a trace has one; the context grade
+    with ``trace_grades: [retrieved]``; the judge-free gold targets when a trace has gold answers,
+    and the gold grade too with ``trace_grades: [gold]``; an expected grade only with a grader
+    asked for ``logprobs``."""
+    asked = trace_grade_prompts(config, dataset)
+    gold = any(trace["gold"] for trace in traces)
+    found = {"feedback"} if any(trace["feedback"] is not None for trace in traces) else set()
+    found |= {"grade_context"} if "context" in asked else set()
+    found |= {"grade_gold"} if gold and "gold" in asked else set()
+    found |= {"answer_f1", "answer_recall", "answer_contains"} if gold else set()
+    if config["llm"]["grader"].get("logprobs"):
+        found |= {f"{grade}_expected" for grade in found & {"grade_context", "grade_gold"}}
+    return found
+
+
+def check_trace_records(config: Mapping, config_file: str) -> None:
+    """Every record of every traces dataset's files follows the traces format, and its qrels file
+    parses (``datasets.traces.read_trace_records``, ``read_qrels``): the bad records of a dataset
+    raised at once, one line ``<file>: line N: <rule>`` each. The qrels judge at least one query of
+    the traces, and every target of ``analysis.targets`` can have a value on some dataset
+    (:func:`trace_targets`; without the key, some target can): else one line naming the key, before
+    any call is paid for. It reads the files, so the workflow runs it in its main process only,
+    after :func:`check_config` (which checks they exist)."""
+    possible: dict[str, list[str]] = {}
+    for name in trace_datasets(config):
+        dataset = config["datasets"][name]
+        traces = [trace for _, _, trace in read_trace_records(trace_files(config, name), dataset.get("feedback_labels"))]
+        if dataset.get("qrels"):
+            judged = read_qrels(dataset["qrels"])
+            queries = list(dict.fromkeys(trace["query_id"] for trace in traces))
+            if not any(query in judged for query in queries):
+                raise InputError(config_file, f"config key datasets.{name}.qrels", (
+                    f"qrels file {str(dataset['qrels'])!r} judges none of the {len(queries)} query ids of the traces "
+                    f"(first {queries[0]!r}; the qrels' first {next(iter(judged), 'none')!r}): its query ids must "
+                    "be the traces' query_id values"))
+        for target in trace_targets(config, name, traces):
+            possible.setdefault(target, []).append(name)
+    asked = config["analysis"].get("targets")
+    for target in asked or ():
+        if target not in possible:
+            raise InputError(config_file, "config key analysis.targets", (
+                f"target {target!r} can have no value on these traces: {_TRACE_TARGET_NEEDS.get(target, 'none')}; "
+                f"the targets they can have: {', '.join(sorted(possible)) or 'none'}"))
+    if trace_datasets(config) and not asked and not possible:
+        raise InputError(config_file, "config key analysis.targets", "no target can have a value on these traces: "
+                         "give feedback, gold answers or trace_grades: [retrieved]")
