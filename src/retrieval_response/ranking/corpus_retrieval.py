@@ -18,8 +18,9 @@ order of a run file (:func:`run_retrieval`). :func:`corpus_candidates` then writ
   documents in the top K, per K.
 
 A query without a judged positive never reaches this stage (preparation leaves it out); a query
-whose retrieved documents are all judged positives has no candidate beyond them (Nc = Np) and
-is skipped as ``all_retrieved_relevant``; a query a run does not rank is skipped as
+whose retrieved documents are all judged positives is a sample like any other, with no candidate
+beyond them (``n`` empty, Nc = Np): P = 1 at every K it fills, R = n_p/Np, RR@K = 1, and every
+measure is defined (each needs Np >= 1 only); a query a run does not rank is skipped as
 ``not_in_run``.
 """
 
@@ -38,7 +39,6 @@ from retrieval_response.ranking.cosine_ranking import RANKED_SCHEMA, RankingRepo
 from retrieval_response.ranking.lexical import BM25Index, bm25_settings
 from retrieval_response.ranking.run_file import check_run_matches, read_run
 
-ALL_RETRIEVED_RELEVANT = "all_retrieved_relevant"
 NOT_IN_RUN = "not_in_run"
 CORPUS_RANKED_SCHEMA = {**RANKED_SCHEMA, "judged": pl.List(pl.Float64)}
 """The ranked layout of a corpus-level ranker: the pool layout plus ``judged`` per K."""
@@ -132,12 +132,13 @@ def corpus_candidates(
               .group_by("id", maintain_order=True)
               .agg(n=pl.col("text"), n_doc=pl.col("doc"), n_judged=pl.col("judged")))
     per_query = hits.group_by("id", maintain_order=True).agg(rank=pl.col("index"), judged=pl.col("judged"))
-    serving = texts.drop("n", "n_doc").join(others, on="id", how="inner", maintain_order="left")
+    serving = (texts.drop("n", "n_doc").join(per_query.select("id"), on="id", how="semi")
+               .join(others, on="id", how="left", maintain_order="left")
+               .with_columns(pl.col(c).fill_null(pl.lit([], pl.List(dtype)))
+                             for c, dtype in (("n", pl.String), ("n_doc", pl.String), ("n_judged", pl.Boolean))))
     candidates = serving.select(*texts.columns, "n_judged").cast({**texts.schema, "n_judged": pl.List(pl.Boolean)})
     ranked = _ranked_table(candidates.join(per_query, on="id", how="left", maintain_order="left"), embedder_code, Ks)
-    answered = retrieved.join(texts.select("id"), on="id", how="semi").height
-    report = RankingReport(queries=texts.height, ranked=candidates.height,
-                           skipped={ALL_RETRIEVED_RELEVANT: answered - candidates.height})
+    report = RankingReport(queries=texts.height, ranked=candidates.height, skipped={})
     return candidates, ranked, report
 
 
