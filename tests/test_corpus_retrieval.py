@@ -351,3 +351,36 @@ def test_retrieving_from_a_corpus_smaller_than_k_is_one_error_naming_the_source(
                              embedder_code="BM25", Ks=[1, 5])
     assert (error.value.path, error.value.record) == ("ir_datasets x/y", "file")
     assert f"holds {n_docs} documents, fewer than K = 5" in error.value.rule
+
+
+@pytest.mark.parametrize("retrieval", ["pools", "corpus"])
+@pytest.mark.parametrize("unknown", ["q9", "Q0", "q 0", "x" * 10_000])
+def test_a_run_line_naming_a_query_not_in_the_queries_is_refused_at_start_up_on_either_path(tmp_path, retrieval,
+                                                                                            unknown):
+    """One rule (``run_file.read_run`` with the dataset's queries) at start-up and in the pool's rank
+    job and the corpus's retrieve job alike: one line naming the run file, the line and the id,
+    a long id cut."""
+    from retrieval_response.datasets.layouts import query_ids
+    from retrieval_response.ranking.run_file import rank_from_run
+    from retrieval_response.workflow_config.input_checks import check_run_queries
+
+    qrels = beir_folder(tmp_path / "beir")
+    run = tmp_path / "mine.run"
+    run.write_text(f"q0\tQ0\tdoc0\t1\t2\tmine\nq1\tQ0\tdoc1\t1\t2\tmine\n{unknown}\tQ0\tdoc2\t1\t1\tmine\n")
+    config = {"datasets": {"judged": {"layout": "beir", "path": str(qrels), "run": str(run), "retrieval": retrieval}},
+              "models": {"allow_downloads": False}}
+    with pytest.raises(InputError) as caught:
+        check_run_queries(config)
+    shown = unknown if len(unknown) <= 100 else f"{unknown[:100]}...({len(unknown)} characters)"
+    assert str(caught.value) == f"{run}: line 3: query '{shown}' is not in the queries"
+    texts, _ = prepare_judged_queries("beir", qrels, n_queries=None, seed=0)
+    with pytest.raises(InputError) as in_job:
+        if retrieval == "corpus":
+            retrieve_from_corpus(texts, corpus_table("beir", qrels), {"kind": "run", "spec": None}, embedder_code="R",
+                                 Ks=[1, 2], run_path=str(run), queries=query_ids("beir", qrels))
+        else:
+            rank_from_run(texts, run, documents=corpus_table("beir", qrels)["doc_id"], queries=query_ids("beir", qrels),
+                          embedder_code="R", Nc=3, Np=2, Ks=[1, 2])
+    assert str(in_job.value) == str(caught.value)
+    run.write_text("q0\tQ0\tdoc0\t1\t2\tmine\nq2\tQ0\tdoc2\t1\t1\tmine\n")
+    check_run_queries(config)

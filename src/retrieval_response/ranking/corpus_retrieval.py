@@ -174,12 +174,13 @@ def _ranked_table(frame: pl.DataFrame, embedder_code: str, Ks: list[int]) -> pl.
 
 def retrieve_from_corpus(
     texts: pl.DataFrame, corpus: pl.DataFrame, ranker: Mapping, *, embedder_code: str, Ks: list[int],
-    vectors: pl.DataFrame | None = None, run_path: str | None = None,
+    vectors: pl.DataFrame | None = None, run_path: str | None = None, queries: pl.Series | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame, RankingReport]:
     """``corpus_candidates`` of the retrievals of one ranker (``ranker``: ``kind`` dense, lexical or
     run, and its registry ``spec``): dense from ``vectors`` (the embed rule's table of queries and
     corpus texts), lexical by BM25 over the corpus, run from the run file ``run_path`` (its
-    documents checked against the corpus, its queries by ``run_file.check_run_matches``). The report
+    documents checked against the corpus, its query ids against ``queries``, the dataset's, as on
+    the pool path (``run_file.read_run``), and by ``run_file.check_run_matches``). The report
     counts the queries a run does not rank. InputError naming the ranker's source for a corpus of
     fewer than max(K) documents."""
     if Ks and corpus.height < max(Ks):  # checked at start-up for beir and trec; an ir_datasets corpus here
@@ -189,7 +190,7 @@ def retrieve_from_corpus(
     depth = retrieval_depth(Ks, corpus.height)
     not_in_run = 0
     if ranker["kind"] == "run":
-        run = read_run(run_path, documents=corpus["doc_id"])
+        run = read_run(run_path, documents=corpus["doc_id"], queries=queries)
         check_run_matches(run, texts["source_id"], run_path)
         retrieved, not_in_run = retrieved_from_run(texts, run, depth)
     elif ranker["kind"] == "lexical":

@@ -4,7 +4,8 @@ grades): they exist, a corpus holds enough documents, an ir_datasets dataset can
 traces file's records follow the format. :func:`.checks.check_config` runs them in its order;
 each raises one InputError ``<config file>: config key <key>: <rule>`` at the first problem, except
 :func:`check_trace_records`, which reads the traces files record by record (the workflow's main
-process runs it after ``check_config``) and raises every bad record at once, one line each.
+process runs it after ``check_config``) and raises every bad record at once, one line each, and
+:func:`check_run_queries`, which reads the run files and the queries they rank.
 """
 
 from __future__ import annotations
@@ -144,6 +145,22 @@ _TRACE_TARGET_NEEDS = {
     "answer_contains": "it needs gold answers in the traces",
 }
 """What each target needs on traces (:func:`trace_targets`), for the line refusing it."""
+
+
+def check_run_queries(config: Mapping) -> None:
+    """Every line of every dataset's run file names a query of the dataset's queries (``run_file.read_run``
+    with its ``queries``, the rule the pool path's rank job and the corpus path's retrieve job apply
+    too): InputError ``<run file>: line N: query '<id>' is not in the queries``, before any job. It
+    reads the run and the queries, so the workflow runs it in its main process only, after
+    ``plan.resolve_beir_folders`` (a BEIR folder's ``path`` is then its qrels file)."""
+    from retrieval_response.datasets.layouts import query_ids
+    from retrieval_response.ranking.run_file import read_run
+
+    for dataset in config["datasets"].values():
+        if dataset.get("run"):
+            source = dataset.get("path") or dataset["ir_datasets_id"]
+            read_run(dataset["run"], queries=query_ids(dataset["layout"], source,
+                                                       allow_downloads=config["models"]["allow_downloads"]))
 
 
 def check_numbered_subsets(config: Mapping, config_file: str) -> None:
