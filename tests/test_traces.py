@@ -444,3 +444,33 @@ def test_replies_that_are_all_unparseable_stop_with_their_statuses_not_a_missing
     assert str(caught.value).startswith("graded table: targets: no target has a value on any of its 3 samples "
                                         "(grade_context: status_context unparseable_grade 3; feedback: null throughout")
     assert "column grade" not in str(caught.value)
+
+
+@pytest.mark.parametrize("grade", ["1e300", "-1e300", "1e-300", "1" + "0" * 400, "inf", "-inf", "nan", "1e999",
+                                   "Infinity", "2.0"])
+def test_a_qrels_grade_that_is_no_bounded_integer_is_refused_in_one_line(tmp_path, grade):
+    """The judgments' numeric field, over the extreme numbers: one line naming the qrels line."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(f"q1 0 a 1\nq1 0 b {grade}\n")
+    with pytest.raises(InputError) as caught:
+        read_traces([_write(tmp_path / "prod.jsonl", [_trace("q1", ["a", "b"])])], qrels=qrels)
+    assert str(caught.value).startswith(f"{qrels}: line 2: relevance ") and len(str(caught.value)) < 400
+
+
+LONG_ID = "q" * 10_000
+
+
+@pytest.mark.parametrize("records", [
+    [_trace(LONG_ID, ["a"]), _trace(LONG_ID, ["a"])],
+    [_trace(LONG_ID, ["a"]), _trace(LONG_ID, ["a"], system="s2") | {"query": "another?"}],
+    [_trace("q1", ["a"]), _trace("q2", [LONG_ID, LONG_ID])],
+    [_trace("q1", ["a"], feedback=LONG_ID)],
+    [_trace("q1", ["a"], system=LONG_ID)],
+], ids=["second trace", "two texts", "repeated document", "unmapped label", "system"])
+def test_a_10000_character_value_is_cut_in_its_error_line(tmp_path, records):
+    path = _write(tmp_path / "prod.jsonl", records)
+    with pytest.raises(InputError) as caught:
+        read_traces([path])
+    line = str(caught.value)
+    assert line.startswith(f"{path}: line ") and "\n" not in line and len(line) < 600, len(line)
+    assert "q" * 100 + "...(10000 characters)" in line
