@@ -455,3 +455,34 @@ def test_a_number_that_is_not_finite_in_float64_is_refused_naming_its_key(path, 
         line = str(schema_input_error(error, CONFIG_FILE) or error)
         assert line.startswith(f"{CONFIG_FILE}: config key ") and "\n" not in line, line
         assert "not a finite number" not in line
+
+
+@pytest.mark.parametrize(("target", "settings", "rule"), [
+    ("feedback", {}, "a target of traces only"),
+    ("grade_context", {}, "a target of traces only"),
+    ("grade_context_expected", {}, "a target of traces only"),
+    ("grade_gold", {}, "needs llm.grade_reference: both"),
+    ("grade_gold", {"grade_reference": "both"}, None),
+    ("grade_expected", {}, "set llm.grader.logprobs: true"),
+    ("grade_expected", {"logprobs": True}, None),
+    ("grade", {}, None),
+    ("answer_f1", {}, None),
+    ("answer_f1", {"layout": "trec"}, "it needs gold answers, which no layout"),
+])
+def test_a_target_these_datasets_can_give_no_value_is_refused_at_start_up(tmp_path, target, settings, rule):
+    config = valid_config()
+    config["analysis"]["targets"] = [target]
+    config["llm"]["grade_reference"] = settings.get("grade_reference", "ideal")
+    config["llm"]["grader"]["logprobs"] = settings.get("logprobs", False)
+    if settings.get("layout") == "trec":
+        qrels = tmp_path / "qrels.txt"
+        qrels.write_text("q1 0 d1 1\n")
+        config["datasets"] = {"judged": {"layout": "trec", "path": str(qrels)}}
+        config["rankers"] = {"BM25": {"backend": "bm25"}}
+        validate(config, SCHEMA)
+    if rule is None:
+        check_config(config, CONFIG_FILE, ENV)
+        return
+    error = refused(config)
+    assert error.record == "config key analysis.targets" and error.rule.startswith(f"target {target!r} can have no value")
+    assert rule in error.rule

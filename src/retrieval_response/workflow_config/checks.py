@@ -26,7 +26,7 @@ from pathlib import Path
 import jsonschema
 
 from retrieval_response.analysis.measures import alpha_grid
-from retrieval_response.datasets.layouts import TRACES_LAYOUT
+from retrieval_response.datasets.layouts import LAYOUTS_WITHOUT_GOLD, TRACES_LAYOUT
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.json_records import finite_float
 from retrieval_response.infra.paths import UnsafeNameError, safe_name
@@ -56,6 +56,7 @@ from retrieval_response.workflow_config.plan import (
     design_cutoffs,
     design_name,
     grades_gold,
+    judges_against_gold,
     judgment_kinds,
     registered_rankers,
     runs_llm,
@@ -223,7 +224,8 @@ def check_llm(config: Mapping, config_file: str, environ: Mapping[str, str]) -> 
 def check_targets(config: Mapping, config_file: str) -> None:
     """Each target of ``analysis.targets`` can have a value in a config of datasets that are not
     traces: ``feedback`` and the context grade are targets of traces only, the gold grade needs
-    ``llm.grade_reference: both``, an expected grade ``logprobs`` of the grader (traces are
+    ``llm.grade_reference: both``, an expected grade ``logprobs`` of the grader, the gold targets
+    a layout with gold answers (``plan.judges_against_gold``) (traces are
     checked on their records: ``input_checks.check_trace_records``; published files on theirs)."""
     if traces_mode(config) or config.get("published") or not config["datasets"]:
         return
@@ -234,6 +236,8 @@ def check_targets(config: Mapping, config_file: str) -> None:
             rule = "the grade against the gold answers needs llm.grade_reference: both"
         elif target.endswith("_expected") and not config["llm"]["grader"].get("logprobs"):
             rule = "an expected grade is read from the grader's log-probabilities: set llm.grader.logprobs: true"
+        elif (target.startswith("answer_") or target.startswith("grade_gold")) and not judges_against_gold(config):
+            rule = f"it needs gold answers, which no layout of these datasets has ({', '.join(LAYOUTS_WITHOUT_GOLD)})"
         else:
             continue
         raise InputError(config_file, "config key analysis.targets", f"target {target!r} can have no value: {rule}")
