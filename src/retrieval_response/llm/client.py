@@ -388,7 +388,7 @@ class LLMClient:
             loop = asyncio.get_running_loop()
             self._idle, self._terminating = asyncio.Event(), None
             self._idle.set()
-            handled = _handle_sigterm(loop, lambda: self._terminate(gathered))
+            previous = _handle_sigterm(loop, lambda: self._terminate(gathered))
             try:
                 await gathered
             except asyncio.CancelledError:
@@ -396,8 +396,9 @@ class LLMClient:
                     raise
                 raise Terminated() from None
             finally:
-                if handled:
+                if previous is not None:
                     loop.remove_signal_handler(signal.SIGTERM)
+                    signal.signal(signal.SIGTERM, previous)
                 heartbeat.cancel()
                 if self._query_client is not None:
                     await self._query_client.close()
@@ -422,13 +423,15 @@ class LLMClient:
             self.claims.refresh_held()
 
 
-def _handle_sigterm(loop: asyncio.AbstractEventLoop, callback) -> bool:
-    """Call ``callback`` on the event loop at SIGTERM; False (nothing installed) outside the main thread."""
+def _handle_sigterm(loop: asyncio.AbstractEventLoop, callback):
+    """Call ``callback`` on the event loop at SIGTERM: the handler it replaces (to restore after the
+    loop), or None when nothing is installed (outside the main thread)."""
+    previous = signal.getsignal(signal.SIGTERM)
     try:
         loop.add_signal_handler(signal.SIGTERM, callback)
     except (ValueError, RuntimeError, NotImplementedError):
-        return False
-    return True
+        return None
+    return signal.SIG_DFL if previous is None else previous
 
 
 def prompt_tokens_at_least(messages: list[dict]) -> int:
