@@ -119,11 +119,6 @@ def _docs(value: object) -> tuple[list[tuple[str, str]], str | None]:
     return docs, None
 
 
-def _shown(text: str, width: int = 60) -> str:
-    """``text`` quoted for an error line, cut to ``width`` characters."""
-    return repr(text if len(text) <= width else text[: width - 3] + "...")
-
-
 def parse_trace(data: dict, labels: Mapping[str, float], default_system: str | None) -> tuple[dict | None, str | None]:
     """One record's trace ``{query_id, query, docs: [(id, text)], answer, feedback, gold, system}``,
     or the first rule it breaks (module docstring)."""
@@ -182,8 +177,8 @@ def read_trace_records(paths: Sequence[str | Path], labels: Mapping[str, float] 
             if isinstance(query_id, str) and query_id and _nonblank(query):
                 known = query_text.setdefault(query_id, (query.strip(), where))
                 if rule is None and known[0] != query.strip():
-                    rule = (f"query {query_id!r} has two texts, {_shown(query.strip())} here and "
-                            f"{_shown(known[0])} at {known[1]}: give one text per query_id")
+                    rule = (f"query {query_id!r} has two texts, {query.strip()!r} here and "
+                            f"{known[0]!r} at {known[1]}: give one text per query_id")
             if rule is None:
                 key = (trace["system"], trace["query_id"])
                 if key in first_of:
