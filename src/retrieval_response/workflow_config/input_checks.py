@@ -240,7 +240,7 @@ def check_trace_records(config: Mapping, config_file: str) -> None:
     (:func:`trace_targets`; without the key, some target can): else one line naming the key, before
     any call is paid for. It reads the files, so the workflow runs it in its main process only,
     after :func:`check_config` (which checks they exist)."""
-    possible: dict[str, list[str]] = {}
+    possible: set[str] = set()
     for name in trace_datasets(config):
         dataset = config["datasets"][name]
         traces = [trace for _, _, trace in read_trace_records(trace_files(config, name), dataset.get("feedback_labels"))]
@@ -252,13 +252,12 @@ def check_trace_records(config: Mapping, config_file: str) -> None:
                     f"qrels file {str(dataset['qrels'])!r} judges none of the {len(queries)} query ids of the traces "
                     f"(first {queries[0]!r}; the qrels' first {next(iter(judged), 'none')!r}): its query ids must "
                     "be the traces' query_id values"))
-        for target in trace_targets(config, name, traces):
-            possible.setdefault(target, []).append(name)
+        possible |= trace_targets(config, name, traces)
     asked = config["analysis"].get("targets")
     for target in asked or ():
         if target not in possible:
             raise InputError(config_file, "config key analysis.targets", (
-                f"target {target!r} can have no value on these traces: {_TRACE_TARGET_NEEDS.get(target, 'none')}; "
+                f"target {target!r} can have no value on these traces: {_TRACE_TARGET_NEEDS[target]}; "
                 f"the targets they can have: {', '.join(sorted(possible)) or 'none'}"))
     if trace_datasets(config) and not asked and not possible:
         raise InputError(config_file, "config key analysis.targets", "no target can have a value on these traces: "
