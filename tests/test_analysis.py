@@ -89,7 +89,7 @@ def test_partner_variant_when_no_np_2k_and_finer_keys(graded):
 
 
 def test_errors_and_writing(graded, tmp_path):
-    with pytest.raises(InputError, match="graded table: column grade: required"):
+    with pytest.raises(InputError, match="graded table: targets: no target has a value"):
         analysis_tables(graded.drop("grade"), segmentation="fit", alpha_grid="linear:3", min_segment_samples=2)
     with pytest.raises(ValueError, match="segmentation"):
         analysis_tables(graded, segmentation="KNp", alpha_grid="linear:3", min_segment_samples=2)

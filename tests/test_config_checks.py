@@ -424,3 +424,65 @@ def test_a_corpus_of_k_documents_passes(tmp_path, layout, tsv):
     config["datasets"] = {"c": {"layout": layout, "path": corpus_dataset(tmp_path / "c", layout, 5, tsv=tsv),
                                 "retrieval": "corpus", "K": [5]}}
     check_config(config, CONFIG_FILE, ENV)
+
+
+EXTREME_NUMBERS = [1e300, -1e300, 1e-300, 10**400, -(10**400), float("inf"), float("-inf"), float("nan")]
+"""Numbers a config file can spell (YAML ``.inf``, ``.nan``, a 401-digit integer): each is finite in
+float64 (accepted where the key's range allows it) or refused naming its key."""
+NUMERIC_KEYS = [("llm", "max_failed_share"), ("llm", "generator", "temperature"), ("llm", "pacing", "timeout_seconds"),
+                ("analysis", "seed"), ("rankers", "BM25", "k1"), ("datasets", "faq", "feedback_labels", "up")]
+
+
+@pytest.mark.parametrize("path", NUMERIC_KEYS, ids=".".join)
+@pytest.mark.parametrize("number", EXTREME_NUMBERS, ids=lambda n: repr(n)[:12])
+def test_a_number_that_is_not_finite_in_float64_is_refused_naming_its_key(path, number):
+    config = valid_config()
+    config["rankers"]["BM25"] = {"backend": "bm25"}
+    where = config
+    for name in path[:-1]:
+        where = where.setdefault(name, {})
+    where[path[-1]] = number
+    finite = number not in (10**400, -(10**400)) and abs(number) < float("inf")
+    if not finite:
+        error = refused(config)
+        assert error.record == f"config key {'.'.join(path)}" and "not a finite number" in error.rule
+        assert len(str(error)) < 300, "a 401-digit integer is shown cut"
+        return
+    try:  # a finite number passes this check; the key's own range may still refuse it, naming the key
+        validate(config, SCHEMA)
+        check_config(config, CONFIG_FILE, ENV)
+    except (WorkflowError, InputError) as error:
+        line = str(schema_input_error(error, CONFIG_FILE) or error)
+        assert line.startswith(f"{CONFIG_FILE}: config key ") and "\n" not in line, line
+        assert "not a finite number" not in line
+
+
+@pytest.mark.parametrize(("target", "settings", "rule"), [
+    ("feedback", {}, "a target of traces only"),
+    ("grade_context", {}, "a target of traces only"),
+    ("grade_context_expected", {}, "a target of traces only"),
+    ("grade_gold", {}, "needs llm.grade_reference: both"),
+    ("grade_gold", {"grade_reference": "both"}, None),
+    ("grade_expected", {}, "set llm.grader.logprobs: true"),
+    ("grade_expected", {"logprobs": True}, None),
+    ("grade", {}, None),
+    ("answer_f1", {}, None),
+    ("answer_f1", {"layout": "trec"}, "it needs gold answers, which no layout"),
+])
+def test_a_target_these_datasets_can_give_no_value_is_refused_at_start_up(tmp_path, target, settings, rule):
+    config = valid_config()
+    config["analysis"]["targets"] = [target]
+    config["llm"]["grade_reference"] = settings.get("grade_reference", "ideal")
+    config["llm"]["grader"]["logprobs"] = settings.get("logprobs", False)
+    if settings.get("layout") == "trec":
+        qrels = tmp_path / "qrels.txt"
+        qrels.write_text("q1 0 d1 1\n")
+        config["datasets"] = {"judged": {"layout": "trec", "path": str(qrels)}}
+        config["rankers"] = {"BM25": {"backend": "bm25"}}
+        validate(config, SCHEMA)
+    if rule is None:
+        check_config(config, CONFIG_FILE, ENV)
+        return
+    error = refused(config)
+    assert error.record == "config key analysis.targets" and error.rule.startswith(f"target {target!r} can have no value")
+    assert rule in error.rule

@@ -13,7 +13,6 @@ import pytest
 from retrieval_response.datasets.layouts import corpus_table, prepare_judged_queries
 from retrieval_response.infra.errors import InputError
 from retrieval_response.ranking.corpus_retrieval import (
-    ALL_RETRIEVED_RELEVANT,
     bm25_retrieval,
     corpus_candidates,
     retrieval_depth,
@@ -57,16 +56,36 @@ def test_a_hand_worked_retrieval_becomes_candidates_and_ranked_samples():
     assert second["rank"] == [0, 1, 2, 3] and second["P"] == [1.0, 0.5] and second["judged"] == [1.0, 0.5]
     assert candidates["n"].to_list() == [["e", "d", "f"], ["a", "b", "f"]]
     assert candidates["n_judged"].to_list() == [[False, True, False], [False, False, False]]
-    assert report.as_dict() == {"queries": 2, "ranked": 2, "skipped": {ALL_RETRIEVED_RELEVANT: 0}}
+    assert report.as_dict() == {"queries": 2, "ranked": 2, "skipped": {}}
     validate_ranked(ranked, "ranked.parquet")
 
 
-def test_a_query_that_retrieves_only_its_positives_is_skipped_and_counted():
-    texts = texts_of({"B-0": (["A", "B"], []), "B-1": (["C"], [])})
-    retrieved = pl.DataFrame({"id": ["B-0", "B-1"], "docids": [["B", "A"], ["C", "D"]]})
+@pytest.mark.parametrize("positives", [["A"], ["A", "B"], ["A", "B", "C"]])
+def test_a_query_that_retrieves_only_its_positives_is_a_sample_with_every_measure_defined(positives):
+    """The best retrieval stays in the study: Nc = Np, P = 1 where the top K is full, R = n_p/Np,
+    and every measure of the registry has a finite value on it where its features are given (each
+    needs Np >= 1 only)."""
+    from retrieval_response.analysis.features import add_features
+    from retrieval_response.analysis.measures import MEASURES, alpha_grid
+    from retrieval_response.llm.pipeline import topk_selections
+
+    texts = texts_of({"B-0": (positives, []), "B-1": (["C"], ["D"])})
+    retrieved = pl.DataFrame({"id": ["B-0", "B-1"], "docids": [list(reversed(positives))[:2], ["C", "D"]]})
     candidates, ranked, report = corpus_candidates(texts, retrieved, CORPUS, embedder_code="X", Ks=[1, 2])
-    assert ranked["id"].to_list() == ["B-1"] == candidates["id"].to_list()
-    assert report.skipped == {ALL_RETRIEVED_RELEVANT: 1}
+    validate_ranked(ranked, "ranked.parquet")
+    assert ranked["id"].to_list() == ["B-0", "B-1"] == candidates["id"].to_list() and report.skipped == {}
+    best = ranked.row(0, named=True)
+    n_retrieved = min(2, len(positives))
+    assert (best["Nc"], best["Np"]) == (len(positives), len(positives)) and candidates["n"][0].to_list() == []
+    assert best["P"] == [1.0, n_retrieved / 2] and best["R"] == [1 / len(positives), n_retrieved / len(positives)]
+    samples = add_features(topk_selections(ranked, candidates), ranked).filter(pl.col("id") == "B-0")
+    grid = alpha_grid("linear:5")
+    for name, measure in MEASURES.items():
+        if measure.correlatable and not measure.needs:
+            features = {c: samples[c].cast(pl.Float64).to_numpy() for c in measure.features}
+            given = np.all([np.isfinite(v) for v in features.values()], axis=0)  # F_e_partner: a partner at 2K
+            assert np.isfinite(measure.evaluate(features, grid)[:, given]).all() and given.any(), name
+    assert (samples["RR@K"] == 1.0).all()
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -104,7 +123,7 @@ def test_ranked_samples_equal_trec_eval_through_ir_measures(seed):
     # candidates: the retrieved documents that are not positives, in retrieval order
     for row in candidates.iter_rows(named=True):
         assert row["n_doc"] == [d for d in retrievals[row["id"]] if d not in rows[row["id"]][0]]
-    assert report.ranked + report.skipped[ALL_RETRIEVED_RELEVANT] == len(rows)
+    assert report.ranked == len(rows)
 
 
 def test_retrieval_depth_is_twice_the_largest_k_within_the_corpus():
@@ -262,9 +281,8 @@ def test_runs_of_any_length_give_trec_eval_measures_on_the_retrieved_list(tmp_pa
 
     ours, expected, report, runs, rows = run_against_trec_eval(tmp_path, lengths, seed)
     in_run = [q for q, r in runs.items() if r]
-    only_positives = [q for q in in_run if set(runs[q]) <= set(rows[q][0])]
-    assert report.skipped == {ALL_RETRIEVED_RELEVANT: len(only_positives), "not_in_run": len(runs) - len(in_run)}
-    assert sorted(ours["id"].unique()) == sorted(set(in_run) - set(only_positives))
+    assert report.skipped == {"not_in_run": len(runs) - len(in_run)}
+    assert sorted(ours["id"].unique()) == sorted(in_run), "a query that retrieved only positives is a sample too"
     assert ours.group_by("id").agg(pl.col("K").sort())["K"].to_list() == [[1, 2, 3, 5]] * ours["id"].n_unique()
     for row in ours.iter_rows(named=True):
         want = expected[(row["id"], row["K"])]
@@ -329,3 +347,36 @@ def test_retrieving_from_a_corpus_smaller_than_k_is_one_error_naming_the_source(
                              embedder_code="BM25", Ks=[1, 5])
     assert (error.value.path, error.value.record) == ("ir_datasets x/y", "file")
     assert f"holds {n_docs} documents, fewer than K = 5" in error.value.rule
+
+
+@pytest.mark.parametrize("retrieval", ["pools", "corpus"])
+@pytest.mark.parametrize("unknown", ["q9", "Q0", "q 0", "x" * 10_000])
+def test_a_run_line_naming_a_query_not_in_the_queries_is_refused_at_start_up_on_either_path(tmp_path, retrieval,
+                                                                                            unknown):
+    """One rule (``run_file.read_run`` with the dataset's queries) at start-up and in the pool's rank
+    job and the corpus's retrieve job alike: one line naming the run file, the line and the id,
+    a long id cut."""
+    from retrieval_response.datasets.layouts import query_ids
+    from retrieval_response.ranking.run_file import rank_from_run
+    from retrieval_response.workflow_config.input_checks import check_run_queries
+
+    qrels = beir_folder(tmp_path / "beir")
+    run = tmp_path / "mine.run"
+    run.write_text(f"q0\tQ0\tdoc0\t1\t2\tmine\nq1\tQ0\tdoc1\t1\t2\tmine\n{unknown}\tQ0\tdoc2\t1\t1\tmine\n")
+    config = {"datasets": {"judged": {"layout": "beir", "path": str(qrels), "run": str(run), "retrieval": retrieval}},
+              "models": {"allow_downloads": False}}
+    with pytest.raises(InputError) as caught:
+        check_run_queries(config)
+    shown = unknown if len(unknown) <= 100 else f"{unknown[:100]}...({len(unknown)} characters)"
+    assert str(caught.value) == f"{run}: line 3: query '{shown}' is not in the queries"
+    texts, _ = prepare_judged_queries("beir", qrels, n_queries=None, seed=0)
+    with pytest.raises(InputError) as in_job:
+        if retrieval == "corpus":
+            retrieve_from_corpus(texts, corpus_table("beir", qrels), {"kind": "run", "spec": None}, embedder_code="R",
+                                 Ks=[1, 2], run_path=str(run), queries=query_ids("beir", qrels))
+        else:
+            rank_from_run(texts, run, documents=corpus_table("beir", qrels)["doc_id"], queries=query_ids("beir", qrels),
+                          embedder_code="R", Nc=3, Np=2, Ks=[1, 2])
+    assert str(in_job.value) == str(caught.value)
+    run.write_text("q0\tQ0\tdoc0\t1\t2\tmine\nq2\tQ0\tdoc2\t1\t1\tmine\n")
+    check_run_queries(config)

@@ -5,6 +5,7 @@ judgment lists and UMBRELA's agreement with the qrels."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 
@@ -229,6 +230,22 @@ def test_a_number_that_is_no_plain_digit_0_to_3_is_never_a_label(marker, number)
 @pytest.mark.parametrize("label", [0, 1, 2, 3])
 def test_each_plain_digit_after_each_marker_is_its_label(marker, label):
     assert parse_umbrela_label(marker.format(label)) == label
+
+
+STRENGTHS = ["##final score: {}", "The score is {}", "Relevance category: {}", "{}"]
+"""One marker of each strength, strongest first (the last: a line that is only the value)."""
+UNREADABLE = [*NOT_A_PLAIN_LABEL, "0x2", "2a", "2nd", "3_", "1e0", "2-3"]
+
+
+@pytest.mark.parametrize(("strong", "weak"), list(itertools.combinations(STRENGTHS, 2)))
+@pytest.mark.parametrize("value", [*UNREADABLE, "0", "1", "2", "3"])
+def test_the_strongest_marker_present_decides_even_when_its_value_is_unreadable(strong, weak, value):
+    """A weaker marker with a readable label earlier in the reply is never read in place of a
+    stronger one whose value is unreadable: that reply is unparseable."""
+    other = "3" if value != "3" else "1"
+    reply = weak.format(other) + "\nReasoning done.\n" + strong.format(value)
+    assert parse_umbrela_label(reply) == (int(value) if value in ("0", "1", "2", "3") else None), reply
+    assert parse_umbrela_label(weak.format(other)) == int(other), "the weaker marker alone is read"
 
 
 def _logprob_entry(logprob, token="NO", alternative=None):

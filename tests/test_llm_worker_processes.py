@@ -1,8 +1,9 @@
 """Grading runs as separate processes (``doubles.grading_worker``) against the loopback server.
 
 A run killed with SIGKILL resumes: no completed prompt is requested again, the output equals that
-of an uninterrupted run, and the calls of the killed run still count in the summary. Two runs
-sharing one response cache pay for each prompt once."""
+of an uninterrupted run, and the calls of the killed run still count in the summary. A run stopped
+with SIGTERM while requests are in flight caches their answers before it ends: no prompt the
+server answered is asked again. Two runs sharing one response cache pay for each prompt once."""
 
 from __future__ import annotations
 
@@ -82,6 +83,36 @@ def test_sigkill_then_rerun_repeats_no_completed_call_and_matches_an_uninterrupt
     reference = read_journal(tmp_path / "journal_cache_ref")
     assert reference.height == 42
     assert total["prompt_tokens"] >= reference["prompt_tokens"].sum()  # the killed run's usage is not lost
+
+
+def test_sigterm_with_requests_in_flight_then_rerun_asks_no_answered_prompt_again(tmp_path):
+    """SIGTERM once 10 answers are sent and two requests are in flight at the server (its request
+    log, not a clock, says when): the run ends by SIGTERM without output, having cached every
+    answer the server sent, those in flight included; the rerun asks each of them no more."""
+    with OpenAIServer(latency_s=0.5) as server:
+        proc = _worker(server.base_url, tmp_path / "cache", tmp_path / "out.parquet", tmp_path / "journal")
+        deadline = time.monotonic() + 120  # a bound on a broken run, not a synchronisation
+
+        def in_flight_after_answers() -> bool:
+            stats = server.stats()
+            answered = sum(stats["ok_by_prompt"].values())
+            return answered >= 10 and stats["requests"] - answered == 2
+
+        while not in_flight_after_answers() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        assert in_flight_after_answers(), "the run never had two requests in flight after 10 answers"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == -signal.SIGTERM, proc.stderr.read()
+        assert not (tmp_path / "out.parquet").exists()
+        answered_before_rerun = server.stats()["ok_by_prompt"]
+        assert 12 <= len(answered_before_rerun) < 42
+        rerun = _worker(server.base_url, tmp_path / "cache", tmp_path / "out.parquet", tmp_path / "journal")
+        assert rerun.wait(timeout=120) == 0, rerun.stderr.read()
+        counts = server.stats()["by_prompt"]
+    assert len(counts) == 42
+    asked_again = {prompt: counts[prompt] for prompt in answered_before_rerun if counts[prompt] > 1}
+    assert not asked_again, f"answered prompts asked again by the rerun: {asked_again}"
+    assert read_journal(tmp_path / "journal").height == sum(counts.values())
 
 
 def test_two_processes_sharing_a_cache_pay_for_each_prompt_once(tmp_path):

@@ -43,7 +43,7 @@ def test_json_lines_read_the_same(tmp_path):
         (lambda r: r.update(inK=r["inK"] + [0]), "len(inK)"),
         (lambda r: r.update(grade=6), "grade must lie in 1..5 or be null: grade = 6"),
         (lambda r: r.pop("Np"), "missing field 'Np'"),
-        (lambda r: r.update(Np=7), "1 <= Np < Nc"),
+        (lambda r: r.update(Np=7), "1 <= Np <= Nc"),
         (lambda r: r.update(inK=[1 - v for v in r["inK"]]), "inK must be 1 exactly where rank < Np"),
         (lambda r: r.update(grade_gold=0, status_gold="graded"), "grade_gold must lie in 1..5 or be null: grade_gold = 0"),
         (lambda r: r.update(grade_gold=4, status_gold="no_gold_answer"),

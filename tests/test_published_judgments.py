@@ -72,6 +72,8 @@ def test_each_top_k_text_gets_its_judgment_and_an_unjudged_text_stays_null(files
 BAD_TABLES = {
     "umbrela_label outside 0..3": lambda t: t.with_columns(umbrela_label=pl.lit(7, pl.Int8)),
     "no_response_p outside [0, 1]": lambda t: t.with_columns(no_response_p=pl.lit(1.5)),
+    **{f"no_response_p {value}": (lambda t, v=value: t.with_columns(no_response_p=pl.lit(v)))
+       for value in (float("nan"), float("inf"), float("-inf"), 1e300, -1e300)},
     "duplicate (id, text)": lambda t: pl.concat([t, t.head(1)]),
     "text must not be null": lambda t: t.with_columns(text=pl.lit(None, pl.String)),
     "missing column 'umbrela_label'": lambda t: t.drop("umbrela_label"),
@@ -85,6 +87,7 @@ def test_a_bad_judgments_table_is_one_line_per_row_naming_the_file_and_the_rule(
     with pytest.raises(InputError) as error:
         collect_published(files["graded"], files["ranked"], files["texts"], [path, files["j2.parquet"]])
     lines = str(error.value).splitlines()
+    rule = "no_response_p outside [0, 1]" if rule.startswith("no_response_p ") else rule
     assert all(line.startswith(f"{path}: ") and rule in line for line in lines[:InputErrors.MAX_LINES])
 
 

@@ -125,16 +125,16 @@ def test_an_impossible_ranked_record_is_one_line_naming_file_record_and_rule(tmp
 # ---- counts out of bounds: refused before any cast ----------------------------------------
 
 HUGE = {
-    "Nc 3e9": ("Nc", 3_000_000_000, "Nc must lie in 2..1000000: Nc = 3000000000"),
+    "Nc 3e9": ("Nc", 3_000_000_000, "Nc must lie in 1..1000000: Nc = 3000000000"),
     "Nc 3e9 as a float": ("Nc", 3e9, "field 'Nc' must be an integer, got number 3000000000.0"),
     "Nc 2**64": ("Nc", 2**64, "field 'Nc' must be an integer that fits a 64-bit column, got 18446744073709551616"),
-    "Nc negative": ("Nc", -8, "Nc must lie in 2..1000000: Nc = -8"),
-    "Nc one above the bound": ("Nc", MAX_NC + 1, f"Nc must lie in 2..{MAX_NC}: Nc = {MAX_NC + 1}"),
+    "Nc negative": ("Nc", -8, "Nc must lie in 1..1000000: Nc = -8"),
+    "Nc one above the bound": ("Nc", MAX_NC + 1, f"Nc must lie in 1..{MAX_NC}: Nc = {MAX_NC + 1}"),
     "Nc 8.5": ("Nc", 8.5, "field 'Nc' must be an integer, got number 8.5"),
     "Nc a string": ("Nc", "8", "field 'Nc' must be an integer, got string '8'"),
     "Nc a boolean": ("Nc", True, "field 'Nc' must be an integer, got boolean True"),
     "Np 10**30": ("Np", 10**30, "field 'Np' must be an integer that fits a 64-bit column"),
-    "Np negative": ("Np", -2, "need 1 <= Np < Nc"),
+    "Np negative": ("Np", -2, "need 1 <= Np <= Nc"),
     "Np 2.0": ("Np", 2.0, "field 'Np' must be an integer"),
 }
 

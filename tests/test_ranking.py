@@ -122,7 +122,7 @@ def _break(expr_by_column):
     ({"P": pl.col("P").list.head(2)}, "P and R must be as long as K"),
     ({"rank": pl.col("rank").list.head(4)}, "rank must be a permutation of 0..Nc-1"),
     ({"rank": pl.lit([0, 0, 1, 2, 3], dtype=pl.List(pl.Int32))}, "rank must not repeat a candidate"),
-    ({"Np": pl.lit(0, dtype=pl.Int32)}, "need 1 <= Np < Nc"),
+    ({"Np": pl.lit(0, dtype=pl.Int32)}, "need 1 <= Np <= Nc"),
     ({"K": pl.col("K").list.reverse()}, "K must be increasing values in 1..Nc"),
     ({"R": pl.col("R").list.eval(pl.element() * 0.5)}, "P and R must equal n_p/K and n_p/Np"),
     ({"id": pl.lit("T-1")}, "duplicate (id, E, Nc, Np)"),

@@ -70,8 +70,8 @@ def in_top(rank: list[int], np_: int = 2) -> list[int]:
 
 GRADED_BREAKS = {
     # case: (change of the row, the rule's message, a rule of every sample: the analysis table's too)
-    "Nc above the bound": (lambda r: {"Nc": MAX_NC + 1}, f"Nc must lie in 2..{MAX_NC}: Nc = {MAX_NC + 1}", True),
-    "Np = Nc": (lambda r: {"Np": 5}, "need 1 <= Np < Nc: Np = 5, Nc = 5", True),
+    "Nc above the bound": (lambda r: {"Nc": MAX_NC + 1}, f"Nc must lie in 1..{MAX_NC}: Nc = {MAX_NC + 1}", True),
+    "Np above Nc": (lambda r: {"Np": 6}, "need 1 <= Np <= Nc: Np = 6, Nc = 5", True),
     "E not a safe name": (lambda r: {"E": "a/b"}, "embedder label E must be a safe name: 'a/b' cannot be used", True),
     "K = 0": (lambda r: {"K": 0}, "K must lie in 1..1000000: K = 0", True),
     "inK not 0/1": (lambda r: {"inK": [2, *r["inK"][1:]]}, "inK must hold only 0 and 1: [2, ", True),
@@ -129,8 +129,8 @@ def test_a_broken_graded_sample_gets_the_same_line_from_parquet_and_published_js
 
 RANKED_ROW = 2
 RANKED_BREAKS = {
-    "Nc above the bound": (lambda r: {"Nc": MAX_NC + 1}, f"Nc must lie in 2..{MAX_NC}: Nc = {MAX_NC + 1}"),
-    "Np = 0": (lambda r: {"Np": 0}, "need 1 <= Np < Nc: Np = 0, Nc = 5"),
+    "Nc above the bound": (lambda r: {"Nc": MAX_NC + 1}, f"Nc must lie in 1..{MAX_NC}: Nc = {MAX_NC + 1}"),
+    "Np = 0": (lambda r: {"Np": 0}, "need 1 <= Np <= Nc: Np = 0, Nc = 5"),
     "E not a safe name": (lambda r: {"E": "a b"}, "embedder label E must be a safe name: 'a b' cannot be used"),
     "rank outside 0..Nc-1": (lambda r: {"rank": [-1, *r["rank"][1:]]}, "rank values must lie in 0..Nc-1: -1 with Nc = 5"),
     "rank repeats": (lambda r: {"rank": [r["rank"][1], *r["rank"][1:]]}, "rank must not repeat a candidate: "),
@@ -189,9 +189,9 @@ def test_every_broken_row_gets_its_line_in_file_order(tmp_path, read, write):
         read(path)
     where = "row" if read is read_graded_table else "record"
     assert str(error.value).splitlines()[:3] == [
-        f"{path}: {where} 1 (id S-0): need 1 <= Np < Nc: Np = 0, Nc = 5",
+        f"{path}: {where} 1 (id S-0): need 1 <= Np <= Nc: Np = 0, Nc = 5",
         f"{path}: {where} 3 (id S-0): grade must lie in 1..5 or be null: grade = 9",
-        f"{path}: {where} 5 (id S-1): need 1 <= Np < Nc: Np = 0, Nc = 5"]
+        f"{path}: {where} 5 (id S-1): need 1 <= Np <= Nc: Np = 0, Nc = 5"]
     assert len(error.value.errors) == len(rows) // 2
     many = pl.concat([pl.DataFrame(rows, schema=GRADED.schema)] * 4).with_columns(
         id=pl.format("S-{}", pl.int_range(pl.len())))

@@ -167,7 +167,7 @@ def test_default_targets_are_the_columns_with_values(graded):
     )
     assert correlations["target"].unique().to_list() == ["answer_f1"]
     assert correlations["null_reason"].unique().to_list() == ["constant_target"]
-    with pytest.raises(InputError, match="graded table: column grade: required"):
+    with pytest.raises(InputError, match="graded table: targets: no target has a value"):
         analysis_tables(all_null.drop("grade"), segmentation="fit", alpha_grid="linear:3", min_segment_samples=2)
     with pytest.raises(InputError, match="column answer_f1: required by analysis.targets"):
         analysis_tables(graded.drop("answer_f1"), segmentation="fit", alpha_grid="linear:3", min_segment_samples=2,

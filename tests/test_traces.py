@@ -14,16 +14,20 @@ from snakemake.utils import validate
 
 from conftest import REPO
 from doubles.deterministic_provider import register_deterministic
+from retrieval_response.analysis.correlation_tables import analysis_tables
+from retrieval_response.analysis.features import add_features
 from retrieval_response.analysis.measures import MEASURES, NEEDS_NP, NOT_COMPUTABLE
 from retrieval_response.datasets.traces import read_traces
 from retrieval_response.decide.verdict import verdict_table
-from retrieval_response.infra.errors import InputError, InputErrors
+from retrieval_response.infra.errors import InputError, InputErrors, JobFailure
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
+from retrieval_response.llm.document_judgments import judge_documents, judged_pairs
 from retrieval_response.llm.pipeline import NO_GOLD_ANSWER, grade_traces
-from retrieval_response.llm.prompts import GRADE_GOLD_FIELDS, load_prompt
+from retrieval_response.llm.prompts import GRADE_CONTEXT_FIELDS, GRADE_GOLD_FIELDS, UMBRELA_FIELDS, load_prompt
 from retrieval_response.tables.trace_samples import collect_traces, traces_report
+from retrieval_response.testing.openai_server import OpenAIServer
 from retrieval_response.workflow_config.checks import check_config
 from retrieval_response.workflow_config.input_checks import check_trace_records
 from retrieval_response.workflow_config.plan import trace_grade_prompts
@@ -187,7 +191,7 @@ def test_a_newcomers_traces_file_is_refused_at_start_up_with_one_line_per_mistak
                                             "feedback_labels": {"up": 1, "down": 0}})
     check_config(config, "run.yaml", {})
     with pytest.raises(InputErrors) as caught:
-        check_trace_records(config)
+        check_trace_records(config, "run.yaml")
     assert str(caught.value).splitlines() == [
         f"{path}: line 1: feedback label 'thumbs_up' is not mapped to a number: add it to the dataset's "
         "feedback_labels (mapped now: down, up)",
@@ -209,7 +213,7 @@ def test_a_newcomers_traces_file_is_refused_at_start_up_with_one_line_per_mistak
     _write(path, [{"query_id": "q1", "query": "Who?", "docs": [dune], "answer": "Herbert."}])
     config["datasets"]["prod"]["qrels"] = str(qrels)
     with pytest.raises(InputError, match=f"^{qrels}: line 1: "):
-        check_trace_records(config)
+        check_trace_records(config, "run.yaml")
 
 
 @pytest.mark.parametrize(("datasets", "kinds", "key", "rule"), [
@@ -312,3 +316,163 @@ def test_trace_grades_gold_grades_each_answer_against_the_gold_answers_only(tmp_
     table, _ = collect_traces(traces, texts, grades, _judgments(texts, labels))
     assert table.sort("id", "E")["grade_gold"].to_list() == [5, 2, None]
     assert table["grade_gold_expected"].is_not_null().sum() == 2
+
+
+FEEDBACK_SPELLINGS = [("1e300", 1e300), ("-1e300", -1e300), ("1e-300", 1e-300), ("1" + "0" * 400, None),
+                      ("-1" + "0" * 400, None), ("Infinity", None), ("-Infinity", None), ("NaN", None),
+                      ("1e999", None), ('"1e999"', None), ("1" + "0" * 5000, None)]
+"""Feedback values as a traces file spells them (JSON numbers, Python's JSON extensions, a string), and
+the value read (None: refused)."""
+
+
+@pytest.mark.parametrize(("spelling", "value"), FEEDBACK_SPELLINGS, ids=lambda s: str(s)[:12])
+def test_a_feedback_value_is_read_exactly_when_finite_else_refused_in_one_line(tmp_path, spelling, value):
+    line = json.dumps(_trace("q1", ["a"])).removesuffix("}") + f', "feedback": {spelling}}}'
+    path = _write(tmp_path / "prod.jsonl", [line])
+    if value is not None:
+        _, traces, _ = read_traces([path])
+        assert traces["feedback"].to_list() == [value]
+        return
+    with pytest.raises(InputError) as caught:
+        read_traces([path], feedback_labels={"up": 1})
+    message = str(caught.value)
+    assert message.startswith(f"{path}: line 1: ") and "\n" not in message and len(message) < 400, message
+
+
+@pytest.mark.parametrize("scale", [1e300, -1e300, 1e-300, 1e-320, 2.0**-1000, 3e307])
+def test_pearson_with_feedback_of_any_finite_magnitude_is_the_one_of_the_rescaled_feedback(tmp_path, scale):
+    """Pearson (and every other correlation, with its interval) of feedback scaled by ``scale`` equal
+    those of the feedback scaled by its sign alone, and Pearson equals numpy's on the rescaled values."""
+    records, labels = _constructed(40, seed=3)
+    table = _analysis(tmp_path, records, labels)
+    scaled = table.with_columns(pl.col("feedback") * scale)
+    options = {"segmentation": "fit", "alpha_grid": "linear:5", "min_segment_samples": 10, "bootstrap_resamples": 50,
+               "measures": ["P", "RR@K"], "targets": ["feedback"]}
+    base, _, _ = analysis_tables(table.with_columns(pl.col("feedback") * np.sign(scale)), **options)
+    extreme, _, _ = analysis_tables(scaled, **options)
+    numbers = [c for c in base.columns if base[c].dtype == pl.Float64]
+    assert base.select(numbers).to_numpy() == pytest.approx(extreme.select(numbers).to_numpy(), rel=1e-9, nan_ok=True)
+    pearson = extreme.filter(pl.col("corr_type") == "pearson", pl.col("measure") == "P")
+    features = add_features(scaled)
+    precision = features["n_p"].to_numpy() / features["K"].to_numpy()
+    expected = np.corrcoef(precision, scaled["feedback"].to_numpy() / abs(scale))[0, 1]
+    assert pearson["value"].item() == pytest.approx(expected, abs=1e-12) and abs(expected) > 0.01
+
+
+@pytest.mark.parametrize(("target", "fields", "options", "refused"), [
+    ("feedback", {}, {}, "no trace has a feedback"),
+    ("feedback", {"feedback": 1}, {}, None),
+    ("grade", {"feedback": 1}, {}, "traces have none of (use grade_context)"),
+    ("grade_expected", {}, {"logprobs": True}, "traces have none of"),
+    ("grade_context", {}, {"trace_grades": ["gold"], "gold": "x"}, "it needs trace_grades: [retrieved]"),
+    ("grade_context", {}, {}, None),
+    ("grade_context_expected", {}, {}, "llm.grader.logprobs: true"),
+    ("grade_context_expected", {}, {"logprobs": True}, None),
+    ("grade_gold", {"gold": "x"}, {}, "trace_grades: [gold]"),
+    ("grade_gold", {}, {"trace_grades": ["gold"]}, "gold answers in the traces"),
+    ("grade_gold", {"gold": "x"}, {"trace_grades": ["gold"]}, None),
+    ("grade_gold_expected", {"gold": "x"}, {"trace_grades": ["gold"]}, "logprobs"),
+    ("answer_f1", {}, {}, "gold answers"),
+    ("answer_recall", {"gold": []}, {}, "gold answers"),
+    ("answer_contains", {"gold": "x"}, {}, None),
+])
+def test_a_target_that_can_have_no_value_on_the_traces_is_refused_at_start_up(tmp_path, target, fields, options, refused):
+    """Before any call is paid for: each target of analysis.targets against what the traces hold."""
+    path = _write(tmp_path / "prod.jsonl", [_trace("q1", ["a"]), _trace("q2", ["b"], **fields)])
+    entry = {"layout": "traces", "path": str(path)} | ({"trace_grades": options["trace_grades"]}
+                                                        if "trace_grades" in options else {})
+    config = _traces_config(tmp_path, prod=entry)
+    config["analysis"]["targets"] = [target]
+    config["llm"]["grader"]["logprobs"] = options.get("logprobs", False)
+    check_config(config, "run.yaml", {})
+    if refused is None:
+        check_trace_records(config, "run.yaml")
+        return
+    with pytest.raises(InputError) as caught:
+        check_trace_records(config, "run.yaml")
+    assert str(caught.value).startswith(f"run.yaml: config key analysis.targets: target {target!r} can have no value")
+    assert refused in caught.value.rule and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("relevance", ["qrels", "umbrela"])
+def test_qrels_that_judge_no_query_of_the_traces_are_refused_at_start_up(tmp_path, relevance):
+    path = _write(tmp_path / "prod.jsonl", [_trace("q1", ["a"], feedback=1), _trace("q2", ["b"], feedback=0)])
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("Q1 0 a 1\nq3 0 b 1\n")
+    config = _traces_config(tmp_path, prod={"layout": "traces", "path": str(path), "qrels": str(qrels),
+                                            "relevance": relevance})
+    check_config(config, "run.yaml", {})
+    with pytest.raises(InputError) as caught:
+        check_trace_records(config, "run.yaml")
+    assert str(caught.value).startswith("run.yaml: config key datasets.prod.qrels: qrels file ")
+    assert "judges none of the 2 query ids of the traces (first 'q1'; the qrels' first 'Q1')" in caught.value.rule
+    qrels.write_text("Q1 0 a 1\nq2 0 b 1\n")
+    check_trace_records(config, "run.yaml")
+
+
+@pytest.mark.parametrize("unreadable", ["umbrela", "grade"])
+def test_replies_that_are_all_unparseable_stop_with_their_statuses_not_a_missing_column(tmp_path, monkeypatch,
+                                                                                       unreadable):
+    """Every UMBRELA reply, or every grade, unreadable (through the loopback server): the line that
+    stops the run names what happened and the statuses recorded."""
+    monkeypatch.setenv("RR_TEST_KEY", "sk-test")
+    path = _write(tmp_path / "prod.jsonl", [_trace(f"q{n}", [f"d{n}", f"e{n}"]) for n in range(3)])
+    texts, traces, _ = read_traces([path])
+
+    def answer(messages: list[dict]) -> str:
+        if "final score" in messages[-1]["content"]:
+            return "I cannot say." if unreadable == "umbrela" else "##final score: 3"
+        return "Unsure." if unreadable == "grade" else "4"
+
+    prompts = {"umbrela": load_prompt(REPO / "resources/prompts/umbrela.txt", UMBRELA_FIELDS),
+               "context": load_prompt(REPO / "resources/prompts/grade_context.txt", GRADE_CONTEXT_FIELDS,
+                                      needs_reask=True)}
+    with OpenAIServer(answer=answer) as server:
+        client = LLMClient(ModelConfig("openai/loopback", api_base=server.base_url, api_key_env="RR_TEST_KEY",
+                                       max_tokens=20), PacingConfig(), ResponseCache(tmp_path / "cache"))
+        judgments = judge_documents(judged_pairs([(traces, texts)]), ["umbrela"], {"umbrela": client},
+                                    {"umbrela": prompts["umbrela"]})
+        grades = grade_traces(traces, texts, client, context_prompt=prompts["context"])
+    if unreadable == "umbrela":
+        with pytest.raises(JobFailure) as failed:
+            collect_traces(traces, texts, grades, judgments)
+        assert str(failed.value).startswith(f"none of the 3 traces of {path} is left for the analysis: 3 unlabelled "
+                                            "(a document without an UMBRELA label; UMBRELA statuses of the 6 "
+                                            "judgments: unparseable_label 6)")
+        return
+    table, _ = collect_traces(traces, texts, grades, judgments)
+    with pytest.raises(InputError) as caught:
+        analysis_tables(table, segmentation="fit", alpha_grid="linear:3", min_segment_samples=2)
+    assert str(caught.value).startswith("graded table: targets: no target has a value on any of its 3 samples "
+                                        "(grade_context: status_context unparseable_grade 3; feedback: null throughout")
+    assert "column grade" not in str(caught.value)
+
+
+@pytest.mark.parametrize("grade", ["1e300", "-1e300", "1e-300", "1" + "0" * 400, "inf", "-inf", "nan", "1e999",
+                                   "Infinity", "2.0"])
+def test_a_qrels_grade_that_is_no_bounded_integer_is_refused_in_one_line(tmp_path, grade):
+    """The judgments' numeric field, over the extreme numbers: one line naming the qrels line."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(f"q1 0 a 1\nq1 0 b {grade}\n")
+    with pytest.raises(InputError) as caught:
+        read_traces([_write(tmp_path / "prod.jsonl", [_trace("q1", ["a", "b"])])], qrels=qrels)
+    assert str(caught.value).startswith(f"{qrels}: line 2: relevance ") and len(str(caught.value)) < 400
+
+
+LONG_ID = "q" * 10_000
+
+
+@pytest.mark.parametrize("records", [
+    [_trace(LONG_ID, ["a"]), _trace(LONG_ID, ["a"])],
+    [_trace(LONG_ID, ["a"]), _trace(LONG_ID, ["a"], system="s2") | {"query": "another?"}],
+    [_trace("q1", ["a"]), _trace("q2", [LONG_ID, LONG_ID])],
+    [_trace("q1", ["a"], feedback=LONG_ID)],
+    [_trace("q1", ["a"], system=LONG_ID)],
+], ids=["second trace", "two texts", "repeated document", "unmapped label", "system"])
+def test_a_10000_character_value_is_cut_in_its_error_line(tmp_path, records):
+    path = _write(tmp_path / "prod.jsonl", records)
+    with pytest.raises(InputError) as caught:
+        read_traces([path])
+    line = str(caught.value)
+    assert line.startswith(f"{path}: line ") and "\n" not in line and len(line) < 600, len(line)
+    assert "q" * 100 + "...(10000 characters)" in line

@@ -103,7 +103,7 @@ def test_a_query_id_in_two_traces_datasets_is_refused_at_start_up(tmp_path):
     config = _config(tmp_path, {"a": {"layout": "traces", "path": str(a)}, "b": {"layout": "traces", "path": str(b)}})
     check_config(config, "run.yaml", {})
     with pytest.raises(InputError, match=f"^{b}: line 2: query id 'q1' is also a query of the traces dataset a"):
-        check_trace_records(config)
+        check_trace_records(config, "run.yaml")
 
 
 @pytest.mark.parametrize(("traces", "key", "rule"), [

@@ -72,9 +72,12 @@ startup_check(
 startup_check(checks.check_config, config, CONFIG_FILE)
 # Traces files are read record by record: once, in the main process (a dry run too).
 if workflow.is_main_process:
-    startup_check(input_checks.check_trace_records, config)
+    startup_check(input_checks.check_trace_records, config, CONFIG_FILE)
 plan.resolve_beir_folders(config)
 startup_check(plan.resolve_run_codes, config, CONFIG_FILE)
+# Run files name queries of their dataset: read once, in the main process (a dry run too).
+if workflow.is_main_process:
+    startup_check(input_checks.check_run_queries, config)
 # Credentials and query tokens of api_base go to the jobs through the environment, not through
 # the config that Snakemake writes into every job script.
 startup_check(withhold_api_base_secrets, config["llm"], CONFIG_FILE)

@@ -12,6 +12,11 @@ from retrieval_response.ranking.cosine_ranking import write_ranked
 log = job_log(snakemake.log[0])
 ranker = snakemake.params.ranker
 inputs = snakemake.input
+queries = None
+if ranker["kind"] == "run":
+    from retrieval_response.datasets.layouts import query_ids
+
+    queries = query_ids(ranker["layout"], ranker["source"], allow_downloads=snakemake.config["models"]["allow_downloads"])
 candidates, ranked, report = retrieve_from_corpus(
     pl.read_parquet(inputs.texts),
     pl.read_parquet(inputs.corpus),
@@ -20,6 +25,7 @@ candidates, ranked, report = retrieve_from_corpus(
     Ks=snakemake.params.K,
     vectors=pl.read_parquet(inputs.vectors) if "vectors" in inputs.keys() else None,
     run_path=inputs.run if "run" in inputs.keys() else None,
+    queries=queries,
 )
 write_parquet(candidates, snakemake.output.texts)
 write_ranked(ranked, snakemake.output.ranked)

@@ -61,13 +61,28 @@ def sorted_tie_anchors(values: np.ndarray, ulps: int) -> tuple[np.ndarray, np.nd
     return order, anchored
 
 
+def unit_scaled(values: np.ndarray) -> np.ndarray:
+    """``values`` (..., n) times the power of two that brings the largest finite magnitude of each
+    row (last axis) into [0.5, 1); a row of zeros stays. Pearson's r is invariant under scaling,
+    and its sums of squared deviations of values as large as 1e300 overflow to inf (r would read
+    0) and of values as small as 1e-300 underflow to 0 (r would read NaN): on scaled values they
+    do neither. A power of two changes no value's digits (only a value below 2^-1074 of its row's
+    largest becomes 0), so what Pearson reads is the data's; ranks and ties are taken from the
+    values as given, never from these."""
+    values = np.asarray(values, np.float64)
+    magnitude = np.max(np.abs(np.where(np.isfinite(values), values, 0.0)), axis=-1, keepdims=True, initial=0.0)
+    exponent = np.frexp(magnitude)[1]
+    return np.ascontiguousarray(np.ldexp(values, -exponent))
+
+
 def _pearson_values(pearson_values: np.ndarray | None, order: np.ndarray, sorted_values: np.ndarray) -> np.ndarray:
-    """``pearson_values`` as float64 (A, C), or else the anchored values put back in cell order."""
+    """``pearson_values`` as float64 (A, C), or else the anchored values put back in cell order;
+    each row :func:`unit_scaled`."""
     if pearson_values is not None:
-        return np.ascontiguousarray(np.broadcast_to(np.asarray(pearson_values, np.float64), sorted_values.shape))
+        return unit_scaled(np.broadcast_to(np.asarray(pearson_values, np.float64), sorted_values.shape))
     by_cell = np.empty_like(sorted_values)
     np.put_along_axis(by_cell, order, sorted_values, axis=-1)
-    return by_cell
+    return unit_scaled(by_cell)
 
 
 def sample_correlation(x: np.ndarray, y: np.ndarray, corr_type: str) -> float:
@@ -115,7 +130,8 @@ def table_correlations(
     each alpha's values are first replaced by their :func:`tie_anchors` (``grade_values`` are
     taken as given: distinct). ``pearson_values`` (A, C): what Pearson's r is computed from
     instead of the (anchored) values, e.g. the values minus a reference value, computed more
-    accurately than float64 values can be subtracted (r is invariant under a shift).
+    accurately than float64 values can be subtracted (r is invariant under a shift). Pearson's sums
+    are taken on :func:`unit_scaled` values and grade values, so r is right for any finite values.
     """
     for corr_type in corr_types:
         if corr_type not in CORR_TYPES:
@@ -125,7 +141,7 @@ def table_correlations(
     order, sorted_values = sorted_tie_anchors(values, tie_ulps)
     pearson_values = _pearson_values(pearson_values, order, sorted_values)
     out = np.empty((len(CORR_TYPES), counts.shape[0], values.shape[0]))
-    _correlate_table(sorted_values, order, pearson_values, counts, np.asarray(grade_values, np.float64), out)
+    _correlate_table(sorted_values, order, pearson_values, counts, unit_scaled(grade_values), out)
     return {corr_type: out[CORR_TYPES.index(corr_type)] for corr_type in corr_types}
 
 
@@ -165,7 +181,8 @@ def resampled_table_correlations(
     weights = np.ascontiguousarray(query_weights, dtype=np.float64)
     out = np.empty((len(CORR_TYPES), weights.shape[0], values.shape[0]))
     _correlate_resampled(sorted_values, order, pearson_values, queries, entry_start.astype(np.int64),
-                         sample_query[by_entry].astype(np.int64), weights, len(grade_values), grade_values, out)
+                         sample_query[by_entry].astype(np.int64), weights, len(grade_values), unit_scaled(grade_values),
+                         out)
     return {corr_type: out[CORR_TYPES.index(corr_type)] for corr_type in corr_types}
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from retrieval_response.analysis._kernels import SAMPLE_CHUNK, _correlate_samples
-from retrieval_response.analysis.correlations import CORR_TYPES, sorted_tie_anchors
+from retrieval_response.analysis.correlations import CORR_TYPES, sorted_tie_anchors, unit_scaled
 
 KENDALL_TYPES = ("kendall_b", "kendall_c")
 """The correlations made of Kendall's S."""
@@ -63,7 +63,9 @@ def sample_correlations(
     ``kendall_alphas`` (A,) bool: the alphas at which Kendall's S, the costly part, is counted;
     elsewhere both taus are NaN. Default: every alpha when ``corr_types`` has a Kendall type, else none.
     ``pearson_values`` (A, C): what Pearson's r is computed from, as in
-    :func:`~retrieval_response.analysis.correlations.table_correlations`.
+    :func:`~retrieval_response.analysis.correlations.table_correlations`. Pearson's sums are taken on
+    :func:`~retrieval_response.analysis.correlations.unit_scaled` values and targets (right for any
+    finite values); the target's ranks and ties on the targets as given.
     """
     for corr_type in corr_types:
         if corr_type not in CORR_TYPES:
@@ -71,9 +73,8 @@ def sample_correlations(
     order, sorted_values = sorted_tie_anchors(np.atleast_2d(np.asarray(values, np.float64)), tie_ulps)
     values = np.empty_like(sorted_values)
     np.put_along_axis(values, order, sorted_values, axis=-1)
-    pearson_values = values if pearson_values is None else np.ascontiguousarray(
-        np.broadcast_to(np.asarray(pearson_values, np.float64), values.shape)
-    )
+    pearson_values = unit_scaled(values if pearson_values is None else np.broadcast_to(
+        np.asarray(pearson_values, np.float64), values.shape))
     by_target = np.argsort(np.asarray(target, np.float64), kind="stable")
     target = np.ascontiguousarray(np.asarray(target, np.float64)[by_target])
     block_start = np.r_[np.flatnonzero(np.r_[True, target[1:] != target[:-1]]), len(target)].astype(np.int64)
@@ -89,7 +90,8 @@ def sample_correlations(
     out = np.empty((len(CORR_TYPES), n_tables, n_alphas))
     _correlate_samples(
         values, sorted_values, order, pearson_values, block_start, np.ascontiguousarray(np.asarray(cell, np.int64)[by_target]),
-        target, np.ascontiguousarray(np.asarray(group, np.int64)[by_target]), weights, use_matrix, kendall_alphas, out,
+        unit_scaled(target), np.ascontiguousarray(np.asarray(group, np.int64)[by_target]), weights, use_matrix,
+        kendall_alphas, out,
     )
     return {corr_type: out[CORR_TYPES.index(corr_type)] for corr_type in corr_types}
 

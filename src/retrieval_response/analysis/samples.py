@@ -66,6 +66,24 @@ def default_targets(graded: pl.DataFrame) -> list[str]:
     ]
 
 
+def why_no_target(graded: pl.DataFrame) -> str:
+    """Why the targets of ``graded`` have no value, in words: per target column present, the counts
+    of its status column by status (``grade: status unparseable 50``; an LLM grade's failures), else
+    that it is null throughout; "no target column" when there is none."""
+    said, parts = set(), []
+    for name, target in target_registry.TARGETS.items():
+        if name not in graded.columns:
+            continue
+        if target.status in graded.columns:
+            if target.status not in said:
+                counts = graded[target.status].fill_null("null").value_counts(sort=True)
+                parts.append(f"{name}: {target.status} " + ", ".join(f"{s} {n}" for s, n in counts.iter_rows()))
+                said.add(target.status)
+        else:
+            parts.append(f"{name}: null throughout")
+    return "; ".join(parts) or "no target column"
+
+
 def resolve_targets(graded: pl.DataFrame, targets) -> list[str]:
     """The targets to correlate: ``targets`` checked against :data:`.targets.NAMES` and the table's
     columns, or every target with a value when None (:class:`InputError` when there is none, or
@@ -77,7 +95,8 @@ def resolve_targets(graded: pl.DataFrame, targets) -> list[str]:
     if targets is None:
         found = default_targets(graded)
         if not found:
-            raise InputError("graded table", "column grade", "required by the analysis (no target column has a value)")
+            raise InputError("graded table", "targets", f"no target has a value on any of its {graded.height} samples "
+                             f"({why_no_target(graded)}): there is nothing to correlate the measures with")
         return found
     unknown = [t for t in targets if t not in target_registry.NAMES]
     if unknown:

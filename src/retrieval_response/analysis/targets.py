@@ -18,34 +18,36 @@ import polars as pl
 @dataclass(frozen=True)
 class Target:
     """One target: its column's dtype in the analysis table, what it is (``description``), how a
-    figure title (``label``) and a panel (``short``) name it, and whether it is a grade of the
-    LLM judge (``judge``: checked against the judge-free targets in the judge-agreement table)."""
+    figure title (``label``) and a panel (``short``) name it, whether it is a grade of the
+    LLM judge (``judge``: checked against the judge-free targets in the judge-agreement table) and
+    the column that says why a grade is missing (``status``: ``graded`` or the reason)."""
 
     dtype: pl.DataType
     description: str
     label: str
     short: str
     judge: bool = False
+    status: str | None = None
 
 
 TARGETS: dict[str, Target] = {
     "grade": Target(pl.Int64, "the paper's 1-5 LLM grade of the top-K answer against the ideal answer",
-                    "the LLM grade", "grade", judge=True),
+                    "the LLM grade", "grade", judge=True, status="status"),
     "grade_expected": Target(pl.Float64, "probability-weighted grade sum_g g p(g) / sum_g p(g) from the grader's "
                              "log-probabilities of the digits 1..5", "the expected grade (grade log-probabilities)",
-                             "expected grade", judge=True),
+                             "expected grade", judge=True, status="status"),
     "grade_gold": Target(pl.Int64, "the 1-5 LLM grade of the top-K answer against the query's gold answers "
                          "(llm.grade_reference: both)", "the LLM grade against the gold answers", "gold grade",
-                         judge=True),
+                         judge=True, status="status_gold"),
     "grade_gold_expected": Target(pl.Float64, "probability-weighted grade of grade_gold from its log-probabilities",
                                   "the expected gold grade (grade log-probabilities)", "expected gold grade",
-                                  judge=True),
+                                  judge=True, status="status_gold"),
     "grade_context": Target(pl.Int64, "the 1-5 LLM grade of a trace's answer against its retrieved texts, with no "
                             "ideal answer (traces: no positives to write one from)", "the LLM grade against the "
-                            "retrieved texts", "context grade", judge=True),
+                            "retrieved texts", "context grade", judge=True, status="status_context"),
     "grade_context_expected": Target(pl.Float64, "probability-weighted grade of grade_context from its "
                                      "log-probabilities", "the expected context grade (grade log-probabilities)",
-                                     "expected context grade", judge=True),
+                                     "expected context grade", judge=True, status="status_context"),
     "feedback": Target(pl.Float64, "the users' feedback on a trace's answer (a number, or a label mapped to one)",
                        "the users' feedback", "feedback"),
     "answer_f1": Target(pl.Float64, "token F1 of the top-K answer against the gold answers (max over them)",

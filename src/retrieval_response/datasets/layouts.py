@@ -203,13 +203,18 @@ def corpus_texts(layout: str, source: str | Path, kind: str, *, allow_downloads:
     return judged_corpus.judged_texts(layout, source, kind)
 
 
+def query_ids(layout: str, source: str | Path, *, allow_downloads: bool = False) -> pl.Series:
+    """The query ids of the queries of ``source`` (:func:`corpus_texts`): the qids a run file may name."""
+    return pl.Series("qid", list(corpus_texts(layout, source, "queries", allow_downloads=allow_downloads)),
+                     dtype=pl.String)
+
+
 def corpus_ids(layout: str, source: str | Path, *, allow_downloads: bool = False) -> tuple[pl.Series, pl.Series]:
-    """(document ids, query ids) of the corpus and queries of ``source`` (:func:`corpus_texts`): the
-    ids a run file may name."""
+    """(document ids, query ids) of the corpus and queries of ``source`` (:func:`corpus_texts`,
+    :func:`query_ids`): the ids a run file may name."""
     return (pl.Series("docid", list(corpus_texts(layout, source, "documents", allow_downloads=allow_downloads)),
                       dtype=pl.String),
-            pl.Series("qid", list(corpus_texts(layout, source, "queries", allow_downloads=allow_downloads)),
-                      dtype=pl.String))
+            query_ids(layout, source, allow_downloads=allow_downloads))
 
 
 def corpus_table(layout: str, source: str | Path, *, allow_downloads: bool = False) -> pl.DataFrame:

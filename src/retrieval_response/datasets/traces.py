@@ -47,7 +47,6 @@ Read into (:func:`read_traces`):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -56,7 +55,7 @@ import polars as pl
 
 from retrieval_response.datasets.judged_corpus import trec_judgements
 from retrieval_response.infra.errors import InputError, raise_all
-from retrieval_response.infra.json_records import existing_file, json_type, read_json_records
+from retrieval_response.infra.json_records import existing_file, finite_float, json_type, read_json_records
 from retrieval_response.infra.paths import is_safe_name, safe_name
 from retrieval_response.infra.secrets import looks_like_secret
 
@@ -90,9 +89,10 @@ def _feedback(value: object, labels: Mapping[str, float]) -> tuple[float | None,
     if isinstance(value, bool):
         return None, "feedback must be a number or a label, not a boolean (map labels with feedback_labels)"
     if isinstance(value, int | float):
-        if not math.isfinite(float(value)):
-            return None, f"feedback {value!r} is not a finite number"
-        return float(value), None
+        number = finite_float(value)
+        if number is None:
+            return None, f"feedback {value!r} is not a finite number (a float64 number: |feedback| < 1.8e308)"
+        return number, None
     if isinstance(value, str):
         if value in labels:
             return float(labels[value]), None
@@ -134,11 +134,6 @@ def _docs(value: object) -> tuple[list[tuple[str, str]], str | None]:
         seen.add(doc_id)
         docs.append((doc_id, text))
     return docs, None
-
-
-def _shown(text: str, width: int = 60) -> str:
-    """``text`` quoted for an error line, cut to ``width`` characters."""
-    return repr(text if len(text) <= width else text[: width - 3] + "...")
 
 
 def parse_trace(data: dict, labels: Mapping[str, float], default_system: str | None) -> tuple[dict | None, str | None]:
@@ -218,7 +213,7 @@ def _json_records(path: str | Path) -> list:
         head = handle.read(4096).lstrip().removeprefix(b"\xef\xbb\xbf").lstrip()
     if head and head[:1] not in (b"{", b"["):
         first = head.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
-        raise InputError(path, "file", f"{NOT_JSON}, one object per trace: its first line {_shown(first)} is not "
+        raise InputError(path, "file", f"{NOT_JSON}, one object per trace: its first line {first!r} is not "
                                        "a JSON object (a CSV? write one JSON object per line)")
     return read_json_records(source)
 
@@ -267,8 +262,8 @@ def read_trace_records(paths: Sequence[str | Path], labels: Mapping[str, float] 
             if isinstance(query_id, str) and query_id and _nonblank(query):
                 known = query_text.setdefault(query_id, (query.strip(), where))
                 if rule is None and known[0] != query.strip():
-                    rule = (f"query {query_id!r} has two texts, {_shown(query.strip())} here and "
-                            f"{_shown(known[0])} at {known[1]}: give one text per query_id")
+                    rule = (f"query {query_id!r} has two texts, {query.strip()!r} here and "
+                            f"{known[0]!r} at {known[1]}: give one text per query_id")
             if rule is None:
                 key = (trace["system"], trace["query_id"])
                 if key in first_of:

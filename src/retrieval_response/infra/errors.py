@@ -2,9 +2,28 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from retrieval_response.infra.secrets import redact_secrets
+
+SHOWN_CHARS = 100
+"""The longest user value an error line quotes whole; a longer one is cut (:func:`shorten_values`)."""
+_VALUE = re.compile(r"""(?<![\w'"])(['"])(.+?)\1(?!\w)|[^\s'"]+""")
+
+
+def shorten_values(text: str) -> str:
+    """``text`` with every value longer than :data:`SHOWN_CHARS` characters cut to its first
+    :data:`SHOWN_CHARS`, an ellipsis and its length (``'abc...(10000 characters)'``), so that an
+    error line quoting a 10,000-character id stays a line. A value is a quoted literal (``'...'`` or
+    ``"..."`` opened after no letter, closed before none, as ``repr`` writes it) or else a run of
+    characters without blanks or quotes; a file path or an id of up to :data:`SHOWN_CHARS` characters
+    is shown whole."""
+    def shown(match: re.Match) -> str:
+        quote, value = (match[1], match[2]) if match[1] else ("", match[0])
+        return match[0] if len(value) <= SHOWN_CHARS else f"{quote}{value[:SHOWN_CHARS]}...({len(value)} characters){quote}"
+
+    return _VALUE.sub(shown, text)
 
 
 class InputError(ValueError):
@@ -13,23 +32,25 @@ class InputError(ValueError):
     ``record`` is a line number ("line 12"), an id ("id N-5"), or a config key
     ("config key sampling.Np"); ``rule`` says what was expected. A value in any of the three
     that looks like a secret (``infra.secrets.looks_like_secret``: an API key pasted where a
-    name belongs, echoed by a check) is replaced by ``REDACTED``, so no error line shows one.
+    name belongs, echoed by a check) is replaced by ``REDACTED``, so no error line shows one;
+    then a long value in ``record`` or ``rule`` is cut (:func:`shorten_values`).
     """
 
     def __init__(self, path: object, record: str, rule: str):
         self.path = redact_secrets(str(path))
-        self.record = redact_secrets(record)
-        self.rule = redact_secrets(rule)
+        self.record = shorten_values(redact_secrets(record))
+        self.rule = shorten_values(redact_secrets(rule))
         super().__init__(f"{self.path}: {self.record}: {self.rule}")
 
 
 class JobFailure(RuntimeError):
     """A workflow job that must fail with one line, without a traceback (for example an LLM job
     whose calls failed beyond ``llm.max_failed_share``): the message says what failed and how to
-    go on; a value in it that looks like a secret is replaced by ``REDACTED``."""
+    go on; a value in it that looks like a secret is replaced by ``REDACTED``, a long one cut
+    (:func:`shorten_values`)."""
 
     def __init__(self, message: str):
-        super().__init__(redact_secrets(message))
+        super().__init__(shorten_values(redact_secrets(message)))
 
 
 class InputErrors(InputError):

@@ -13,6 +13,7 @@ rule broken. So does a string that cannot be written as UTF-8 (a lone surrogate 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -43,6 +44,19 @@ JSON_TYPE_NAMES = {
 def json_type(value: object) -> str:
     """The JSON name of ``value``'s type (``null``, ``integer``, ``array`` ...) for error messages."""
     return JSON_TYPE_NAMES.get(type(value), type(value).__name__)
+
+
+def finite_float(value: object) -> float | None:
+    """The float64 value of a number (an int or a float, not a boolean) when it is finite, else None:
+    inf, -inf, NaN and an integer beyond float64's range (|n| >= 2^1024, e.g. 401 digits) are no
+    finite float64 number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def existing_file(path: str | Path) -> Path:
@@ -84,10 +98,34 @@ def check_texts_encodable(path: Path, text: str, records: Iterable[Record]) -> l
     return records
 
 
+class _LongInteger(ValueError):
+    """A JSON integer with more digits than Python converts (``sys.get_int_max_str_digits``)."""
+
+
+def _json_int(digits: str) -> int:
+    """``int(digits)``, or :class:`_LongInteger` past Python's digit limit (json would raise a bare ValueError)."""
+    if len(digits.lstrip("-")) > INT_DIGITS:
+        raise _LongInteger(f"an integer of {len(digits.lstrip('-'))} digits, more than the {INT_DIGITS} a number "
+                           "is read with (no finite float64 number has more than 309)")
+    return int(digits)
+
+
+INT_DIGITS = 4300
+"""The most digits a JSON integer is read with (Python's default limit of int conversion)."""
+
+
+def _loads(path: Path, where: str, text: str) -> object:
+    """``json.loads(text)``; InputError at ``where`` for an integer longer than :data:`INT_DIGITS`."""
+    try:
+        return json.loads(text, parse_int=_json_int)
+    except _LongInteger as error:
+        raise InputError(path, where, str(error)) from None
+
+
 def parse_json_array(path: Path, text: str) -> list[Record]:
     """Records of a JSON array document, labelled ``record 1`` ...; each item must be a JSON object."""
     try:
-        items = json.loads(text)
+        items = _loads(path, "file", text)
     except json.JSONDecodeError as error:
         raise InputError(path, f"line {error.lineno}", f"malformed JSON: {error.msg}, at column {error.colno}") from error
     if not isinstance(items, list):
@@ -113,7 +151,7 @@ def iter_json_lines(path: Path, lines: Iterable[str]) -> Iterator[Record]:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            item = _loads(path, f"line {number}", line)
         except json.JSONDecodeError as error:
             raise InputError(path, f"line {number}", f"malformed JSON line: {error.msg}, at column {error.colno}") from error
         if not isinstance(item, dict):

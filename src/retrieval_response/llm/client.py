@@ -15,6 +15,12 @@ request (``bad_response:<what>``, see ``retry``), never an exception, and is not
 Processes sharing a cache claim a key before calling (see ``claims``): a second process waits for
 the first one's response instead of paying for it again.
 
+SIGTERM (a scheduler or Snakemake stopping the job) while ``run_all`` runs starts no further
+attempt, lets the attempts already sent finish for up to :data:`TERM_GRACE_S` seconds, each
+answer cached and journaled as usual, then ends the process by SIGTERM (exit status 143, nothing
+written): an answer the provider sent before or during that grace is not paid for again by the
+rerun. SIGKILL leaves no such grace: the calls in flight then are asked again.
+
 The API key is read from the environment variable the config names, at call time, and goes
 nowhere but into the litellm call; credentials in ``api_base`` go nowhere but into its
 ``Authorization`` header, and its query string (``?token=...``) nowhere but into the query of each
@@ -28,6 +34,7 @@ import asyncio
 import functools
 import os
 import random
+import signal
 import sys
 from collections.abc import Awaitable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -61,6 +68,19 @@ if TYPE_CHECKING:
 redact_library_loggers()
 T = TypeVar("T")
 CLAIM_POLL_S = (0.05, 2.0)  # first and longest wait between looks for a claimed key's response
+TERM_GRACE_S = 10.0
+"""After SIGTERM, how long the attempts already sent may take to be answered and cached before the process ends."""
+
+
+class Terminated(Exception):
+    """``run_all`` stopped by SIGTERM once its attempts in flight ended (module docstring)."""
+
+
+def end_by_sigterm() -> None:
+    """End this process as SIGTERM's default action does (status 143 to a shell, -15 to a parent)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+    raise SystemExit(128 + signal.SIGTERM)  # not reached: the signal ends the process first
 
 
 @dataclass(frozen=True)
@@ -100,6 +120,9 @@ class LLMClient:
         self._pacer: Pacer | None = None
         self._query_client: openai.AsyncOpenAI | None = None
         self._in_flight: dict[str, asyncio.Task] = {}
+        self._attempts = 0  # attempts sent and not yet answered, cached and journaled
+        self._idle: asyncio.Event | None = None  # set while no attempt is in flight
+        self._terminating: asyncio.Task | None = None
         self.journal = journal
         self.failure_details: dict[str, str] = {}
         self.claims = KeyClaims(cache.root / "claims", 2 * pacing.timeout_seconds)
@@ -204,12 +227,21 @@ class LLMClient:
                         if attempt == 0 and (record := self._answered_meanwhile(key)) is not None:
                             return self._cached(key, record)
                         await pacer.admit(estimated)
-                        record, kind = await self._attempt(messages)
-                        if record is not None:
-                            pacer.correct_tokens(estimated, record["prompt_tokens"] + record["completion_tokens"])
-                        if kind is None:
-                            self.cache.put(key, record)
-                            return Completion(key, "ok", record["content"], record["logprobs"])
+                        if self._terminating is not None:  # SIGTERM: no new attempt; cancelled with the run
+                            await asyncio.Future()
+                        self._attempts += 1
+                        self._idle.clear()
+                        try:
+                            record, kind = await self._attempt(messages)
+                            if record is not None:
+                                pacer.correct_tokens(estimated, record["prompt_tokens"] + record["completion_tokens"])
+                            if kind is None:
+                                self.cache.put(key, record)
+                                return Completion(key, "ok", record["content"], record["logprobs"])
+                        finally:
+                            self._attempts -= 1
+                            if self._attempts == 0:
+                                self._idle.set()
                 if not claimed:
                     if (record := await self._wait_for_holder(key)) is not None:
                         return self._cached(key, record)
@@ -313,10 +345,13 @@ class LLMClient:
         keys = list(groups) if groups is not None else list(range(len(tasks)))
         if len(keys) != len(tasks):
             raise ValueError(f"{len(keys)} group keys for {len(tasks)} tasks")
-        if self._server is None or self._local_base is not None:
-            return asyncio.run(self._gather(tasks, keys, desc))
-        with self:
-            return asyncio.run(self._gather(tasks, keys, desc))
+        try:
+            if self._server is None or self._local_base is not None:
+                return asyncio.run(self._gather(tasks, keys, desc))
+            with self:
+                return asyncio.run(self._gather(tasks, keys, desc))
+        except Terminated:
+            end_by_sigterm()
 
     def __enter__(self) -> LLMClient:
         """Keep a local model's server (see ``run_all``) for the whole ``with`` block, across
@@ -349,18 +384,54 @@ class LLMClient:
                         results[index] = await tasks[index]
                         bar.update(1)
 
+            gathered = asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(chains)))))
+            loop = asyncio.get_running_loop()
+            self._idle, self._terminating = asyncio.Event(), None
+            self._idle.set()
+            previous = _handle_sigterm(loop, lambda: self._terminate(gathered))
             try:
-                await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(chains)))))
+                await gathered
+            except asyncio.CancelledError:
+                if self._terminating is None:
+                    raise
+                raise Terminated() from None
             finally:
+                if previous is not None:
+                    loop.remove_signal_handler(signal.SIGTERM)
+                    signal.signal(signal.SIGTERM, previous)
                 heartbeat.cancel()
                 if self._query_client is not None:
                     await self._query_client.close()
         return results
 
+    def _terminate(self, gathered: asyncio.Future) -> None:
+        """On SIGTERM: once the attempts in flight have ended (at most :data:`TERM_GRACE_S` seconds),
+        cancel the run; attempts not yet sent wait in ``_call`` until then."""
+        async def drain() -> None:
+            try:
+                await asyncio.wait_for(self._idle.wait(), TERM_GRACE_S)
+            except TimeoutError:
+                pass
+            gathered.cancel()
+
+        if self._terminating is None:
+            self._terminating = asyncio.ensure_future(drain())
+
     async def _refresh_claims(self) -> None:
         while True:
             await asyncio.sleep(self.claims.stale_s / 4)
             self.claims.refresh_held()
+
+
+def _handle_sigterm(loop: asyncio.AbstractEventLoop, callback):
+    """Call ``callback`` on the event loop at SIGTERM: the handler it replaces (to restore after the
+    loop), or None when nothing is installed (outside the main thread)."""
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        loop.add_signal_handler(signal.SIGTERM, callback)
+    except (ValueError, RuntimeError, NotImplementedError):
+        return None
+    return signal.SIG_DFL if previous is None else previous
 
 
 def prompt_tokens_at_least(messages: list[dict]) -> int:

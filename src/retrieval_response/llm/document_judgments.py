@@ -148,30 +148,33 @@ def no_response_probability(token_logprobs: list[dict] | None) -> float | None:
 
 UMBRELA_LABELS = ("0", "1", "2", "3")
 """The only texts that are an UMBRELA label: one ASCII digit 0 to 3."""
-_NUMBER = r"(?<![\w.,+\-\u2212])([+\-\u2212]?(?:\d+[.,])*\d+)(?![\w])"
+_VALUE = r"(?<![\w.,+\-\u2212])([+\-\u2212]?\d[\w.,+\-\u2212]*)"
 _SEPARATOR = r"(?:\s+is\s+|\W{0,4}?)"
 _UMBRELA_PATTERNS = tuple(re.compile(p, re.IGNORECASE | re.MULTILINE) for p in (
-    r"final[ _]score" + _SEPARATOR + _NUMBER,
-    r"\bscore" + _SEPARATOR + _NUMBER,
-    r"\b(?:category|label|o)" + _SEPARATOR + _NUMBER,
-    r"^[^\w\n]*?" + _NUMBER + r"[^\w\n]*$",
+    r"final[ _]score" + _SEPARATOR + _VALUE,
+    r"\bscore" + _SEPARATOR + _VALUE,
+    r"\b(?:category|label|o)" + _SEPARATOR + _VALUE,
+    r"^[^\w\n]*?" + _VALUE + r"[^\w\n]*$",
 ))
 
 
 def parse_umbrela_label(text: str | None) -> int | None:
     """UMBRELA's 0-3 label in ``text``. The markers, strongest first: ``final score`` (``##final
     score: 2``, ``"final_score": 2``); ``score``; ``category``, ``label`` or ``O``; a line that is
-    only a number with punctuation around it. `` is `` or up to four non-word characters separate
-    the marker from a number: a whole run of digits (any script), with its sign and decimal
-    point or comma if any. The last number after the strongest marker present decides: it is the
-    label when it is written as exactly one ASCII digit 0 to 3 (``UMBRELA_LABELS``); any other
-    number there (``-1``, ``+2``, ``4``, ``30``, ``2.0``, ``٣``, ``２``) gives None, never a label,
-    and so does a reply without any marker. None makes the pair's status ``unparseable_label``
-    (not a label 0, UMBRELA's own fallback)."""
+    only a value with punctuation around it. `` is `` or up to four non-word characters separate
+    the marker from its value: a run of letters, digits (any script), signs, points and commas
+    that starts with a digit or a sign and a digit; a marker counts as present when such a value
+    follows it. The value after the last occurrence of the strongest marker present decides,
+    its trailing points and commas dropped: it is the label when it is exactly one ASCII digit 0
+    to 3 (``UMBRELA_LABELS``); any other value there (``-1``, ``+2``, ``4``, ``30``, ``2.0``,
+    ``0x2``, ``2nd``, ``٣``, ``２``) gives None, never a label, and a weaker marker is then not
+    read ("score: 3 ... final score: 0x2" is None, not 3); so does a reply without any marker.
+    None makes the pair's status ``unparseable_label`` (not a label 0, UMBRELA's own fallback)."""
     for pattern in _UMBRELA_PATTERNS:
         found = pattern.findall(text or "")
         if found:
-            return int(found[-1]) if found[-1] in UMBRELA_LABELS else None
+            value = found[-1].rstrip(".,")
+            return int(value) if value in UMBRELA_LABELS else None
     return None
 
 

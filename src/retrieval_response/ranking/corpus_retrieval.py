@@ -19,8 +19,9 @@ order of a run file (:func:`run_retrieval`). :func:`corpus_candidates` then writ
   relevant, and ``judged`` = judged documents among the top K / documents in the top K.
 
 A query without a judged positive never reaches this stage (preparation leaves it out); a query
-whose retrieved documents are all judged positives has no candidate beyond them (Nc = Np) and
-is skipped as ``all_retrieved_relevant``; a query a run does not rank is skipped as
+whose retrieved documents are all judged positives is a sample like any other, with no candidate
+beyond them (``n`` empty, Nc = Np): P = 1 at every K it fills, R = n_p/Np, RR@K = 1, and every
+measure is defined (each needs Np >= 1 only); a query a run does not rank is skipped as
 ``not_in_run``.
 """
 
@@ -39,7 +40,6 @@ from retrieval_response.ranking.cosine_ranking import RANKED_SCHEMA, RankingRepo
 from retrieval_response.ranking.lexical import BM25Index, bm25_settings
 from retrieval_response.ranking.run_file import check_run_matches, read_run
 
-ALL_RETRIEVED_RELEVANT = "all_retrieved_relevant"
 NOT_IN_RUN = "not_in_run"
 CORPUS_RANKED_SCHEMA = {**RANKED_SCHEMA, "judged": pl.List(pl.Float64)}
 """The ranked layout of a corpus-level ranker: the pool layout plus ``judged`` per K."""
@@ -130,14 +130,15 @@ def corpus_candidates(
               .group_by("id", maintain_order=True)
               .agg(n=pl.col("text"), n_doc=pl.col("doc"), n_judged=pl.col("judged")))
     per_query = hits.group_by("id", maintain_order=True).agg(rank=pl.col("index"))
-    serving = texts.drop("n", "n_doc").join(others, on="id", how="inner", maintain_order="left")
+    serving = (texts.drop("n", "n_doc").join(per_query.select("id"), on="id", how="semi")
+               .join(others, on="id", how="left", maintain_order="left")
+               .with_columns(pl.col(c).fill_null(pl.lit([], pl.List(dtype)))
+                             for c, dtype in (("n", pl.String), ("n_doc", pl.String), ("n_judged", pl.Boolean))))
     candidates = serving.select(*texts.columns, "n_judged").cast({**texts.schema, "n_judged": pl.List(pl.Boolean)})
     measures = _measures_at_k(texts.join(candidates.select("id"), on="id", how="semi"), retrieved, Ks)
     ranked = _ranked_table(candidates.join(per_query, on="id", how="left", maintain_order="left")
                            .join(measures, on="id", how="left", maintain_order="left"), embedder_code, Ks)
-    answered = retrieved.join(texts.select("id"), on="id", how="semi").height
-    report = RankingReport(queries=texts.height, ranked=candidates.height,
-                           skipped={ALL_RETRIEVED_RELEVANT: answered - candidates.height})
+    report = RankingReport(queries=texts.height, ranked=candidates.height, skipped={})
     return candidates, ranked, report
 
 
@@ -170,12 +171,13 @@ def _ranked_table(frame: pl.DataFrame, embedder_code: str, Ks: list[int]) -> pl.
 
 def retrieve_from_corpus(
     texts: pl.DataFrame, corpus: pl.DataFrame, ranker: Mapping, *, embedder_code: str, Ks: list[int],
-    vectors: pl.DataFrame | None = None, run_path: str | None = None,
+    vectors: pl.DataFrame | None = None, run_path: str | None = None, queries: pl.Series | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame, RankingReport]:
     """``corpus_candidates`` of the retrievals of one ranker (``ranker``: ``kind`` dense, lexical or
     run, and its registry ``spec``): dense from ``vectors`` (the embed rule's table of queries and
     corpus texts), lexical by BM25 over the corpus, run from the run file ``run_path`` (its
-    documents checked against the corpus, its queries by ``run_file.check_run_matches``). The report
+    documents checked against the corpus, its query ids against ``queries``, the dataset's, as on
+    the pool path (``run_file.read_run``), and by ``run_file.check_run_matches``). The report
     counts the queries a run does not rank. InputError naming the ranker's source for a corpus of
     fewer than max(K) documents."""
     if Ks and corpus.height < max(Ks):  # checked at start-up for beir and trec; an ir_datasets corpus here
@@ -185,7 +187,7 @@ def retrieve_from_corpus(
     depth = retrieval_depth(Ks, corpus.height)
     not_in_run = 0
     if ranker["kind"] == "run":
-        run = read_run(run_path, documents=corpus["doc_id"])
+        run = read_run(run_path, documents=corpus["doc_id"], queries=queries)
         check_run_matches(run, texts["source_id"], run_path)
         retrieved, not_in_run = retrieved_from_run(texts, run, depth)
     elif ranker["kind"] == "lexical":

@@ -12,8 +12,9 @@ it is a safe name. Several broken rows raise :class:`~retrieval_response.infra.e
 
 The rules are the relations the samples obey (docs/METHODS.md#samples):
 
-- ranked (:func:`ranked_rules`): ``id`` and ``E`` safe names, ``2 <= Nc <= MAX_NC``,
-  ``1 <= Np < Nc``; ``rank`` distinct values of ``0..Nc-1``, all Nc of them and ``K`` increasing in
+- ranked (:func:`ranked_rules`): ``id`` and ``E`` safe names, ``1 <= Nc <= MAX_NC``,
+  ``1 <= Np <= Nc`` (Np = Nc: every candidate is relevant, as a corpus-level query that retrieved
+  only its positives); ``rank`` distinct values of ``0..Nc-1``, all Nc of them and ``K`` increasing in
   ``1..Nc``, or, in a corpus-level ranking (column ``judged``), every index >= Np (the positives
   not retrieved have no position) and ``K`` increasing from 1 up; ``P``, ``R`` as long as ``K`` and
   equal to n_p/K and n_p/Np, n_p the positives (``rank < Np``) in ``rank[:K]`` (the whole rank when
@@ -149,8 +150,8 @@ def _not_null_rules(columns: Sequence[str]) -> Rules:
 def _count_rules() -> Rules:
     """Nc and Np within their bounds (the other rules may build lists of Nc values)."""
     return {
-        f"Nc must lie in 2..{MAX_NC}": Rule(~_nc.is_between(2, MAX_NC), pl.format("Nc = {}", _nc)),
-        "need 1 <= Np < Nc": Rule(~((_np >= 1) & (_np < _nc)), pl.format("Np = {}, Nc = {}", _np, _nc)),
+        f"Nc must lie in 1..{MAX_NC}": Rule(~_nc.is_between(1, MAX_NC), pl.format("Nc = {}", _nc)),
+        "need 1 <= Np <= Nc": Rule(~((_np >= 1) & (_np <= _nc)), pl.format("Np = {}, Nc = {}", _np, _nc)),
     }
 
 

@@ -14,6 +14,7 @@ from retrieval_response.analysis.measures import MEASURES, NOT_COMPUTABLE
 from retrieval_response.analysis.samples import default_measures
 from retrieval_response.analysis.umbrela_qrels_agreement import umbrela_agreement
 from retrieval_response.datasets.traces import qrels_judged_texts
+from retrieval_response.infra.errors import JobFailure
 from retrieval_response.tables.collect import judgment_utilities, with_answer_scores, with_document_judgments
 
 TRACE_RELEVANCE = ("umbrela", "qrels")
@@ -39,7 +40,8 @@ def collect_traces(traces: pl.DataFrame, texts: pl.DataFrame, grades: pl.DataFra
     (``llm.pipeline.grade_traces``). The report counts traces kept and left out by reason, and,
     with qrels and UMBRELA labels both (either ``relevance``), their agreement on the qrels-judged
     pairs as ``umbrela_vs_qrels`` (``analysis.umbrela_qrels_agreement``: rows of subset ``Tr`` and
-    ``all``, a bootstrap interval over queries from ``resamples`` and ``seed``)."""
+    ``all``, a bootstrap interval over queries from ``resamples`` and ``seed``). JobFailure, one
+    line with the counts by reason (and the UMBRELA statuses), when every trace is left out."""
     if relevance not in TRACE_RELEVANCE:
         raise ValueError(f"relevance {relevance!r}: expected one of {TRACE_RELEVANCE}")
     samples = traces.select("id", "subset", "E", "Nc", "Np", pl.col("K").list.first().alias("K"), "rank",
@@ -68,6 +70,8 @@ def collect_traces(traces: pl.DataFrame, texts: pl.DataFrame, grades: pl.DataFra
             inK=positive["inK"],
             judged=pl.col("flags").list.gather(pl.col("rank")).list.eval(pl.element().cast(pl.Float64)).list.mean(),
         ).with_columns(Np=pl.col("Np_qrels")).drop("flags", "Np_qrels")
+    if samples.height == 0:
+        raise JobFailure(_none_left(traces, judgments, reasons))
     graded = samples.join(grades, on=["id", "E"], how="left", maintain_order="left")
     graded = graded.join(texts.select("id", "answers"), on="id", how="left", maintain_order="left")
     table = with_answer_scores(graded).with_columns(pl.col("K").cast(pl.Int32), pl.col("Np").cast(pl.Int32))
@@ -78,6 +82,23 @@ def collect_traces(traces: pl.DataFrame, texts: pl.DataFrame, grades: pl.DataFra
         agreement = umbrela_agreement([(judgments, qrels_judged_texts(texts))], resamples, seed)
         report["umbrela_vs_qrels"] = agreement.to_dicts()
     return table, report
+
+
+def _none_left(traces: pl.DataFrame, judgments: pl.DataFrame | None, reasons: dict[str, int]) -> str:
+    """The failure line of traces that all left the analysis: the counts by reason and, for
+    ``unlabelled``, the UMBRELA statuses of the judgments (``unparseable_label`` ...)."""
+    said = []
+    for reason, count in reasons.items():
+        if count and reason == "unlabelled" and judgments is not None and "umbrela_status" in judgments.columns:
+            statuses = judgments["umbrela_status"].fill_null("not asked").value_counts(sort=True)
+            said.append(f"{count} unlabelled (a document without an UMBRELA label; UMBRELA statuses of the "
+                        f"{judgments.height} judgments: " + ", ".join(f"{s} {n}" for s, n in statuses.iter_rows()) + ")")
+        elif count:
+            said.append(f"{count} {reason}")
+    files = ", ".join(sorted(set(traces["file"])))
+    return (f"none of the {traces.height} traces of {files} is left for the analysis: {'; '.join(said)}. The LLM's "
+            "replies are in the judgments table (umbrela_raw): a model that does not answer as the prompt "
+            "(llm.prompts.umbrela) asks labels nothing")
 
 
 def traces_report(graded: pl.DataFrame, datasets: dict[str, dict]) -> dict:

@@ -2,13 +2,15 @@
 
 ``check_config`` raises one InputError ``<config file>: config key <key>: <rule>`` at the first
 problem. It checks, in order: that no value holds an API key (:func:`check_secrets`, first, so
-that no later check can echo one), names that become path components (dataset names, ranker
-codes, design names, generic subset names: ``retrieval_response.infra.paths.safe_name``), the keys
+that no later check can echo one), every number of the config is finite in float64, names that
+become path components (dataset names, ranker codes, design names, generic subset names:
+``retrieval_response.infra.paths.safe_name``), the keys
 that depend on each other (designs, K, ranker lists, a dataset's level, subset, path and
 ir_datasets id against its layout, a run's layout, BM25 settings, LLM roles, the subsets of
 the layouts that number their rows), that every input file named by the config exists (a BEIR
 folder: its qrels split) and every ir_datasets dataset can be read (from the package's
-cache unless downloads are allowed), the ``analysis.alpha_grid`` syntax and size, the prompt files, and the
+cache unless downloads are allowed), the ``analysis.alpha_grid`` syntax and size, that each target
+asked for can have a value, the prompt files, and the
 API-key environment variable of each configured model (by name; its value is never shown).
 The JSON schema (workflow/schemas/config.schema.yaml) has filled the defaults beforehand;
 ``schema_input_error`` turns a schema violation into the same one-line error, and
@@ -25,8 +27,9 @@ from pathlib import Path
 import jsonschema
 
 from retrieval_response.analysis.measures import alpha_grid
-from retrieval_response.datasets.layouts import TRACES_LAYOUT
+from retrieval_response.datasets.layouts import LAYOUTS_WITHOUT_GOLD, TRACES_LAYOUT
 from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.json_records import finite_float
 from retrieval_response.infra.paths import UnsafeNameError, safe_name
 from retrieval_response.infra.secrets import looks_like_key, looks_like_secret
 from retrieval_response.llm.cache import public_api_base
@@ -55,6 +58,7 @@ from retrieval_response.workflow_config.plan import (
     design_cutoffs,
     design_name,
     grades_gold,
+    judges_against_gold,
     judgment_kinds,
     registered_rankers,
     runs_llm,
@@ -139,6 +143,28 @@ def distinct_ignoring_case(config_file: str, key: str, names: Iterable[str], wha
             raise InputError(config_file, f"config key {key}", (
                 f"{what}s {other!r} and {name!r} differ in letter case only, and would share result folders on a "
                 "case-insensitive file system (macOS, Windows): rename one"))
+
+
+def _numbers(value: object, key: str):
+    """(dotted key, number) of every number (not a boolean) in ``value``, depth first."""
+    if isinstance(value, Mapping):
+        for name, item in value.items():
+            yield from _numbers(item, f"{key}.{name}" if key else str(name))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from _numbers(item, f"{key}[{index}]")
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield key, value
+
+
+def check_finite_numbers(config: Mapping, config_file: str) -> None:
+    """Every number of the config, at any depth (``feedback_labels`` values, thresholds, prices,
+    BM25 settings ...), is a finite float64 number (``infra.json_records.finite_float``): YAML's
+    ``.inf`` and ``.nan`` and an integer beyond float64's range are refused, naming the key."""
+    for key, value in _numbers(config, ""):
+        if finite_float(value) is None:
+            raise InputError(config_file, f"config key {key}", f"{value!r} is not a finite number: every number of "
+                             "the config must be finite in float64 (|x| < 1.8e308; no .inf or .nan)")
 
 
 def check_names(config: Mapping, config_file: str) -> None:
@@ -264,6 +290,28 @@ def check_llm(config: Mapping, config_file: str, environ: Mapping[str, str]) -> 
                              f"e.g. openai/{model} for an OpenAI-compatible server at api_base)")
 
 
+def check_targets(config: Mapping, config_file: str) -> None:
+    """Each target of ``analysis.targets`` can have a value in a config of datasets that are not
+    traces: ``feedback`` and the context grade are targets of traces only, the gold grade needs
+    ``llm.grade_reference: both``, an expected grade ``logprobs`` of the grader, the gold targets
+    a layout with gold answers (``plan.judges_against_gold``) (traces are
+    checked on their records: ``input_checks.check_trace_records``; published files on theirs)."""
+    if traces_mode(config) or config.get("published") or not config["datasets"]:
+        return
+    for target in config["analysis"].get("targets") or ():
+        if target in ("feedback", "grade_context", "grade_context_expected"):
+            rule = "a target of traces only (layout traces, docs/TRACES.md): these datasets have none"
+        elif target.startswith("grade_gold") and config["llm"]["grade_reference"] != "both":
+            rule = "the grade against the gold answers needs llm.grade_reference: both"
+        elif target.endswith("_expected") and not config["llm"]["grader"].get("logprobs"):
+            rule = "an expected grade is read from the grader's log-probabilities: set llm.grader.logprobs: true"
+        elif (target.startswith("answer_") or target.startswith("grade_gold")) and not judges_against_gold(config):
+            rule = f"it needs gold answers, which no layout of these datasets has ({', '.join(LAYOUTS_WITHOUT_GOLD)})"
+        else:
+            continue
+        raise InputError(config_file, "config key analysis.targets", f"target {target!r} can have no value: {rule}")
+
+
 def check_wildcard_values(config: Mapping, config_file: str, is_periodic: Callable[[str], bool]) -> None:
     """No dataset name or ranker code that Snakemake would refuse as a wildcard value: ``is_periodic``
     is Snakemake's test (a value ending in a substring repeated 20 times or more)."""
@@ -289,6 +337,7 @@ def schema_input_error(error: BaseException, config_file: str) -> InputError | N
 def check_config(config: Mapping, config_file: str, environ: Mapping[str, str] = os.environ) -> None:
     """All start-up checks of a schema-valid config; the first failure raises InputError (one line)."""
     check_secrets(config, config_file)
+    check_finite_numbers(config, config_file)
     check_names(config, config_file)
     check_traces(config, config_file)
     check_designs(config, config_file)
@@ -300,6 +349,7 @@ def check_config(config: Mapping, config_file: str, environ: Mapping[str, str] =
     check_corpus_sizes(config, config_file)
     check_ir_datasets(config, config_file)
     check_alpha_grid(config, config_file)
+    check_targets(config, config_file)
     if runs_llm(config):
         check_prompts(config, config_file)
         check_llm(config, config_file, environ)

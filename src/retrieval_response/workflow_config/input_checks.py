@@ -4,7 +4,8 @@ grades): they exist, a corpus holds enough documents, an ir_datasets dataset can
 traces file's records follow the format. :func:`.checks.check_config` runs them in its order;
 each raises one InputError ``<config file>: config key <key>: <rule>`` at the first problem, except
 :func:`check_trace_records`, which reads the traces files record by record (the workflow's main
-process runs it after ``check_config``) and raises every bad record at once, one line each.
+process runs it after ``check_config``) and raises every bad record at once, one line each, and
+:func:`check_run_queries`, which reads the run files and the queries they rank.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from retrieval_response.datasets.layouts import CORPUS_LAYOUTS, TRACES_LAYOUT, c
 from retrieval_response.datasets.traces import read_qrels, read_trace_records
 from retrieval_response.infra.errors import InputError
 from retrieval_response.tables.labelling_sheet import read_labelled_sheet
-from retrieval_response.workflow_config.plan import judgment_kinds, trace_datasets, trace_files
+from retrieval_response.workflow_config.plan import judgment_kinds, trace_datasets, trace_files, trace_grade_prompts
 
 
 def input_files(config: Mapping) -> list[tuple[str, str]]:
@@ -153,28 +154,35 @@ def check_corpus_sizes(config: Mapping, config_file: str) -> None:
                          "a query retrieves at least max(K) documents")
 
 
-def check_trace_records(config: Mapping) -> None:
-    """Every record of every traces dataset's files follows the traces format, and its qrels file
-    parses (``datasets.traces.read_trace_records``, ``read_qrels``): the bad records of a dataset
-    raised at once, one line ``<file>: line N: <rule>`` each. It reads the files, so the workflow
-    runs it in its main process only, after :func:`check_config` (which checks they exist). A
-    query id in two traces datasets is refused: the analysis keeps the query ids as they are. The
-    labelling sheet of ``traces.labelled_sheet`` is read too (``tables.labelling_sheet``)."""
-    sheet = (config.get("traces") or {}).get("labelled_sheet")
-    if sheet is not None:
-        read_labelled_sheet(sheet)
-    owner: dict[str, str] = {}
-    for name in trace_datasets(config):
-        dataset = config["datasets"][name]
-        records = read_trace_records(trace_files(config, name), dataset.get("feedback_labels"))
-        if dataset.get("qrels"):
-            read_qrels(dataset["qrels"])
-        for path, label, trace in records:
-            other = owner.setdefault(trace["query_id"], name)
-            if other != name:
-                raise InputError(path, label, f"query id {trace['query_id']!r} is also a query of the traces dataset "
-                                 f"{other}: the analysis keeps the teams' query ids, so two traces datasets need "
-                                 "distinct ones (or put the files in one dataset with paths)")
+_TRACE_TARGET_NEEDS = {
+    "feedback": "no trace has a feedback",
+    "grade": "it grades against an ideal answer, which traces have none of (use grade_context)",
+    "grade_expected": "it grades against an ideal answer, which traces have none of (use grade_context_expected)",
+    "grade_context": "it needs trace_grades: [retrieved]",
+    "grade_context_expected": "it needs trace_grades: [retrieved] and llm.grader.logprobs: true",
+    "grade_gold": "it needs gold answers in the traces and trace_grades: [gold]",
+    "grade_gold_expected": "it needs gold answers in the traces, trace_grades: [gold] and llm.grader.logprobs: true",
+    "answer_f1": "it needs gold answers in the traces",
+    "answer_recall": "it needs gold answers in the traces",
+    "answer_contains": "it needs gold answers in the traces",
+}
+"""What each target needs on traces (:func:`trace_targets`), for the line refusing it."""
+
+
+def check_run_queries(config: Mapping) -> None:
+    """Every line of every dataset's run file names a query of the dataset's queries (``run_file.read_run``
+    with its ``queries``, the rule the pool path's rank job and the corpus path's retrieve job apply
+    too): InputError ``<run file>: line N: query '<id>' is not in the queries``, before any job. It
+    reads the run and the queries, so the workflow runs it in its main process only, after
+    ``plan.resolve_beir_folders`` (a BEIR folder's ``path`` is then its qrels file)."""
+    from retrieval_response.datasets.layouts import query_ids
+    from retrieval_response.ranking.run_file import read_run
+
+    for dataset in config["datasets"].values():
+        if dataset.get("run"):
+            source = dataset.get("path") or dataset["ir_datasets_id"]
+            read_run(dataset["run"], queries=query_ids(dataset["layout"], source,
+                                                       allow_downloads=config["models"]["allow_downloads"]))
 
 
 def check_numbered_subsets(config: Mapping, config_file: str) -> None:
@@ -227,3 +235,65 @@ def check_ir_datasets(config: Mapping, config_file: str) -> None:
         if dataset["layout"] == "ir_datasets":
             ir_datasets_layout.check_available(dataset["ir_datasets_id"], allow_downloads=config["models"]["allow_downloads"],
                                                path=config_file, record=f"config key datasets.{name}.ir_datasets_id")
+
+
+def trace_targets(config: Mapping, dataset: str, traces: list[dict]) -> set[str]:
+    """The targets that the traces dataset ``dataset`` can give a value, from its ``traces``
+    (``datasets.traces.parse_trace`` dicts): ``feedback`` when a trace has one; the context grade
+    with ``trace_grades: [retrieved]``; the judge-free gold targets when a trace has gold answers,
+    and the gold grade too with ``trace_grades: [gold]``; an expected grade only with a grader
+    asked for ``logprobs``."""
+    asked = trace_grade_prompts(config, dataset)
+    gold = any(trace["gold"] for trace in traces)
+    found = {"feedback"} if any(trace["feedback"] is not None for trace in traces) else set()
+    found |= {"grade_context"} if "context" in asked else set()
+    found |= {"grade_gold"} if gold and "gold" in asked else set()
+    found |= {"answer_f1", "answer_recall", "answer_contains"} if gold else set()
+    if config["llm"]["grader"].get("logprobs"):
+        found |= {f"{grade}_expected" for grade in found & {"grade_context", "grade_gold"}}
+    return found
+
+
+def check_trace_records(config: Mapping, config_file: str) -> None:
+    """Every record of every traces dataset's files follows the traces format, and its qrels file
+    parses (``datasets.traces.read_trace_records``, ``read_qrels``): the bad records of a dataset
+    raised at once, one line ``<file>: line N: <rule>`` each. The qrels judge at least one query of
+    the traces, and every target of ``analysis.targets`` can have a value on some dataset
+    (:func:`trace_targets`; without the key, some target can): else one line naming the key, before
+    any call is paid for. A query id in two traces datasets is refused: the analysis keeps the query
+    ids as they are. The labelling sheet of ``traces.labelled_sheet`` is read too
+    (``tables.labelling_sheet``). It reads the files, so the workflow runs it in its main process
+    only, after :func:`check_config` (which checks they exist)."""
+    sheet = (config.get("traces") or {}).get("labelled_sheet")
+    if sheet is not None:
+        read_labelled_sheet(sheet)
+    possible: set[str] = set()
+    owner: dict[str, str] = {}
+    for name in trace_datasets(config):
+        dataset = config["datasets"][name]
+        records = read_trace_records(trace_files(config, name), dataset.get("feedback_labels"))
+        for path, label, trace in records:
+            other = owner.setdefault(trace["query_id"], name)
+            if other != name:
+                raise InputError(path, label, f"query id {trace['query_id']!r} is also a query of the traces dataset "
+                                 f"{other}: the analysis keeps the teams' query ids, so two traces datasets need "
+                                 "distinct ones (or put the files in one dataset with paths)")
+        traces = [trace for _, _, trace in records]
+        if dataset.get("qrels"):
+            judged = read_qrels(dataset["qrels"])
+            queries = list(dict.fromkeys(trace["query_id"] for trace in traces))
+            if not any(query in judged for query in queries):
+                raise InputError(config_file, f"config key datasets.{name}.qrels", (
+                    f"qrels file {str(dataset['qrels'])!r} judges none of the {len(queries)} query ids of the traces "
+                    f"(first {queries[0]!r}; the qrels' first {next(iter(judged), 'none')!r}): its query ids must "
+                    "be the traces' query_id values"))
+        possible |= trace_targets(config, name, traces)
+    asked = config["analysis"].get("targets")
+    for target in asked or ():
+        if target not in possible:
+            raise InputError(config_file, "config key analysis.targets", (
+                f"target {target!r} can have no value on these traces: {_TRACE_TARGET_NEEDS[target]}; "
+                f"the targets they can have: {', '.join(sorted(possible)) or 'none'}"))
+    if trace_datasets(config) and not asked and not possible:
+        raise InputError(config_file, "config key analysis.targets", "no target can have a value on these traces: "
+                         "give feedback, gold answers or trace_grades: [retrieved]")
