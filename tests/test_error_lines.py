@@ -47,3 +47,11 @@ def test_several_errors_cut_each_line_and_a_secret_is_redacted_before_any_cut():
     key = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 4
     line = str(InputError("config.yaml", "config key llm.generator.model", f"model 'openai/{key}' is unknown"))
     assert "Ab3dEf6h" not in line and "REDACTED" in line
+
+
+@pytest.mark.parametrize("text", ["id " + "q" * 500 + " here", "id '" + "q" * 500 + "' here",
+                                  'a "' + "é" * 300 + '" and ' + "x" * 101])
+def test_cutting_a_cut_line_again_changes_nothing(text):
+    """An error built from another's rule (errors grouped per rule) keeps the original length."""
+    once = shorten_values(text)
+    assert shorten_values(once) == once and "500 characters" in once or "300 characters" in once

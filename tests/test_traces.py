@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+import yaml
 from snakemake.utils import validate
 
 from conftest import REPO
@@ -146,7 +147,7 @@ def test_feedback_driven_by_the_first_relevant_position_puts_rr_or_ndcg_ahead_of
     verdict = verdict_table(table, targets=["feedback"], **OPTIONS)
     assert set(verdict["segment"]) == {"all"}, "without Np there is no narrow or wide segment"
     decisions = dict(zip(verdict["measure"], verdict["decision"], strict=True))
-    best = verdict.filter(pl.col("decision") == "best")["measure"].to_list()
+    best = verdict.filter(pl.col("recommended"))["measure"].to_list()
     assert best and best[0] in ("RR@K", "nDCG"), decisions
     assert decisions["P"] == "worse", decisions
 
@@ -476,3 +477,13 @@ def test_a_10000_character_value_is_cut_in_its_error_line(tmp_path, records):
     line = str(caught.value)
     assert line.startswith(f"{path}: line ") and "\n" not in line and len(line) < 600, len(line)
     assert "q" * 100 + "...(10000 characters)" in line
+
+
+@pytest.mark.parametrize("targets", [["grade"], ["grade", "grade_expected"], ["answer_f1"]])
+def test_a_config_without_traces_keeps_the_targets_its_pools_give(targets):
+    """The traces' target check reads traces datasets only: the shipped default config, which asks
+    for the LLM grades, passes it."""
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["analysis"]["targets"] = targets
+    config.setdefault("llm", {}).setdefault("grader", {})
+    check_trace_records(config, "config.yaml")

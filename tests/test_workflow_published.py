@@ -130,10 +130,12 @@ def test_the_report_opens_on_the_verdict_figure_and_words(published_run):
     figure = base64.b64encode((tmp_path / "results/figures/verdict.png").read_bytes()).decode("ascii")
     assert f"data:image/png;base64,{figure}" in front
     verdict = pl.read_parquet(tmp_path / "results/analysis/verdict.parquet").filter(segment="all")
-    best = verdict.filter(decision="best")
+    best = verdict.filter(pl.col("recommended"))
     assert best.height == verdict.select("target", "subset", "E").n_unique() > 0
     for row in best.iter_rows(named=True):
-        assert f"{row['measure']} {row['value']:+.2f} [{row['ci_low']:+.2f}, {row['ci_high']:+.2f}]" in front, row
+        alpha = f" (alpha {row['alpha']:.3g})" if row["alpha"] is not None else ""
+        assert (f"{row['measure']}{alpha} {row['value']:+.2f} [{row['ci_low']:+.2f}, {row['ci_high']:+.2f}]"
+                in front), row
     assert front.index("data:image/png") < front.index("<table")
     categories = _report_variable(report, "categories")
     assert sorted(categories)[0] == "1. Verdict"

@@ -10,6 +10,8 @@ from retrieval_response.infra.secrets import redact_secrets
 SHOWN_CHARS = 100
 """The longest user value an error line quotes whole; a longer one is cut (:func:`shorten_values`)."""
 _VALUE = re.compile(r"""(?<![\w'"])(['"])(.+?)\1(?!\w)|[^\s'"]+""")
+_CUT = re.compile(r".*\.\.\.\(\d+( characters\))?", re.DOTALL)
+"""A value :func:`shorten_values` cut already (unquoted, it ends where the blank before "characters" is)."""
 
 
 def shorten_values(text: str) -> str:
@@ -18,10 +20,10 @@ def shorten_values(text: str) -> str:
     error line quoting a 10,000-character id stays a line. A value is a quoted literal (``'...'`` or
     ``"..."`` opened after no letter, closed before none, as ``repr`` writes it) or else a run of
     characters without blanks or quotes; a file path or an id of up to :data:`SHOWN_CHARS` characters
-    is shown whole."""
+    is shown whole. A value cut already is left as it is, so cutting twice changes nothing."""
     def shown(match: re.Match) -> str:
         quote, value = (match[1], match[2]) if match[1] else ("", match[0])
-        return match[0] if len(value) <= SHOWN_CHARS else f"{quote}{value[:SHOWN_CHARS]}...({len(value)} characters){quote}"
+        return match[0] if len(value) <= SHOWN_CHARS or _CUT.fullmatch(value) else f"{quote}{value[:SHOWN_CHARS]}...({len(value)} characters){quote}"
 
     return _VALUE.sub(shown, text)
 

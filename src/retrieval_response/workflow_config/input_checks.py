@@ -289,7 +289,7 @@ def check_trace_records(config: Mapping, config_file: str) -> None:
                     "be the traces' query_id values"))
         possible |= trace_targets(config, name, traces)
     asked = config["analysis"].get("targets")
-    for target in asked or ():
+    for target in (asked or ()) if trace_datasets(config) else ():
         if target not in possible:
             raise InputError(config_file, "config key analysis.targets", (
                 f"target {target!r} can have no value on these traces: {_TRACE_TARGET_NEEDS[target]}; "
