@@ -23,7 +23,9 @@ def shorten_values(text: str) -> str:
     is shown whole. A value cut already is left as it is, so cutting twice changes nothing."""
     def shown(match: re.Match) -> str:
         quote, value = (match[1], match[2]) if match[1] else ("", match[0])
-        return match[0] if len(value) <= SHOWN_CHARS or _CUT.fullmatch(value) else f"{quote}{value[:SHOWN_CHARS]}...({len(value)} characters){quote}"
+        if len(value) <= SHOWN_CHARS or _CUT.fullmatch(value):
+            return match[0]
+        return f"{quote}{value[:SHOWN_CHARS]}...({len(value)} characters){quote}"
 
     return _VALUE.sub(shown, text)
 
