@@ -1,11 +1,17 @@
-"""Why a measure or a family is undecided: one code per reason, with its few words.
+"""The verdict's vocabulary: its decisions, and why a measure or a family is undecided, one code
+per reason with its few words.
 
 The verdict table stores the code (``reason_code``) beside the reason in full (``reason``); the
 terminal, the report's front page and the verdict figure show the few words of :data:`REASONS`,
-so nothing is parsed back from the prose.
+so nothing is parsed back from the prose. (A module without imports: the Snakefile imports the
+verdict's words while it is parsed.)
 """
 
 from __future__ import annotations
+
+POSSIBLY_BEST, WORSE, UNDECIDED = "possibly best", "worse", "undecided"
+DECISIONS = (POSSIBLY_BEST, WORSE, UNDECIDED)
+"""The decisions of a verdict row (:mod:`retrieval_response.decide.verdict`)."""
 
 REASONS: dict[str, str] = {
     "few_queries": "too few queries",

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
-from retrieval_response.decide.reasons import FAMILY_REASONS, short_reason
-from retrieval_response.decide.verdict import DECISIONS, POSSIBLY_BEST, UNDECIDED, WORSE
+from retrieval_response.decide.reasons import DECISIONS, FAMILY_REASONS, POSSIBLY_BEST, UNDECIDED, WORSE, short_reason
 from retrieval_response.infra.atomic import write_text
 
 VERDICT_TEXT = "results/analysis/verdict.txt"

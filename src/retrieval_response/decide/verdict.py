@@ -57,6 +57,7 @@ from retrieval_response.analysis.measures import MEASURES, NOT_COMPUTABLE
 from retrieval_response.analysis.samples import default_measures, resolve_targets, segment_table, table_sizes
 from retrieval_response.analysis.segments import VERDICT_SEGMENTATIONS
 from retrieval_response.decide.comparisons import BestComparisons, best_comparisons
+from retrieval_response.decide.reasons import POSSIBLY_BEST, UNDECIDED, WORSE
 from retrieval_response.infra.errors import InputError
 
 DETECTABLE = (0.05, 0.10)
@@ -68,9 +69,6 @@ MIN_RESAMPLES = 100
 POWER = 0.8
 POWER_Z = 0.8416212335729143
 """The standard normal quantile of :data:`POWER` (scipy.stats.norm.ppf(0.8))."""
-POSSIBLY_BEST, WORSE, UNDECIDED = "possibly best", "worse", "undecided"
-DECISIONS = (POSSIBLY_BEST, WORSE, UNDECIDED)
-"""The decisions of a verdict row."""
 _SCHEMA = {
     "target": pl.String, "subset": pl.String, "E": pl.String, "segment": pl.String, "corr_type": pl.String,
     "candidates": pl.String, "measure": pl.String, "cost": pl.Int64, "n_samples": pl.Int64, "n_queries": pl.Int64,
