@@ -12,9 +12,9 @@ import pytest
 from conftest import benchmark
 from retrieval_response.analysis.bootstrap import percentile_interval
 from retrieval_response.analysis.correlation_tables import analysis_tables
-from retrieval_response.analysis.measures import MEASURES
-from retrieval_response.analysis.paper_claims import CLAIMS, DIFFERENCES, SPREAD_MEASURES
-from retrieval_response.analysis.replication import (
+from retrieval_response.measures.registry import MEASURES
+from retrieval_response.replication.claims import CLAIMS, DIFFERENCES, SPREAD_MEASURES
+from retrieval_response.replication.verdicts import (
     C4,
     COLUMNS,
     replication,

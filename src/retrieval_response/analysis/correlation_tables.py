@@ -71,7 +71,6 @@ import os
 import numpy as np
 import polars as pl
 
-from retrieval_response.analysis import measures as measures_module
 from retrieval_response.analysis.bootstrap import (
     percentile_interval,
     resample_weights,
@@ -81,9 +80,6 @@ from retrieval_response.analysis.correlations import (
     CORR_TYPES,
     TIE_ULPS,
 )
-from retrieval_response.analysis.formulas import COMPAT_MODES
-from retrieval_response.analysis.measures import MEASURES
-from retrieval_response.analysis.paper_claims import DIFFERENCES
 from retrieval_response.analysis.samples import (
     default_measures,
     measure_cells,
@@ -100,6 +96,10 @@ from retrieval_response.analysis.segment_correlations import (
 )
 from retrieval_response.analysis.segments import segment_keys
 from retrieval_response.infra.atomic import write_parquet
+from retrieval_response.measures import registry as measures_module
+from retrieval_response.measures.formulas import COMPAT_MODES
+from retrieval_response.measures.registry import MEASURES
+from retrieval_response.replication.claims import DIFFERENCES
 
 
 def analysis_tables(

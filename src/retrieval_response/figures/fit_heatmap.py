@@ -6,7 +6,6 @@ from __future__ import annotations
 import polars as pl
 from matplotlib.figure import Figure
 
-from retrieval_response.analysis.measures import heatmap_measures
 from retrieval_response.figures.inputs import FIT_SEGMENTS, Gaps, nothing_to_draw, ordered_groups, split_undefined
 from retrieval_response.figures.labels import CORR_LABELS, NOT_COMPUTED, TARGET_LABELS, TARGET_SHORT
 from retrieval_response.figures.layout import (
@@ -20,6 +19,7 @@ from retrieval_response.figures.layout import (
 )
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel, heatmap_figure
+from retrieval_response.measures.registry import heatmap_measures
 
 FIT_HEATMAP_MEASURES: tuple[str, ...] = heatmap_measures("fit")
 """Panels of the fit heatmap: the registry's fit-heatmap measures, in registry order."""

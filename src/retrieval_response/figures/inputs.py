@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from retrieval_response.analysis.measures import MEASURES
 from retrieval_response.analysis.segments import FINER_KEYS, segment_keys, too_few
 from retrieval_response.analysis.targets import NAMES
 from retrieval_response.figures.labels import NOT_RUN, UNDEFINED
 from retrieval_response.figures.manifest import Manifest
+from retrieval_response.measures.registry import MEASURES
 
 MEASURE_ORDER: tuple[str, ...] = tuple(MEASURES)
 """Forest-plot rows, top to bottom: the measure registry's order; names outside it follow in name order."""

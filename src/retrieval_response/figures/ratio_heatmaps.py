@@ -6,7 +6,6 @@ from __future__ import annotations
 import polars as pl
 from matplotlib.figure import Figure
 
-from retrieval_response.analysis.measures import heatmap_measures
 from retrieval_response.figures.inputs import (
     Gaps,
     difference_gaps,
@@ -31,6 +30,7 @@ from retrieval_response.figures.layout import (
 )
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel, heatmap_figure
+from retrieval_response.measures.registry import heatmap_measures
 
 RATIO_HEATMAP_MEASURES: tuple[str, ...] = heatmap_measures("ratio")
 """Rows of the ratio heatmap: the registry's ratio-heatmap measures, those the table has."""

@@ -42,12 +42,12 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
-from retrieval_response.analysis import measures as measures_module
 from retrieval_response.analysis.bootstrap import max_t, percentile_interval
 from retrieval_response.analysis.crossfit_bootstrap import query_resampling, resampled_correlations
-from retrieval_response.analysis.paper_claims import CLAIMS, SPREAD_MEASURES, Claim
 from retrieval_response.analysis.samples import default_measures, table_sizes
 from retrieval_response.analysis.segments import FINER_KEYS
+from retrieval_response.measures import registry as measures_module
+from retrieval_response.replication.claims import CLAIMS, SPREAD_MEASURES, Claim
 
 SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"
 COLUMNS = ("conclusion", "subset", "segment", "target", "E", "difference", "value", "ci_low", "ci_high",

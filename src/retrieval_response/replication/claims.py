@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from retrieval_response.analysis.measures import MEASURES
+from retrieval_response.measures.registry import MEASURES
 
 HIGH_RATIO = 2.0
 """Smallest K/Np segment label counted as "high K/Np" (C1, C3)."""
