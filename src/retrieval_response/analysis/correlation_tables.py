@@ -99,7 +99,7 @@ from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.measures import registry as measures_module
 from retrieval_response.measures.formulas import COMPAT_MODES
 from retrieval_response.measures.registry import MEASURES
-from retrieval_response.replication.claims import DIFFERENCES
+from retrieval_response.replication.claims import paired_differences
 
 
 def analysis_tables(
@@ -220,13 +220,14 @@ def _long_table(seg: np.ndarray, columns: dict, corr_types: list[str]) -> pl.Dat
 
 
 def _differences(boots: dict, target_names: list[str], corr_types: list[str], ci_level: float) -> pl.DataFrame:
-    """Rows (segment, corr type) per target and difference of :data:`~.paper_claims.DIFFERENCES` whose measures ran.
+    """Rows (segment, corr type) per target and paired difference whose measures ran
+    (:func:`~retrieval_response.replication.claims.paired_differences`).
 
     A row exists for the segments where both measures have a row.
     """
     parts = []
     for target in target_names:
-        for first, second in DIFFERENCES:
+        for first, second in paired_differences():
             if (target, first) not in boots or (target, second) not in boots:
                 continue
             seg_1, n_1, value_1, boot_1 = boots[target, first]

@@ -32,9 +32,6 @@ from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel, heatmap_figure
 from retrieval_response.measures.registry import heatmap_measures
 
-RATIO_HEATMAP_MEASURES: tuple[str, ...] = heatmap_measures("ratio")
-"""Rows of the ratio heatmap: the registry's ratio-heatmap measures, those the table has."""
-
 
 def _ratio_panels(rows: pl.DataFrame, gaps: Gaps, item: str, items: list[str], name: str,
                   manifest: Manifest, mark: pl.Expr | None = None) -> list[HeatmapPanel]:
@@ -79,7 +76,7 @@ def ratio_heatmap_figure(table: pl.DataFrame, gaps: Gaps, target: str, corr_type
     :data:`CORRELATION_SCALE`."""
     name = f"heatmap_ratio_{target}.png"
     rows = table.filter(pl.col("target") == target, pl.col("corr_type") == corr_type,
-                        pl.col("measure").is_in(RATIO_HEATMAP_MEASURES))
+                        pl.col("measure").is_in(heatmap_measures("ratio")))
     if split_undefined(rows, "measure", name, manifest).is_empty():
         return nothing_to_draw(manifest, name, rows)
     measures = ordered_measures(rows["measure"].unique().to_list())
