@@ -12,8 +12,8 @@ import pytest
 from conftest import benchmark
 from retrieval_response.analysis.bootstrap import percentile_interval
 from retrieval_response.analysis.correlation_tables import analysis_tables
+from retrieval_response.measures.claims import CLAIMS, SPREAD_MEASURES, paired_differences
 from retrieval_response.measures.registry import MEASURES
-from retrieval_response.replication.claims import CLAIMS, SPREAD_MEASURES, paired_differences
 from retrieval_response.replication.verdicts import (
     C4,
     COLUMNS,

@@ -97,9 +97,9 @@ from retrieval_response.analysis.segment_correlations import (
 from retrieval_response.analysis.segments import segment_keys
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.measures import registry as measures_module
+from retrieval_response.measures.claims import paired_differences
 from retrieval_response.measures.formulas import COMPAT_MODES
 from retrieval_response.measures.registry import MEASURES
-from retrieval_response.replication.claims import paired_differences
 
 
 def analysis_tables(
@@ -221,7 +221,7 @@ def _long_table(seg: np.ndarray, columns: dict, corr_types: list[str]) -> pl.Dat
 
 def _differences(boots: dict, target_names: list[str], corr_types: list[str], ci_level: float) -> pl.DataFrame:
     """Rows (segment, corr type) per target and paired difference whose measures ran
-    (:func:`~retrieval_response.replication.claims.paired_differences`).
+    (:func:`~retrieval_response.measures.claims.paired_differences`).
 
     A row exists for the segments where both measures have a row.
     """

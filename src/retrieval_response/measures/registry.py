@@ -107,7 +107,7 @@ class Measure:
     query, which production traces do not give (docs/TRACES.md): where Np is unknown it is not
     computable, never filled in. ``differences_with``: the measures it is set against in the
     analysis's paired differences (``name - other``), besides the pairs of the paper's claims
-    (:mod:`retrieval_response.replication.claims`).
+    (:mod:`retrieval_response.measures.claims`).
     """
 
     name: str
