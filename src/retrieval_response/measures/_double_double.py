@@ -6,7 +6,7 @@ Ties: float64 values of cells that are equal in exact arithmetic can differ by a
 the last place, and values that are distinct can be closer than that (the paper's epsilon in
 F_e_partner, an alpha just off a point where two cells cross). Evaluated as unevaluated sums
 hi + lo, the values are accurate to about eps^2, far below the smallest gap between distinct
-values of small-integer cells, so equal and distinct are told apart (:func:`_exact_values`).
+values of small-integer cells, so equal and distinct are told apart (:meth:`ExactForm.values`).
 
 Pearson: r is invariant under a shift of the measure, but float64 values carry an absolute
 rounding error of about eps * |x|: where a measure varies by a relative spread s over a segment
