@@ -21,8 +21,9 @@ from retrieval_response.analysis.correlations import (
 )
 from retrieval_response.analysis.crossfit import crossfit, query_halves
 from retrieval_response.analysis.segments import assign_segments
+from retrieval_response.measures.alpha import alpha_grid
 from retrieval_response.measures.features import add_features
-from retrieval_response.measures.registry import MEASURES, alpha_grid
+from retrieval_response.measures.registry import MEASURES
 
 pytestmark = pytest.mark.unit
 

@@ -35,8 +35,9 @@ from retrieval_response.llm.document_judgments import (
 from retrieval_response.llm.grading import expected_grade
 from retrieval_response.llm.jobs import CALL_FAILURE_PREFIXES
 from retrieval_response.llm.prompts import ANSWER_FIELDS, UDCG_FIELDS, UMBRELA_FIELDS, load_prompt
+from retrieval_response.measures.alpha import alpha_grid
 from retrieval_response.measures.features import add_features
-from retrieval_response.measures.registry import MEASURES, alpha_grid
+from retrieval_response.measures.registry import MEASURES
 from retrieval_response.tables.collect import judgment_utilities, with_document_judgments
 from retrieval_response.testing.openai_server import OpenAIServer
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts

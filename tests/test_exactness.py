@@ -18,7 +18,8 @@ from analysis_reference import (
 from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.correlations import CORR_TYPES
 from retrieval_response.analysis.segment_correlations import PAPER_PEARSON_NOISE
-from retrieval_response.measures.registry import MEASURES, alpha_grid
+from retrieval_response.measures.alpha import alpha_grid
+from retrieval_response.measures.registry import MEASURES
 
 pytestmark = pytest.mark.unit
 

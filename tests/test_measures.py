@@ -8,6 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from retrieval_response.measures.alpha import alpha_grid
 from retrieval_response.measures.counts import partner_positives, positives_in_top_2k
 from retrieval_response.measures.features import add_features
 from retrieval_response.measures.formulas import (
@@ -19,7 +20,6 @@ from retrieval_response.measures.formulas import (
     t_measure,
     t_unnormalised,
 )
-from retrieval_response.measures.registry import alpha_grid
 
 pytestmark = pytest.mark.unit
 

@@ -14,8 +14,9 @@ from retrieval_response.analysis.samples import default_targets
 from retrieval_response.analysis.segments import assign_segments
 from retrieval_response.analysis.targets import NAMES
 from retrieval_response.infra.errors import InputError
+from retrieval_response.measures.alpha import alpha_grid
 from retrieval_response.measures.features import add_features
-from retrieval_response.measures.registry import MEASURES, alpha_grid
+from retrieval_response.measures.registry import MEASURES
 
 pytestmark = pytest.mark.unit
 

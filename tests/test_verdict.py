@@ -20,7 +20,8 @@ from retrieval_response.decide.verdict import (
     verdict_table,
 )
 from retrieval_response.infra.errors import InputError
-from retrieval_response.measures.registry import MEASURES, alpha_grid
+from retrieval_response.measures.alpha import alpha_grid
+from retrieval_response.measures.registry import MEASURES
 from retrieval_response.testing.synthetic import graded_by_driver
 
 pytestmark = pytest.mark.unit

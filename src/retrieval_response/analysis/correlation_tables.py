@@ -96,7 +96,7 @@ from retrieval_response.analysis.segment_correlations import (
 )
 from retrieval_response.analysis.segments import segment_keys
 from retrieval_response.infra.atomic import write_parquet
-from retrieval_response.measures import registry as measures_module
+from retrieval_response.measures import alpha as measures_module
 from retrieval_response.measures.claims import paired_differences
 from retrieval_response.measures.formulas import COMPAT_MODES
 from retrieval_response.measures.registry import MEASURES
@@ -121,7 +121,7 @@ def analysis_tables(
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Correlations, paired differences and resampled correlations (see the module docstring for the columns).
 
-    ``alpha_grid``: a spec for :func:`.measures.alpha_grid` or the sorted grid itself; ``segmentation``
+    ``alpha_grid``: a spec for :func:`retrieval_response.measures.alpha.alpha_grid` or the sorted grid itself; ``segmentation``
     "fit" or "ratio"; a (segment, measure, target) enters when at least ``min_segment_samples``
     samples have the measure and the target; ``measures`` defaults to :func:`default_measures`,
     ``targets`` to :func:`default_targets`; ``compat`` "exact" or "paper" (module docstring).

@@ -56,7 +56,7 @@ from retrieval_response.analysis.segments import VERDICT_SEGMENTATIONS
 from retrieval_response.decide.comparisons import BestComparisons, best_comparisons
 from retrieval_response.decide.reasons import POSSIBLY_BEST, UNDECIDED, WORSE
 from retrieval_response.infra.errors import InputError
-from retrieval_response.measures import registry as measures_module
+from retrieval_response.measures import alpha as measures_module
 from retrieval_response.measures.judgments import JUDGMENT_COLUMNS
 from retrieval_response.measures.registry import MEASURES, NOT_COMPUTABLE
 

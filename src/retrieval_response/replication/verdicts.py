@@ -47,7 +47,7 @@ from retrieval_response.analysis.bootstrap import max_t, percentile_interval
 from retrieval_response.analysis.crossfit_bootstrap import query_resampling, resampled_correlations
 from retrieval_response.analysis.samples import default_measures, table_sizes
 from retrieval_response.analysis.segments import FINER_KEYS
-from retrieval_response.measures import registry as measures_module
+from retrieval_response.measures import alpha as measures_module
 from retrieval_response.measures.claims import CLAIMS, SPREAD_MEASURES, Claim
 
 SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"

@@ -42,7 +42,7 @@ from retrieval_response.llm.prompts import (
     UMBRELA_FIELDS,
     load_prompt,
 )
-from retrieval_response.measures.registry import alpha_grid
+from retrieval_response.measures.alpha import alpha_grid
 from retrieval_response.workflow_config.input_checks import (
     check_corpus_sizes,
     check_dataset_options,
