@@ -66,8 +66,9 @@ def test_a_query_that_retrieves_only_its_positives_is_a_sample_with_every_measur
     and every measure of the registry has a finite value on it where its features are given (each
     needs Np >= 1 only)."""
     from retrieval_response.llm.pipeline import topk_selections
+    from retrieval_response.measures.alpha import alpha_grid
     from retrieval_response.measures.features import add_features
-    from retrieval_response.measures.registry import MEASURES, alpha_grid
+    from retrieval_response.measures.registry import MEASURES
 
     texts = texts_of({"B-0": (positives, []), "B-1": (["C"], ["D"])})
     retrieved = pl.DataFrame({"id": ["B-0", "B-1"], "docids": [list(reversed(positives))[:2], ["C", "D"]]})
