@@ -37,9 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from retrieval_response.analysis.correlation_tables import analysis_tables  # noqa: E402
 from retrieval_response.analysis.correlations import CORR_TYPES, sample_correlation  # noqa: E402
 from retrieval_response.analysis.crossfit import query_halves  # noqa: E402
-from retrieval_response.analysis.features import add_features  # noqa: E402
-from retrieval_response.analysis.measures import MEASURES, alpha_grid  # noqa: E402
 from retrieval_response.analysis.segments import assign_segments  # noqa: E402
+from retrieval_response.measures.alpha import alpha_grid  # noqa: E402
+from retrieval_response.measures.features import add_features  # noqa: E402
+from retrieval_response.measures.registry import MEASURES  # noqa: E402
 from retrieval_response.reports.benchmark_record import write_benchmark_json  # noqa: E402
 
 PAPER_SAMPLES = 535_888

@@ -39,7 +39,7 @@ from analysis_reference import (  # noqa: E402
     stress_graded,
 )
 from retrieval_response.analysis.correlations import CORR_TYPES  # noqa: E402
-from retrieval_response.analysis.measures import alpha_grid  # noqa: E402
+from retrieval_response.measures.alpha import alpha_grid  # noqa: E402
 
 GRID = np.unique(np.concatenate([alpha_grid("l350^0.95"), alpha_grid("linear:9"), alpha_grid("l60^0.7")]))
 MINIMUM = 20

@@ -263,9 +263,9 @@ def exact_curves(name: str, samples: list[dict], target: str, grid: np.ndarray) 
 def library_curves(graded, segmentation: str, grid: np.ndarray, compat: str, name: str, target: str, minimum: int):
     """(E, subset, segment) -> corr type -> (A,) the full-data curves the analysis computes (its own code path)."""
     from retrieval_response.analysis.correlations import CORR_TYPES, TIE_ULPS
-    from retrieval_response.analysis.measures import MEASURES
     from retrieval_response.analysis.samples import measure_cells, measure_sizes, prepare_samples
     from retrieval_response.analysis.segment_correlations import segment_curves
+    from retrieval_response.measures.registry import MEASURES
 
     prepared = prepare_samples(graded, None, segmentation, (), [target], TIE_ULPS if compat == "exact" else 0, 0)
     measure = MEASURES[name]

@@ -8,8 +8,8 @@ import pytest
 
 from conftest import benchmark
 from retrieval_response.analysis.correlation_tables import analysis_tables, write_analysis
-from retrieval_response.analysis.measures import alpha_grid
 from retrieval_response.infra.errors import InputError
+from retrieval_response.measures.alpha import alpha_grid
 
 pytestmark = pytest.mark.unit
 

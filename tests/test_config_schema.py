@@ -7,13 +7,13 @@ import yaml
 
 from conftest import REPO
 from retrieval_response.analysis.correlations import CORR_TYPES
-from retrieval_response.analysis.formulas import COMPAT_MODES
-from retrieval_response.analysis.measures import MEASURES
 from retrieval_response.analysis.segments import FINER_KEYS, SEGMENTATIONS
 from retrieval_response.analysis.targets import TARGETS
 from retrieval_response.datasets.hotpotqa import GRANULARITIES
 from retrieval_response.datasets.layouts import LAYOUTS
 from retrieval_response.embedding.registry import BACKENDS
+from retrieval_response.measures.formulas import COMPAT_MODES
+from retrieval_response.measures.registry import MEASURES
 from retrieval_response.workflow_config.plan import LEXICAL_BACKENDS
 
 pytestmark = pytest.mark.unit

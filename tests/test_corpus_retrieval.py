@@ -65,9 +65,10 @@ def test_a_query_that_retrieves_only_its_positives_is_a_sample_with_every_measur
     """The best retrieval stays in the study: Nc = Np, P = 1 where the top K is full, R = n_p/Np,
     and every measure of the registry has a finite value on it where its features are given (each
     needs Np >= 1 only)."""
-    from retrieval_response.analysis.features import add_features
-    from retrieval_response.analysis.measures import MEASURES, alpha_grid
     from retrieval_response.llm.pipeline import topk_selections
+    from retrieval_response.measures.alpha import alpha_grid
+    from retrieval_response.measures.features import add_features
+    from retrieval_response.measures.registry import MEASURES
 
     texts = texts_of({"B-0": (positives, []), "B-1": (["C"], ["D"])})
     retrieved = pl.DataFrame({"id": ["B-0", "B-1"], "docids": [list(reversed(positives))[:2], ["C", "D"]]})
@@ -213,7 +214,7 @@ def test_graded_ndcg_with_binary_grades_is_the_binary_ndcg_at_k():
     """nDCG@K with gains 2^grade - 1 as the analysis computes it (from each top-K text's grade and
     the query's positive grades; against trec_eval in tests/test_ranked_evaluator.py) is the
     binary nDCG@K when the grades are 0/1."""
-    from retrieval_response.analysis.formulas import graded_ndcg_at_k, ndcg_at_k
+    from retrieval_response.measures.formulas import graded_ndcg_at_k, ndcg_at_k
 
     rng = np.random.default_rng(3)
     grades, ideal = [], []
@@ -232,8 +233,8 @@ def run_against_trec_eval(tmp_path: Path, lengths: list[int], seed: int):
     ``lengths[i % len(lengths)]`` documents of a 40-document corpus (0: the query is not in the run)."""
     import pytrec_eval
 
-    from retrieval_response.analysis.features import add_features
     from retrieval_response.llm.pipeline import topk_selections
+    from retrieval_response.measures.features import add_features
 
     rng = np.random.default_rng(seed)
     docs = [f"D{i}" for i in range(40)]
@@ -277,7 +278,7 @@ def test_runs_of_any_length_give_trec_eval_measures_on_the_retrieved_list(tmp_pa
     """P, R, nDCG@K, RR@K, AP@K and F_e's positives in the top 2K of a run with 0, 1, max(K) - 1,
     max(K), between max(K) and 2 max(K) - 1, and 2 max(K) documents per query equal pytrec_eval's
     (no ``-c``) on the retrieved list; every K is kept; nothing unretrieved is counted."""
-    from retrieval_response.analysis.formulas import f_estimated
+    from retrieval_response.measures.formulas import f_estimated
 
     ours, expected, report, runs, rows = run_against_trec_eval(tmp_path, lengths, seed)
     in_run = [q for q, r in runs.items() if r]

@@ -20,9 +20,10 @@ from retrieval_response.analysis.correlations import (
     table_correlations,
 )
 from retrieval_response.analysis.crossfit import crossfit, query_halves
-from retrieval_response.analysis.features import add_features
-from retrieval_response.analysis.measures import MEASURES, alpha_grid
 from retrieval_response.analysis.segments import assign_segments
+from retrieval_response.measures.alpha import alpha_grid
+from retrieval_response.measures.features import add_features
+from retrieval_response.measures.registry import MEASURES
 
 pytestmark = pytest.mark.unit
 

@@ -16,11 +16,9 @@ import pytest
 import pytrec_eval
 
 from conftest import REPO
+from retrieval_response.agreement.umbrela_qrels import kappa, umbrela_agreement
 from retrieval_response.analysis.correlation_tables import analysis_tables
-from retrieval_response.analysis.features import add_features
-from retrieval_response.analysis.measures import MEASURES, alpha_grid
 from retrieval_response.analysis.samples import default_measures
-from retrieval_response.analysis.umbrela_qrels_agreement import kappa, umbrela_agreement
 from retrieval_response.infra.errors import JobFailure
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
@@ -37,6 +35,9 @@ from retrieval_response.llm.document_judgments import (
 from retrieval_response.llm.grading import expected_grade
 from retrieval_response.llm.jobs import CALL_FAILURE_PREFIXES
 from retrieval_response.llm.prompts import ANSWER_FIELDS, UDCG_FIELDS, UMBRELA_FIELDS, load_prompt
+from retrieval_response.measures.alpha import alpha_grid
+from retrieval_response.measures.features import add_features
+from retrieval_response.measures.registry import MEASURES
 from retrieval_response.tables.collect import judgment_utilities, with_document_judgments
 from retrieval_response.testing.openai_server import OpenAIServer
 from retrieval_response.testing.synthetic import synthetic_ranked, synthetic_texts

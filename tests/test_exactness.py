@@ -15,11 +15,11 @@ from analysis_reference import (
     segment_samples,
     stress_graded,
 )
-from retrieval_response.analysis._double_double import _exact_values
 from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.correlations import CORR_TYPES
-from retrieval_response.analysis.measures import alpha_grid
 from retrieval_response.analysis.segment_correlations import PAPER_PEARSON_NOISE
+from retrieval_response.measures.alpha import alpha_grid
+from retrieval_response.measures.registry import MEASURES
 
 pytestmark = pytest.mark.unit
 
@@ -108,23 +108,23 @@ def test_paper_mode_keeps_the_kernel_where_the_values_spread(stress):
 def test_counts_outside_the_exact_range_fall_back_to_float64(name, bad):
     """Counts a Dekker split cannot hold exactly (or negative ones) leave the measure to float64 and the ulp rule."""
     features = {c: np.array([1, 2, 3]) for c in ("n_p", "K", "Np", "np_2K", "np_partner")}
-    assert _exact_values(name, features, np.array([0.5])) is not None
+    assert MEASURES[name].exact_values(features, np.array([0.5])) is not None
     features["K"] = np.array([1, bad, 3])
-    assert _exact_values(name, features, np.array([0.5])) is None
+    assert MEASURES[name].exact_values(features, np.array([0.5])) is None
 
 
 @pytest.mark.parametrize("multiple", [3, 5, 7, 11, 1000003])
 def test_proportional_cells_tie_and_cells_crossing_off_the_float_alpha_do_not(multiple):
     grid = alpha_grid("l350^0.95")
     features = {"n_p": np.array([1, multiple]), "K": np.array([2, 2 * multiple]), "Np": np.array([4, 4 * multiple])}
-    ranks, centred = _exact_values("F", features, grid)
+    ranks, centred = MEASURES["F"].exact_values(features, grid)
     assert (ranks[:, 0] == ranks[:, 1]).all() and (centred == 0).all()
     # F of (1, 1, 3) and (1, 2, 3) meet at a = 0 (both 1/3); T_u of (0, 2) and (3, 12) cross at a = 3/10,
     # which no float is: at the float nearest to 0.3 they differ by about 1e-17 and stay apart
     a = np.array([0.0, 0.3, 1 - 0.7])
-    ranks, _ = _exact_values("F", {"n_p": np.array([1, 1]), "K": np.array([1, 2]), "Np": np.array([3, 3])}, a[:1])
+    ranks, _ = MEASURES["F"].exact_values({"n_p": np.array([1, 1]), "K": np.array([1, 2]), "Np": np.array([3, 3])}, a[:1])
     assert ranks[0, 0] == ranks[0, 1]
-    ranks, _ = _exact_values("T_u", {"n_p": np.array([0, 3]), "K": np.array([2, 12])}, a[1:])
+    ranks, _ = MEASURES["T_u"].exact_values({"n_p": np.array([0, 3]), "K": np.array([2, 12])}, a[1:])
     assert (ranks[:, 0] != ranks[:, 1]).all()
 
 

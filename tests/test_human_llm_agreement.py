@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from conftest import refused_record
-from retrieval_response.analysis.human_llm_agreement import (
+from retrieval_response.agreement.human_llm import (
     agreement_table,
     krippendorff_alpha_ordinal,
 )

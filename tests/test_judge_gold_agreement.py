@@ -11,9 +11,9 @@ import pytest
 from scipy import stats
 from sklearn.metrics import roc_auc_score
 
+from retrieval_response.agreement.human_llm import krippendorff_alpha_ordinal, paired_alpha_ordinal
+from retrieval_response.agreement.judge_gold import SCHEMA, SCORES, STATISTICS, judge_agreement, roc_auc
 from retrieval_response.analysis.bootstrap import resample_weights
-from retrieval_response.analysis.human_llm_agreement import krippendorff_alpha_ordinal, paired_alpha_ordinal
-from retrieval_response.analysis.judge_gold_agreement import SCHEMA, SCORES, STATISTICS, judge_agreement, roc_auc
 from retrieval_response.figures.judge_figure import plot_judge_agreement
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.errors import InputError

@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 
 from conftest import llm_config, llm_workdir, planned_files, run_snakemake
+from retrieval_response.agreement.judge_gold import SCHEMA
 from retrieval_response.analysis.answer_scores import best_scores
-from retrieval_response.analysis.judge_gold_agreement import SCHEMA
 from retrieval_response.testing.synthetic import synthetic_texts
 
 RULES = ("--allowed-rules", "answer_ideal", "answer_topk", "grade", "merge_graded", "collect_graded", "judge_agreement")

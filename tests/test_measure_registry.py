@@ -6,8 +6,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from retrieval_response.analysis.features import add_features
-from retrieval_response.analysis.measures import MEASURES
+from retrieval_response.measures.features import add_features
+from retrieval_response.measures.registry import MEASURES
 
 pytestmark = pytest.mark.unit
 

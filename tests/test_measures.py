@@ -8,8 +8,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-from retrieval_response.analysis.features import add_features, partner_positives, positives_in_top_2k
-from retrieval_response.analysis.formulas import (
+from retrieval_response.measures.alpha import alpha_grid
+from retrieval_response.measures.counts import partner_positives, positives_in_top_2k
+from retrieval_response.measures.features import add_features
+from retrieval_response.measures.formulas import (
     f_estimated,
     f_estimated_partner,
     f_measure,
@@ -18,7 +20,6 @@ from retrieval_response.analysis.formulas import (
     t_measure,
     t_unnormalised,
 )
-from retrieval_response.analysis.measures import alpha_grid
 
 pytestmark = pytest.mark.unit
 

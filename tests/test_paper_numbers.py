@@ -11,10 +11,11 @@ import pytest
 from analysis_reference import random_graded, reference_first_max, scipy_curves
 from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.crossfit import crossfit, query_halves
-from retrieval_response.analysis.features import add_features
-from retrieval_response.analysis.formulas import f_estimated_partner, f_measure, t_measure
-from retrieval_response.analysis.measures import MEASURES, alpha_grid
 from retrieval_response.analysis.segments import assign_segments
+from retrieval_response.measures.alpha import alpha_grid
+from retrieval_response.measures.features import add_features
+from retrieval_response.measures.formulas import f_estimated_partner, f_measure, t_measure
+from retrieval_response.measures.registry import MEASURES
 
 pytestmark = pytest.mark.unit
 

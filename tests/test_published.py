@@ -10,8 +10,8 @@ import pytest
 
 from conftest import refused_record
 from retrieval_response.analysis.correlation_tables import analysis_tables
-from retrieval_response.analysis.features import add_features
 from retrieval_response.infra.errors import InputError
+from retrieval_response.measures.features import add_features
 from retrieval_response.tables.human_grades import read_human_grades
 from retrieval_response.tables.published import read_graded, read_ranked
 

@@ -12,9 +12,9 @@ import pytest
 from conftest import benchmark
 from retrieval_response.analysis.bootstrap import percentile_interval
 from retrieval_response.analysis.correlation_tables import analysis_tables
-from retrieval_response.analysis.measures import MEASURES
-from retrieval_response.analysis.paper_claims import CLAIMS, DIFFERENCES, SPREAD_MEASURES
-from retrieval_response.analysis.replication import (
+from retrieval_response.measures.claims import CLAIMS, SPREAD_MEASURES, paired_differences
+from retrieval_response.measures.registry import MEASURES
+from retrieval_response.replication.verdicts import (
     C4,
     COLUMNS,
     replication,
@@ -168,6 +168,7 @@ def test_corr_type_of_the_verdicts():
 
 def test_differences_are_the_claims_pairs_as_first_claimed_then_the_registrys():
     claimed = [(c.first, c.second) for c in CLAIMS]
+    DIFFERENCES = paired_differences()
     assert DIFFERENCES[:5] == (("nDCG", "F"), ("nDCG", "T"), ("T", "F"), ("F_e", "F"), ("F_e_partner", "F"))
     for first, second in claimed:  # each claim's pair once: as it states it, or as an earlier claim does
         assert ((first, second) in DIFFERENCES) != ((second, first) in DIFFERENCES)

@@ -10,12 +10,13 @@ from analysis_reference import anchor_reference, exact_sample_curves, random_gra
 from retrieval_response.analysis.bootstrap import percentile_interval, resample_weights
 from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.crossfit import crossfit, query_halves
-from retrieval_response.analysis.features import add_features
-from retrieval_response.analysis.measures import MEASURES, alpha_grid
 from retrieval_response.analysis.samples import default_targets
 from retrieval_response.analysis.segments import assign_segments
 from retrieval_response.analysis.targets import NAMES
 from retrieval_response.infra.errors import InputError
+from retrieval_response.measures.alpha import alpha_grid
+from retrieval_response.measures.features import add_features
+from retrieval_response.measures.registry import MEASURES
 
 pytestmark = pytest.mark.unit
 

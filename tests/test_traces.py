@@ -16,8 +16,6 @@ from snakemake.utils import validate
 from conftest import REPO
 from doubles.deterministic_provider import register_deterministic
 from retrieval_response.analysis.correlation_tables import analysis_tables
-from retrieval_response.analysis.features import add_features
-from retrieval_response.analysis.measures import MEASURES, NEEDS_NP, NOT_COMPUTABLE
 from retrieval_response.datasets.traces import read_traces
 from retrieval_response.decide.verdict import verdict_table
 from retrieval_response.infra.errors import InputError, InputErrors, JobFailure
@@ -27,6 +25,8 @@ from retrieval_response.llm.config import ModelConfig, PacingConfig
 from retrieval_response.llm.document_judgments import judge_documents, judged_pairs
 from retrieval_response.llm.pipeline import NO_GOLD_ANSWER, grade_traces
 from retrieval_response.llm.prompts import GRADE_CONTEXT_FIELDS, GRADE_GOLD_FIELDS, UMBRELA_FIELDS, load_prompt
+from retrieval_response.measures.features import add_features
+from retrieval_response.measures.registry import MEASURES, NEEDS_NP, NOT_COMPUTABLE
 from retrieval_response.tables.trace_samples import collect_traces, traces_report
 from retrieval_response.testing.openai_server import OpenAIServer
 from retrieval_response.workflow_config.checks import check_config

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from conftest import llm_config, llm_workdir, run_snakemake
-from retrieval_response.analysis.measures import NEEDS_NP, NOT_COMPUTABLE
+from retrieval_response.measures.registry import NEEDS_NP, NOT_COMPUTABLE
 
 pytestmark = pytest.mark.workflow
 

@@ -8,7 +8,6 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from retrieval_response.analysis.crossfit_bootstrap import distinct_order_alphas
-from retrieval_response.analysis.measures import MEASURES, alpha_grid
 from retrieval_response.analysis.samples import segment_table
 from retrieval_response.analysis.segments import NOT_COMPUTED, VERDICT_SEGMENTATIONS
 from retrieval_response.decide.comparisons import all_pairs, best_comparisons
@@ -21,6 +20,8 @@ from retrieval_response.decide.verdict import (
     verdict_table,
 )
 from retrieval_response.infra.errors import InputError
+from retrieval_response.measures.alpha import alpha_grid
+from retrieval_response.measures.registry import MEASURES
 from retrieval_response.testing.synthetic import graded_by_driver
 
 pytestmark = pytest.mark.unit

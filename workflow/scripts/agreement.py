@@ -2,7 +2,7 @@
 
 import _workflow_package  # noqa: F401
 
-from retrieval_response.analysis.human_llm_agreement import agreement_table
+from retrieval_response.agreement.human_llm import agreement_table
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log
 from retrieval_response.tables.human_grades import read_human_grades

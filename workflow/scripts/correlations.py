@@ -3,9 +3,9 @@
 import _workflow_package  # noqa: F401
 
 from retrieval_response.analysis.correlation_tables import analysis_tables, write_analysis
-from retrieval_response.analysis.replication import replication_corr_type
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log
+from retrieval_response.replication.verdicts import replication_corr_type
 from retrieval_response.tables.workflow_tables import read_analysis_table
 
 log = job_log(snakemake.log[0])

@@ -2,7 +2,7 @@
 
 import _workflow_package  # noqa: F401
 
-from retrieval_response.analysis.judge_gold_agreement import judge_agreement, no_gold_reason
+from retrieval_response.agreement.judge_gold import judge_agreement, no_gold_reason
 from retrieval_response.figures.judge_figure import plot_judge_agreement
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log

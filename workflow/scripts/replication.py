@@ -4,10 +4,10 @@ paper's conclusions with verdicts, plain and family-wise adjusted (without finer
 import _workflow_package  # noqa: F401
 import polars as pl
 
-from retrieval_response.analysis.replication import adjusted_claims, replication, replication_corr_type
 from retrieval_response.analysis.samples import resolve_targets
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log
+from retrieval_response.replication.verdicts import adjusted_claims, replication, replication_corr_type
 from retrieval_response.tables.workflow_tables import read_analysis_table
 
 log = job_log(snakemake.log[0])

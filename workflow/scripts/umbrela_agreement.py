@@ -5,7 +5,7 @@ marks of the labelling sheet (traces.labelled_sheet) when given, else with their
 import _workflow_package  # noqa: F401
 import polars as pl
 
-from retrieval_response.analysis.umbrela_qrels_agreement import umbrela_agreement
+from retrieval_response.agreement.umbrela_qrels import umbrela_agreement
 from retrieval_response.datasets import published_texts
 from retrieval_response.datasets.traces import qrels_judged_texts
 from retrieval_response.infra.atomic import write_parquet

@@ -1,3 +1,3 @@
-"""Stages measure and correlate: retrieval measures of each graded sample, their exact correlations with
-the answer-quality targets per segment, cross-fitting, the query bootstrap, and agreement between graders.
+"""Stage correlate: the exact correlations of the retrieval measures (:mod:`retrieval_response.measures`)
+with the answer-quality targets per segment, cross-fitting, the query bootstrap, and the segments.
 """

@@ -71,7 +71,6 @@ import os
 import numpy as np
 import polars as pl
 
-from retrieval_response.analysis import measures as measures_module
 from retrieval_response.analysis.bootstrap import (
     percentile_interval,
     resample_weights,
@@ -81,9 +80,6 @@ from retrieval_response.analysis.correlations import (
     CORR_TYPES,
     TIE_ULPS,
 )
-from retrieval_response.analysis.formulas import COMPAT_MODES
-from retrieval_response.analysis.measures import MEASURES
-from retrieval_response.analysis.paper_claims import DIFFERENCES
 from retrieval_response.analysis.samples import (
     default_measures,
     measure_cells,
@@ -100,6 +96,10 @@ from retrieval_response.analysis.segment_correlations import (
 )
 from retrieval_response.analysis.segments import segment_keys
 from retrieval_response.infra.atomic import write_parquet
+from retrieval_response.measures import alpha as measures_module
+from retrieval_response.measures.claims import paired_differences
+from retrieval_response.measures.formulas import COMPAT_MODES
+from retrieval_response.measures.registry import MEASURES
 
 
 def analysis_tables(
@@ -121,7 +121,7 @@ def analysis_tables(
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Correlations, paired differences and resampled correlations (see the module docstring for the columns).
 
-    ``alpha_grid``: a spec for :func:`.measures.alpha_grid` or the sorted grid itself; ``segmentation``
+    ``alpha_grid``: a spec for :func:`retrieval_response.measures.alpha.alpha_grid` or the sorted grid itself; ``segmentation``
     "fit" or "ratio"; a (segment, measure, target) enters when at least ``min_segment_samples``
     samples have the measure and the target; ``measures`` defaults to :func:`default_measures`,
     ``targets`` to :func:`default_targets`; ``compat`` "exact" or "paper" (module docstring).
@@ -220,13 +220,14 @@ def _long_table(seg: np.ndarray, columns: dict, corr_types: list[str]) -> pl.Dat
 
 
 def _differences(boots: dict, target_names: list[str], corr_types: list[str], ci_level: float) -> pl.DataFrame:
-    """Rows (segment, corr type) per target and difference of :data:`~.paper_claims.DIFFERENCES` whose measures ran.
+    """Rows (segment, corr type) per target and paired difference whose measures ran
+    (:func:`~retrieval_response.measures.claims.paired_differences`).
 
     A row exists for the segments where both measures have a row.
     """
     parts = []
     for target in target_names:
-        for first, second in DIFFERENCES:
+        for first, second in paired_differences():
             if (target, first) not in boots or (target, second) not in boots:
                 continue
             seg_1, n_1, value_1, boot_1 = boots[target, first]

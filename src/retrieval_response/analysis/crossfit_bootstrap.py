@@ -16,13 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from retrieval_response.analysis._double_double import _exact_values
 from retrieval_response.analysis.bootstrap import resample_weights
 from retrieval_response.analysis.correlations import TIE_ULPS, first_max, sorted_tie_anchors
 from retrieval_response.analysis.crossfit import crossfit
-from retrieval_response.analysis.measures import MEASURES
 from retrieval_response.analysis.samples import MeasureCells, PreparedSamples, measure_cells, prepare_samples
 from retrieval_response.analysis.segment_correlations import segment_curves
+from retrieval_response.measures.registry import MEASURES
 
 RANK_CORRELATIONS = ("spearman", "kendall_b", "kendall_c")
 """Correlations that depend on the order of the measure's values alone."""
@@ -67,7 +66,7 @@ def _dense_ranks(values: np.ndarray, tie_ulps: int) -> np.ndarray:
 def order_ranks(measure, features: dict[str, np.ndarray], grid: np.ndarray, compat: str) -> np.ndarray:
     """(A, n) tie-group ranks of the measure's values on ``features`` at each alpha of ``grid``:
     exact (double-double) where the analysis decides ties exactly, else float64 within TIE_ULPS."""
-    exact = _exact_values(measure.name, features, grid) if compat == "exact" else None
+    exact = measure.exact_values(features, grid) if compat == "exact" else None
     if exact is not None:
         return exact[0]
     return _dense_ranks(measure.evaluate(features, grid, compat), TIE_ULPS if compat == "exact" else 0)

@@ -3,7 +3,7 @@
     python -m retrieval_response.analysis.kernel_cache
 
 numba compiles a kernel on its first call for each type signature and keeps the machine code on
-disk (``cache=True``: the ``__pycache__`` folder beside ``_kernels.py`` and ``_double_double.py``,
+disk (``cache=True``: the ``__pycache__`` folder beside ``_kernels.py`` and ``measures/_double_double.py``,
 or ``$NUMBA_CACHE_DIR``), from which a later process loads it in milliseconds. install.sh runs this once, so that the first
 run's ``correlations`` jobs load the kernels instead of each compiling them. It analyses a small
 synthetic table with every target (the count-table and the per-sample kernels), both

@@ -20,11 +20,11 @@ import polars as pl
 from retrieval_response.analysis import targets as target_registry
 from retrieval_response.analysis.correlations import tie_anchors
 from retrieval_response.analysis.crossfit import query_halves
-from retrieval_response.analysis.features import add_features
-from retrieval_response.analysis.judgment_measures import JUDGMENT_COLUMNS
-from retrieval_response.analysis.measures import MEASURES
 from retrieval_response.analysis.segments import assign_segments, kept_and_reason, segment_keys
 from retrieval_response.infra.errors import InputError
+from retrieval_response.measures.features import add_features
+from retrieval_response.measures.judgments import JUDGMENT_COLUMNS
+from retrieval_response.measures.registry import MEASURES
 
 REQUIRED_COLUMNS = ("id", "E", "Nc", "Np", "K", "inK")
 COUNT_PATH_MAX_VALUES = 16

@@ -3,7 +3,7 @@ the full data and its two query halves (the value, its alpha and the cross-fitte
 bootstrap resamples (docs/METHODS.md#correlations). :mod:`.correlation_tables` makes the tables
 of them; :mod:`.crossfit_bootstrap` resamples the cross-fitting.
 
-Exact mode reads the measures with alpha in double-double arithmetic (:mod:`._double_double`);
+Exact mode reads the measures with alpha in double-double arithmetic (:mod:`retrieval_response.measures._double_double`);
 paper mode recomputes, where the values are rounding noise, the Pearson of the paper's code
 (:func:`_paper_pearson`).
 """
@@ -14,7 +14,6 @@ import warnings
 
 import numpy as np
 
-from retrieval_response.analysis._double_double import _exact_values
 from retrieval_response.analysis._kernels import _rounding_noise
 from retrieval_response.analysis.correlations import (
     TIE_ULPS,
@@ -40,7 +39,7 @@ def segment_curves(measure, cells: MeasureCells, s: int, grid, corr_types, compa
     Tables: full data, half A, half B when ``query_weights`` is None, else one per row of
     ``query_weights`` (R, Q): each sample weighted by its query's multiplicity. Exact mode, for
     the measures with alpha: ranks and ties from double-double values, Pearson from their
-    differences (:mod:`._double_double`); for the others float64 values with ties within
+    differences (:mod:`retrieval_response.measures._double_double`); for the others float64 values with ties within
     :data:`TIE_ULPS`. Paper mode: float64 values in the paper's order, exact float ties, and
     Pearson of the paper's computation where the values are rounding noise (:func:`_paper_pearson`).
     ``kendall_alphas`` (A,) bool: on the per-sample path, the alphas at which the Kendall types
@@ -49,7 +48,7 @@ def segment_curves(measure, cells: MeasureCells, s: int, grid, corr_types, compa
     lo, hi = cells.cell_start[s], cells.cell_start[s + 1]
     r0, r1 = cells.row_start[s], cells.row_start[s + 1]
     features = {c: v[lo:hi] for c, v in cells.features.items()}
-    exact = _exact_values(measure.name, features, grid) if compat == "exact" else None
+    exact = measure.exact_values(features, grid) if compat == "exact" else None
     if exact is not None:
         (values, pearson_values), tie_ulps = exact, 0
     else:

@@ -3,7 +3,7 @@
 One entry per target, in table order. A target is a numeric (or boolean, read as 0/1) column of
 the analysis table; a sample whose target is null is left out of that target's statistics. The
 analysis (:mod:`.correlation_tables`), the judge's check against gold answers
-(:mod:`.judge_gold_agreement`) and the figures' words (:mod:`retrieval_response.figures.labels`) read
+(:mod:`retrieval_response.agreement.judge_gold`) and the figures' words (:mod:`retrieval_response.figures.labels`) read
 their target names from here; the config schema's ``analysis.targets`` enum is kept equal to
 :data:`TARGETS` by tests/test_config_schema.py.
 """

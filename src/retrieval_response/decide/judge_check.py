@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from retrieval_response.analysis.measures import MEASURES
+from retrieval_response.measures.registry import MEASURES
 
 WEAK_BELOW = {"kappa": 0.4, "AUC": 0.6, "alpha": 0.4}
 """The value below which a check's interval makes the judge weak, by statistic."""

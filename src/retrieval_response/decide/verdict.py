@@ -19,7 +19,7 @@ K >= Np) and ``all`` (every sample). Within a family:
    only (its answer is the top-1 answer itself), a measure defined on fewer samples than the
    family, or a measure that orders the samples exactly as another (its correlation is that
    measure's by construction; ``same_as`` names the one compared: of measures ordering the
-   samples alike, the cheapest (:attr:`~retrieval_response.analysis.measures.Measure.cost`), then
+   samples alike, the cheapest (:attr:`~retrieval_response.measures.registry.Measure.cost`), then
    one without alpha, then the first in registry order).
 4. The others are compared by multiple comparisons with the best (Hsu 1984, 1996), its critical
    value from the bootstrap (:func:`~.comparisons.best_comparisons`): for each measure X a
@@ -49,16 +49,16 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import polars as pl
 
-from retrieval_response.analysis import measures as measures_module
 from retrieval_response.analysis.bootstrap import percentile_interval
 from retrieval_response.analysis.crossfit_bootstrap import order_ranks, query_resampling, resampled_correlations
-from retrieval_response.analysis.judgment_measures import JUDGMENT_COLUMNS
-from retrieval_response.analysis.measures import MEASURES, NOT_COMPUTABLE
 from retrieval_response.analysis.samples import default_measures, resolve_targets, segment_table, table_sizes
 from retrieval_response.analysis.segments import VERDICT_SEGMENTATIONS
 from retrieval_response.decide.comparisons import BestComparisons, best_comparisons
 from retrieval_response.decide.reasons import POSSIBLY_BEST, UNDECIDED, WORSE
 from retrieval_response.infra.errors import InputError
+from retrieval_response.measures import alpha as measures_module
+from retrieval_response.measures.judgments import JUDGMENT_COLUMNS
+from retrieval_response.measures.registry import MEASURES, NOT_COMPUTABLE
 
 DETECTABLE = (0.05, 0.10)
 """Margins the power plan sizes the queries for."""
@@ -249,7 +249,7 @@ def recommend(names: list[str], mcb: BestComparisons) -> int | None:
     """Index in ``names`` (the measures of ``mcb``, in its order) of the measure to monitor: of the
     measures whose margin is the smallest within Monte Carlo error
     (:meth:`~.comparisons.BestComparisons.tied_with_smallest`), the cheapest
-    (:attr:`~retrieval_response.analysis.measures.Measure.cost`: relevance of the top K alone <
+    (:attr:`~retrieval_response.measures.registry.Measure.cost`: relevance of the top K alone <
     Np too < LLM judgments), then the smallest margin, then the first; None when no margin is finite."""
     tied = np.flatnonzero(mcb.tied_with_smallest())
     if tied.size == 0:

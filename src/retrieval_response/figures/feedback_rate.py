@@ -19,13 +19,13 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from retrieval_response.analysis.features import add_features
-from retrieval_response.analysis.measures import MEASURES
 from retrieval_response.figures.inputs import ordered_measures
 from retrieval_response.figures.labels import UNDEFINED
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import DPI, FONT, FONT_TITLE, MAX_WIDTH_INCHES, NOTE_COLOUR, wrap
 from retrieval_response.figures.run_end import FEEDBACK_RATE
+from retrieval_response.measures.features import add_features
+from retrieval_response.measures.registry import MEASURES
 
 TARGET = "feedback"
 MAX_VALUES = 6

@@ -6,7 +6,6 @@ from __future__ import annotations
 import polars as pl
 from matplotlib.figure import Figure
 
-from retrieval_response.analysis.measures import heatmap_measures
 from retrieval_response.figures.inputs import FIT_SEGMENTS, Gaps, nothing_to_draw, ordered_groups, split_undefined
 from retrieval_response.figures.labels import CORR_LABELS, NOT_COMPUTED, TARGET_LABELS, TARGET_SHORT
 from retrieval_response.figures.layout import (
@@ -20,22 +19,22 @@ from retrieval_response.figures.layout import (
 )
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel, heatmap_figure
-
-FIT_HEATMAP_MEASURES: tuple[str, ...] = heatmap_measures("fit")
-"""Panels of the fit heatmap: the registry's fit-heatmap measures, in registry order."""
+from retrieval_response.measures.registry import heatmap_measures
 
 
 def fit_heatmap_figure(table: pl.DataFrame, gaps: Gaps, target: str, corr_types: list[str],
                        manifest: Manifest) -> Figure | None:
-    """Correlation of :data:`FIT_HEATMAP_MEASURES` with ``target`` on narrow / wide segments.
+    """Correlation of the registry's fit-heatmap measures (``heatmap_measures("fit")``, in registry
+    order) with ``target`` on narrow / wide segments.
 
     A panel per measure; columns = subset x {narrow, wide}, rows = correlation type x embedder;
     cells show the correlation (max over the alpha grid) and n, on :data:`CORRELATION_SCALE`.
     Empty cells say why (``n < <minimum>``, ``undefined``: grey; ``not run``: white).
     """
     name = f"heatmap_fit_{target}.png"
+    drawn = heatmap_measures("fit")
     rows = table.filter(pl.col("target") == target, pl.col("segment").is_in(FIT_SEGMENTS),
-                        pl.col("measure").is_in(FIT_HEATMAP_MEASURES), pl.col("corr_type").is_in(corr_types))
+                        pl.col("measure").is_in(drawn), pl.col("corr_type").is_in(corr_types))
     defined = split_undefined(rows, "measure", name, manifest)
     if defined.is_empty():
         return nothing_to_draw(manifest, name, rows)
@@ -52,7 +51,7 @@ def fit_heatmap_figure(table: pl.DataFrame, gaps: Gaps, target: str, corr_types:
     row_labels = [f"{CORR_LABELS[c]}  {e}" if len(types) > 1 else e for c in types for e in embedders]
     col_labels = [f"{g}\n{s}" for g in groups for s in FIT_SEGMENTS]
     panels = []
-    for measure in FIT_HEATMAP_MEASURES:
+    for measure in drawn:
         part = rows.filter(pl.col("measure") == measure)
         if part.is_empty():
             manifest.leave_out(name, f"{NOT_COMPUTED}: measure not in the correlation table; panel not drawn",
@@ -63,7 +62,7 @@ def fit_heatmap_figure(table: pl.DataFrame, gaps: Gaps, target: str, corr_types:
         panels.append(HeatmapPanel(measure, cells.values, cells.text, cells.notes, row_labels,
                                    with_sizes(col_labels, cells.common), len(embedders) if len(types) > 1 else 0,
                                    cells.not_drawn))
-    measures = ", ".join(FIT_HEATMAP_MEASURES)
+    measures = ", ".join(drawn)
     manifest.drawn.append({"file": name, "figure": f"correlation of {measures} with {TARGET_SHORT[target]}, "
                            "narrow / wide segments", "segmentation": "fit", "target": target,
                            "corr_types": types, "panels": [p.title for p in panels]})

@@ -9,14 +9,12 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from retrieval_response.analysis.measures import MEASURES
 from retrieval_response.analysis.segments import FINER_KEYS, segment_keys, too_few
 from retrieval_response.analysis.targets import NAMES
 from retrieval_response.figures.labels import NOT_RUN, UNDEFINED
 from retrieval_response.figures.manifest import Manifest
+from retrieval_response.measures.registry import MEASURES
 
-MEASURE_ORDER: tuple[str, ...] = tuple(MEASURES)
-"""Forest-plot rows, top to bottom: the measure registry's order; names outside it follow in name order."""
 FIT_SEGMENTS: tuple[str, ...] = ("narrow", "wide")
 UNDEFINED_REASON = "fewer than 2 samples, or the measure or the target is constant"
 """Why a correlation is undefined when its table gives no ``null_reason``."""
@@ -212,9 +210,10 @@ def ratio_order(segments) -> list[str]:
 
 
 def ordered_measures(names) -> list[str]:
-    """``names`` in :data:`MEASURE_ORDER`, unknown names last in name order."""
+    """``names`` in the measure registry's order (:data:`~retrieval_response.measures.registry.MEASURES`:
+    forest-plot rows, top to bottom), unknown names last in name order."""
     names = set(names)
-    return [m for m in MEASURE_ORDER if m in names] + sorted(names - set(MEASURE_ORDER))
+    return [m for m in MEASURES if m in names] + sorted(names - set(MEASURES))
 
 
 def first_corr_type(table: pl.DataFrame, corr_types: list[str]) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import polars as pl
 from matplotlib.figure import Figure
 
-from retrieval_response.analysis.measures import heatmap_measures
 from retrieval_response.figures.inputs import (
     Gaps,
     difference_gaps,
@@ -31,9 +30,7 @@ from retrieval_response.figures.layout import (
 )
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel, heatmap_figure
-
-RATIO_HEATMAP_MEASURES: tuple[str, ...] = heatmap_measures("ratio")
-"""Rows of the ratio heatmap: the registry's ratio-heatmap measures, those the table has."""
+from retrieval_response.measures.registry import heatmap_measures
 
 
 def _ratio_panels(rows: pl.DataFrame, gaps: Gaps, item: str, items: list[str], name: str,
@@ -79,7 +76,7 @@ def ratio_heatmap_figure(table: pl.DataFrame, gaps: Gaps, target: str, corr_type
     :data:`CORRELATION_SCALE`."""
     name = f"heatmap_ratio_{target}.png"
     rows = table.filter(pl.col("target") == target, pl.col("corr_type") == corr_type,
-                        pl.col("measure").is_in(RATIO_HEATMAP_MEASURES))
+                        pl.col("measure").is_in(heatmap_measures("ratio")))
     if split_undefined(rows, "measure", name, manifest).is_empty():
         return nothing_to_draw(manifest, name, rows)
     measures = ordered_measures(rows["measure"].unique().to_list())

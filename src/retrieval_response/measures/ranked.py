@@ -27,8 +27,8 @@ above 0, n_p = sum_i rel_i:
 Undefined is None, never 0: without a relevant id (|R| = 0), R@K, RR@K, AP@K and nDCG@K; for an
 empty prefix, judged@K. A query with relevant ids and an empty ranking scores 0 (P@K, R@K, RR@K,
 AP@K, nDCG@K, P_upper@K). The order given is final: ties are never broken, least of all in favour
-of relevant ids. The formulas are those of the analysis (:mod:`retrieval_response.analysis.formulas`
-and :mod:`retrieval_response.analysis.ranked_lists`), evaluated over all queries at once.
+of relevant ids. The formulas are those of the analysis (:mod:`retrieval_response.measures.formulas`
+and :mod:`retrieval_response.measures.ranked_lists`), evaluated over all queries at once.
 
 Differences from trec_eval and ir_measures (which wraps it), so that numbers compare: trec_eval
 re-sorts a run by score and breaks ties by document id (here a mapping's order is final, and a
@@ -48,8 +48,8 @@ from itertools import chain
 import numpy as np
 import polars as pl
 
-from retrieval_response.analysis.formulas import average_precision_at_k, graded_ndcg_at_k, reciprocal_rank_at_k
-from retrieval_response.analysis.ranked_lists import precision, recall
+from retrieval_response.measures.formulas import average_precision_at_k, graded_ndcg_at_k, reciprocal_rank_at_k
+from retrieval_response.measures.ranked_lists import precision, recall
 
 GRADE_BOUND = 100
 """A relevance grade lies in [-GRADE_BOUND, GRADE_BOUND] (a qrels file, ``datasets.judged_corpus``) and
@@ -57,7 +57,7 @@ in [0, GRADE_BOUND] here: gains 2^g - 1 of nDCG stay finite and exact enough to 
 far beyond any judging scale in use (TREC's go up to 4)."""
 
 MEASURE_NAMES: tuple[str, ...] = ("P@K", "R@K", "RR@K", "AP@K", "nDCG@K", "judged@K", "P_upper@K")
-"""The measures of a ranked list, under the registry's names (``analysis.measures.MEASURES`` names
+"""The measures of a ranked list, under the registry's names (``registry.MEASURES`` names
 the per-sample ``RR@K``, ``AP@K`` and ``nDCG@K`` alike)."""
 
 CONVENTIONS: Mapping[str, str] = {

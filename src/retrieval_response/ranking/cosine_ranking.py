@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from retrieval_response.analysis.ranked_lists import hits_at_k, precision, recall
 from retrieval_response.embedding.backends import l2_normalise
 from retrieval_response.infra.atomic import write_parquet
+from retrieval_response.measures.ranked_lists import hits_at_k, precision, recall
 from retrieval_response.tables.sample_rules import validate_ranked
 
 Encode = Callable[[list[str], str], np.ndarray]

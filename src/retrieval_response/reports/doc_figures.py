@@ -11,9 +11,9 @@ from pathlib import Path
 
 import polars as pl
 
-from retrieval_response.analysis.replication import CONTRADICTED, INCONCLUSIVE, SUPPORTED
 from retrieval_response.decide.summary import verdict_summary
 from retrieval_response.infra.yaml_files import load_yaml
+from retrieval_response.replication.verdicts import CONTRADICTED, INCONCLUSIVE, SUPPORTED
 
 FINDINGS = Path("docs/findings")
 """The committed findings tables."""

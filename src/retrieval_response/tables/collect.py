@@ -6,7 +6,7 @@ answer_contains`` (top-K answer) and ``ideal_f1, ideal_em, ideal_recall, ideal_c
 answer), null when the query has no gold answer, the answer is
 missing, or (published files) no texts table (``samples_texts.json``) is given. With document judgments
 (``results/judgments/<dataset>.parquet``) it also gains the per-sample lists of
-:data:`~retrieval_response.analysis.judgment_measures.JUDGMENT_COLUMNS`, one value per top-K text in rank
+:data:`~retrieval_response.measures.judgments.JUDGMENT_COLUMNS`, one value per top-K text in rank
 order (:func:`with_document_judgments`).
 """
 
@@ -18,10 +18,10 @@ from collections.abc import Sequence
 import polars as pl
 
 from retrieval_response.analysis.answer_scores import SCORES, best_scores
-from retrieval_response.analysis.features import positives_in_top_2k
-from retrieval_response.analysis.judgment_measures import JUDGMENT_COLUMNS
 from retrieval_response.datasets import published_texts
 from retrieval_response.infra.errors import InputError
+from retrieval_response.measures.counts import positives_in_top_2k
+from retrieval_response.measures.judgments import JUDGMENT_COLUMNS
 from retrieval_response.tables.published import read_published
 from retrieval_response.tables.sample_rules import check_rules, duplicate_rule
 from retrieval_response.tables.workflow_tables import (

@@ -3,7 +3,7 @@
 They come in the published ``samples_human.json`` layout (graded-sample fields
 ``id, E, Nc, Np, K, grade`` plus ``grade_human_1..3``; a JSON array or JSON lines) or as a
 CSV with columns ``id, E, Nc, Np, K, grade_human_*`` (``grade`` optional);
-:mod:`retrieval_response.analysis.human_llm_agreement` compares them with the LLM's.
+:mod:`retrieval_response.agreement.human_llm` compares them with the LLM's.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-from retrieval_response.analysis.human_llm_agreement import GRADE_RANGE, HUMAN_COLUMN, SAMPLE_KEY
+from retrieval_response.agreement.human_llm import GRADE_RANGE, HUMAN_COLUMN, SAMPLE_KEY
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.json_records import read_json_records
 

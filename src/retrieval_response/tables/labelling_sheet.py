@@ -10,7 +10,7 @@ document), so that every label and rank is represented however rare. The person 
 pair left unlabelled. Read back (:func:`read_labelled_sheet`, config key
 ``traces.labelled_sheet``), the marks are qrels of the pairs, and
 :func:`sheet_agreement` gives UMBRELA's agreement with them
-(:func:`~retrieval_response.analysis.umbrela_qrels_agreement.umbrela_agreement`: Cohen's kappa
+(:func:`~retrieval_response.agreement.umbrela_qrels.umbrela_agreement`: Cohen's kappa
 with its bootstrap interval over queries, the confusion counts).
 """
 
@@ -103,7 +103,7 @@ def marked_texts(marks: pl.DataFrame, dataset: str, texts: pl.DataFrame) -> pl.D
     """``id, subset, p, n`` of a traces dataset's texts table with ``p`` the texts marked relevant and
     ``n`` those marked not relevant in ``marks`` (:func:`read_labelled_sheet`, rows of ``dataset``),
     queries without a mark left out: the qrels that
-    :func:`~retrieval_response.analysis.umbrela_qrels_agreement.umbrela_agreement` reads."""
+    :func:`~retrieval_response.agreement.umbrela_qrels.umbrela_agreement` reads."""
     documents = (texts.select("id", "subset", doc=pl.concat_list("p_doc", "n_doc"), text=pl.concat_list("p", "n"))
                  .explode("doc", "text"))
     marked = (marks.filter(pl.col("dataset") == dataset)
@@ -116,11 +116,11 @@ def marked_texts(marks: pl.DataFrame, dataset: str, texts: pl.DataFrame) -> pl.D
 def sheet_agreement(marks: pl.DataFrame, tables: Sequence[tuple[str, pl.DataFrame, pl.DataFrame]],
                     resamples: int = 1000, seed: int = 0) -> pl.DataFrame:
     """UMBRELA's agreement with the marks of a labelling sheet: the agreement table of
-    :func:`~retrieval_response.analysis.umbrela_qrels_agreement.umbrela_agreement` over the
+    :func:`~retrieval_response.agreement.umbrela_qrels.umbrela_agreement` over the
     (dataset name, texts table, judgments table) ``tables``, the marks as qrels
     (:func:`marked_texts`). InputError when no mark names a pair of the datasets."""
     # imported here: the start-up checks read the sheet in Snakemake's environment, without the analysis's
-    from retrieval_response.analysis.umbrela_qrels_agreement import umbrela_agreement
+    from retrieval_response.agreement.umbrela_qrels import umbrela_agreement
 
     pairs = [(judgments, marked_texts(marks, name, texts)) for name, texts, judgments in tables]
     if marks.height and not sum(frame.select(pl.col("p").list.len() + pl.col("n").list.len()).sum().item() or 0

@@ -42,9 +42,9 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from retrieval_response.analysis.ranked_lists import flatten, precision, recall
 from retrieval_response.infra.errors import InputError, raise_all
 from retrieval_response.infra.paths import SAFE_NAME_RULE, safe_name_expr, shown_value
+from retrieval_response.measures.ranked_lists import flatten, precision, recall
 from retrieval_response.tables.graded import GOLD_COLUMNS, GRADED_COLUMNS
 
 MAX_NC = 1_000_000

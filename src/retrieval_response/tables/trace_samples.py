@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import polars as pl
 
-from retrieval_response.analysis.judgment_measures import UMBRELA_RELEVANT
-from retrieval_response.analysis.measures import MEASURES, NOT_COMPUTABLE
+from retrieval_response.agreement.umbrela_qrels import umbrela_agreement
 from retrieval_response.analysis.samples import default_measures
-from retrieval_response.analysis.umbrela_qrels_agreement import umbrela_agreement
 from retrieval_response.datasets.traces import qrels_judged_texts
 from retrieval_response.infra.errors import JobFailure
+from retrieval_response.measures.judgments import UMBRELA_RELEVANT
+from retrieval_response.measures.registry import MEASURES, NOT_COMPUTABLE
 from retrieval_response.tables.collect import judgment_utilities, with_answer_scores, with_document_judgments
 
 TRACE_RELEVANCE = ("umbrela", "qrels")
@@ -39,7 +39,7 @@ def collect_traces(traces: pl.DataFrame, texts: pl.DataFrame, grades: pl.DataFra
     (:func:`.collect.with_answer_scores`), ``feedback`` and the grades of ``grades``
     (``llm.pipeline.grade_traces``). The report counts traces kept and left out by reason, and,
     with qrels and UMBRELA labels both (either ``relevance``), their agreement on the qrels-judged
-    pairs as ``umbrela_vs_qrels`` (``analysis.umbrela_qrels_agreement``: rows of subset ``Tr`` and
+    pairs as ``umbrela_vs_qrels`` (``agreement.umbrela_qrels``: rows of subset ``Tr`` and
     ``all``, a bootstrap interval over queries from ``resamples`` and ``seed``). JobFailure, one
     line with the counts by reason (and the UMBRELA statuses), when every trace is left out."""
     if relevance not in TRACE_RELEVANCE:

@@ -26,7 +26,6 @@ from pathlib import Path
 
 import jsonschema
 
-from retrieval_response.analysis.measures import alpha_grid
 from retrieval_response.datasets.layouts import LAYOUTS_WITHOUT_GOLD, TRACES_LAYOUT
 from retrieval_response.infra.errors import InputError
 from retrieval_response.infra.json_records import finite_float
@@ -43,6 +42,7 @@ from retrieval_response.llm.prompts import (
     UMBRELA_FIELDS,
     load_prompt,
 )
+from retrieval_response.measures.alpha import alpha_grid
 from retrieval_response.workflow_config.input_checks import (
     check_corpus_sizes,
     check_dataset_options,

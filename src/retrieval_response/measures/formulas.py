@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from retrieval_response.analysis.ranked_lists import dcg, flatten, ideal_dcg
+from retrieval_response.measures.ranked_lists import dcg, flatten, ideal_dcg
 
 PARTNER_EPSILON = 1e-10
 """Added to the partner's positives in ``F_e_partner`` in paper mode, as in the paper's code."""

@@ -41,10 +41,10 @@ import numpy as np
 import polars as pl
 from scipy import sparse
 
+from retrieval_response.agreement.human_llm import GRADE_RANGE
 from retrieval_response.analysis.answer_scores import f1_level
 from retrieval_response.analysis.bootstrap import percentile_interval, resample_weights, resampled_tables
 from retrieval_response.analysis.correlations import table_correlations
-from retrieval_response.analysis.human_llm_agreement import GRADE_RANGE
 from retrieval_response.analysis.sample_correlations import sample_correlations
 from retrieval_response.analysis.segments import with_subset_and_level
 from retrieval_response.analysis.targets import JUDGE_GRADES, TARGETS

@@ -2,7 +2,7 @@
 
 A judged (query, text) pair has the qrel 1 when the text is one of the query's positives (``p`` of
 its texts table) and 0 when it is one of its negatives (``n``); UMBRELA calls it relevant when its
-label is >= :data:`~retrieval_response.analysis.judgment_measures.UMBRELA_RELEVANT` (2). Pairs without a
+label is >= :data:`~retrieval_response.measures.judgments.UMBRELA_RELEVANT` (2). Pairs without a
 label (a failed or unparseable judgment) are left out and counted in ``n_unlabelled``.
 
 One row per subset (the texts table's ``subset`` column, else ``id.split('-')[0]``) and one for
@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 from retrieval_response.analysis.bootstrap import percentile_interval, resample_weights
-from retrieval_response.analysis.judgment_measures import UMBRELA_RELEVANT
+from retrieval_response.measures.judgments import UMBRELA_RELEVANT
 
 LABELS = (0, 1, 2, 3)
 COUNT_COLUMNS = ("tp", "fp", "fn", "tn")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from retrieval_response.analysis.ranked_lists import flat_dcg, flatten, ideal_dcg
+from retrieval_response.measures.ranked_lists import flat_dcg, flatten, ideal_dcg
 
 UDCG_RELEVANT_WEIGHT = 1.0
 """UDCG's weight of a relevant text (the released code's default)."""
@@ -21,6 +21,8 @@ JUDGMENT_COLUMNS = {"erag_utility": pl.List(pl.Float64), "udcg_utility": pl.List
                     "umbrela_label": pl.List(pl.Int8)}
 """Per-sample lists, aligned with ``inK``, of the document judgments of the top-K texts (``tables.collect``):
 eRAG utility (the one-text answer's judge-free score), UDCG utility (1 - P(NO-RESPONSE)), UMBRELA label 0-3."""
+JUDGMENTS_NEED_GOLD = ("erag_utility",)
+"""The judgment columns scored against the query's gold answers (``tables.collect.judgment_utilities``)."""
 
 
 def _flat(values: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -3,10 +3,10 @@
 :data:`CLAIMS` states conclusions 1-3 of the paper (docs/METHODS.md#replication) each as a
 difference ``first - second`` that the paper says is positive in some segments. From them:
 
-- :data:`DIFFERENCES`, the paired differences the analysis reports: each pair of measures the
-  claims compare, oriented as the first claim that names it states it (a positive difference
+- :func:`paired_differences`, the paired differences the analysis reports: each pair of measures
+  the claims compare, oriented as the first claim that names it states it (a positive difference
   supports that claim: ``nDCG-T`` for C1, which C2 reads negated), then each registry entry's
-  ``differences_with`` (:class:`~.measures.Measure`), in registry order;
+  ``differences_with`` (:class:`~retrieval_response.measures.registry.Measure`), in registry order;
 - :data:`SPREAD_MEASURES`, the measures whose spread conclusion 4 compares.
 """
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from retrieval_response.analysis.measures import MEASURES
+from retrieval_response.measures.registry import MEASURES
 
 HIGH_RATIO = 2.0
 """Smallest K/Np segment label counted as "high K/Np" (C1, C3)."""
@@ -58,7 +58,9 @@ CLAIMS = (
 """Conclusions 1-3 as paired differences in the paper's direction, with the segments that test them."""
 
 
-def _differences() -> tuple[tuple[str, str], ...]:
+def paired_differences() -> tuple[tuple[str, str], ...]:
+    """The paired differences ``(first, second)`` the analysis reports where both measures ran
+    (module docstring), read from the registry as it stands."""
     pairs: dict[frozenset[str], tuple[str, str]] = {}
     for first, second in [*((c.first, c.second) for c in CLAIMS),
                           *((m.name, other) for m in MEASURES.values() for other in m.differences_with)]:
@@ -66,8 +68,6 @@ def _differences() -> tuple[tuple[str, str], ...]:
     return tuple(pairs.values())
 
 
-DIFFERENCES = _differences()
-"""The paired differences ``(first, second)`` the analysis reports where both measures ran (module docstring)."""
 SPREAD_MEASURES = tuple(name for name in MEASURES if any(name in (c.first, c.second) for c in CLAIMS))
 """The measures of the claims, in registry order: C4 compares their spread across embedders and
 across subsets x K/Np segments."""

@@ -2,7 +2,7 @@
 
 The one home of these formulas: the ranking stage's P and R (``ranking.cosine_ranking``) and their
 check (``tables.sample_rules``), the ranked-list evaluator (``measures.ranked``, which computes the
-corpus-level ranked table) and the analysis' measures (:mod:`.measures`) compute with them.
+corpus-level ranked table) and the analysis' measures (:mod:`.registry`) compute with them.
 
 Ranks are 1-based; rank i is discounted by log2(i + 1). A list column holds one ranked list per
 row, best first; its flat form (:func:`flatten`) is every item in row order with the row it

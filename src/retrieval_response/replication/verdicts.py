@@ -1,14 +1,15 @@
 """The paper's four conclusions tested on the analysis tables, each cell with a verdict (docs/METHODS.md#replication).
 
-Conclusions, in our words, and the cells that test them (:data:`~.paper_claims.CLAIMS`):
+Conclusions, in our words, and the cells that test them (:data:`~retrieval_response.measures.claims.CLAIMS`;
+the thresholds are that module's ``HIGH_RATIO`` and ``AROUND_ONE``):
 
 1. ``C1`` nDCG predicts answer quality better than F and than T at high K/Np: differences
-   ``nDCG-F`` and ``nDCG-T`` in the ``ratio`` segments with K/Np >= :data:`~.paper_claims.HIGH_RATIO`.
+   ``nDCG-F`` and ``nDCG-T`` in the ``ratio`` segments with K/Np >= ``HIGH_RATIO``.
 2. ``C2`` at K/Np around 1 or lower T predicts better than nDCG (``T-nDCG`` in the ``ratio``
-   segments with K/Np <= :data:`~.paper_claims.AROUND_ONE` and in the ``fit`` segment ``narrow``), and below 1
+   segments with K/Np <= ``AROUND_ONE`` and in the ``fit`` segment ``narrow``), and below 1
    T matches or beats F (``T-F`` in the ``ratio`` segments with K/Np < 1 and in ``narrow``).
 3. ``C3`` F_e predicts better than F at high K/Np: ``F_e-F`` and ``F_e_partner-F`` in the
-   ``ratio`` segments with K/Np >= :data:`~.paper_claims.HIGH_RATIO`.
+   ``ratio`` segments with K/Np >= ``HIGH_RATIO``.
 4. ``C4`` the document type and K/Np matter more than the embedder: the spread of correlations
    across subsets and K/Np segments minus their spread across embedders (:func:`spread_rows`).
 
@@ -42,12 +43,12 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
-from retrieval_response.analysis import measures as measures_module
 from retrieval_response.analysis.bootstrap import max_t, percentile_interval
 from retrieval_response.analysis.crossfit_bootstrap import query_resampling, resampled_correlations
-from retrieval_response.analysis.paper_claims import CLAIMS, SPREAD_MEASURES, Claim
 from retrieval_response.analysis.samples import default_measures, table_sizes
 from retrieval_response.analysis.segments import FINER_KEYS
+from retrieval_response.measures import alpha as measures_module
+from retrieval_response.measures.claims import CLAIMS, SPREAD_MEASURES, Claim
 
 SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"
 COLUMNS = ("conclusion", "subset", "segment", "target", "E", "difference", "value", "ci_low", "ci_high",
