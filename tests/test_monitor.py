@@ -10,10 +10,15 @@ from datetime import UTC, date, datetime, timedelta
 import numpy as np
 import polars as pl
 import pytest
+import yaml
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
 
+from conftest import REPO
 from retrieval_response.datasets.traces import read_traces
 from retrieval_response.decide.monitor import MIN_PREVIOUS, SCHEMA, control_flags, monitor_table, period_start
 from retrieval_response.infra.errors import InputError
+from retrieval_response.workflow_config.checks import schema_input_error
 
 pytestmark = pytest.mark.unit
 
@@ -160,3 +165,22 @@ def test_days_split_a_week_and_traces_without_time_are_left_out():
 def test_traces_without_any_time_give_an_empty_table(graded):
     table = monitor_table(graded, _verdict("P", None))
     assert table.is_empty() and table.schema == pl.Schema(SCHEMA)
+
+
+@pytest.mark.parametrize(("monitor", "period"), [
+    (None, "week"), ({}, "week"), ({"period": "day"}, "day"), ({"period": "week"}, "week"),
+    ({"period": "month"}, None), ({"period": 7}, None), ({"periods": "day"}, None),
+])
+def test_monitor_period_defaults_to_week_and_a_wrong_value_is_one_line_naming_the_key(monitor, period):
+    config = yaml.safe_load((REPO / "config/traces.yaml").read_text())
+    if monitor is not None:
+        config["monitor"] = monitor
+    schema = str(REPO / "workflow/schemas/config.schema.yaml")
+    if period is not None:
+        validate(config, schema)
+        assert config["monitor"]["period"] == period
+        return
+    with pytest.raises(WorkflowError) as caught:
+        validate(config, schema)
+    line = str(schema_input_error(caught.value, "traces.yaml"))
+    assert line.startswith("traces.yaml: config key monitor") and "\n" not in line, line
