@@ -39,8 +39,9 @@ def _trace(query_id: str, **fields) -> dict:
 def test_a_trace_time_is_read_as_utc(tmp_path, time, utc):
     path = tmp_path / "prod.jsonl"
     path.write_text(json.dumps(_trace("q1", **({} if time is None else {"time": time}))) + "\n")
-    _, traces, _ = read_traces([path])
+    _, traces, report = read_traces([path])
     assert traces["time"].dtype == pl.Datetime("us", "UTC")
+    assert report["with_time"] == int(utc is not None)
     assert traces["time"].to_list() == [utc]
 
 

@@ -10,8 +10,10 @@ from retrieval_response.infra.logs import job_log
 from retrieval_response.tables.workflow_tables import read_analysis_table
 
 log = job_log(snakemake.log[0])
-table = monitor_table(read_analysis_table(snakemake.input.graded), pl.read_parquet(snakemake.input.verdict),
+graded = read_analysis_table(snakemake.input.graded)
+table = monitor_table(graded, pl.read_parquet(snakemake.input.verdict),
                       period=snakemake.params.period, resamples=snakemake.params.resamples, seed=snakemake.params.seed)
 write_parquet(table, snakemake.output.table)
-log.info("%d periods of %d systems monitored (monitor.period %s), %d flagged", table["period"].n_unique(),
-         table["E"].n_unique(), snakemake.params.period, int(table["flag"].sum()))
+log.info("%d periods of %d systems monitored (monitor.period %s), %d flagged; %d of %d samples without a time "
+         "left out", table["period"].n_unique(), table["E"].n_unique(), snakemake.params.period, int(table["flag"].sum()),
+         int(graded["time"].is_null().sum()), graded.height)

@@ -403,6 +403,7 @@ def read_traces(paths: Sequence[str | Path], *, feedback_labels: Mapping[str, fl
     report = {
         "source": [str(p) for p in paths], "layout": "traces", "traces": table.height, "queries": texts.height,
         "systems": sorted(set(table["E"])), "with_feedback": int(table["feedback"].is_not_null().sum()),
+        "with_time": int(table["time"].is_not_null().sum()),
         "with_gold": int(texts["answers"].list.len().gt(0).sum()),
         "distinct_documents": int(texts.select(pl.concat_list("p_doc", "n_doc").list.len()).sum().item()),
         "qrels": str(qrels) if qrels else None,
