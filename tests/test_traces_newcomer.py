@@ -1,14 +1,16 @@
 """A newcomer's first traces run (docs/TRACES.md) against the loopback server, with the defaults of
 the config schema (no analysis section): 100 traces built from the shipped BEIR folder with a
 stand-in feedback column decide, keep the team's query ids, draw the verdict, forest and
-feedback-rate figures; the labelling sheet, marked and read back, gives UMBRELA's kappa with its
-interval; llm_cost --queries scales the traces by sampling them."""
+feedback-rate figures; with synthetic times over 5 weeks, the monitor follows the recommended
+measure and each target per week with intervals and flags; the labelling sheet, marked and read
+back, gives UMBRELA's kappa with its interval; llm_cost --queries scales the traces by sampling them."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -18,6 +20,8 @@ import yaml
 from conftest import REPO, llm_config, llm_workdir, run_snakemake
 from retrieval_response.agreement.umbrela_qrels import SCHEMA
 from retrieval_response.datasets.trace_builder import retrieved_traces
+from retrieval_response.decide.monitor import MIN_PREVIOUS
+from retrieval_response.decide.monitor import SCHEMA as MONITOR_SCHEMA
 from retrieval_response.reports.llm_cost import estimate
 from retrieval_response.tables.labelling_sheet import SHEET_COLUMNS
 
@@ -35,8 +39,18 @@ def _newcomer_traces() -> list[dict]:
         context = " ".join(d["text"] for d in trace["docs"]).lower()
         found = any(g.lower() in context for g in trace["gold"])
         out.append({**trace, "answer": f"It is {trace['gold'][0] if found else 'unknown'}.",
-                    "feedback": "up" if found else "down", "system": "bm25-top5"})
+                    "feedback": "up" if found else "down", "system": "bm25-top5", "time": _synthetic_time(len(out))})
     return out
+
+
+WEEKS = 5
+
+
+def _synthetic_time(index: int) -> str:
+    """A synthetic ISO 8601 time: the traces spread over :data:`WEEKS` weeks from Monday
+    2026-01-05, 20 a week, with an offset on every other one (the monitor reads them in UTC)."""
+    moment = datetime(2026, 1, 5, 8) + timedelta(days=7 * (index % WEEKS) + index // WEEKS % 5, hours=index % 7)
+    return moment.isoformat() + ("+01:00" if index % 2 else "Z")
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +95,27 @@ def test_the_figures_open_on_the_verdict(run):
     page = (figures / "figures.html").read_text()
     assert page.index("<h1>Verdict</h1>") < page.index("Figures drawn")
     assert "narrow, wide" not in page, "traces have the segment all only"
+
+
+def test_the_monitor_follows_the_recommended_measure_per_week_with_flags(run):
+    verdict = pl.read_parquet(run / "results/analysis/verdict.parquet")
+    chosen = verdict.filter(pl.col("recommended"), pl.col("segment") == "all")
+    monitor = pl.read_parquet(run / "results/analysis/monitor.parquet")
+    assert monitor.schema == pl.Schema(MONITOR_SCHEMA)
+    assert set(monitor.select("target", "measure").iter_rows()) == set(chosen.select("target", "measure").iter_rows())
+    for (target, series), rows in monitor.group_by("target", "series"):
+        rows = rows.sort("period")
+        assert rows["period"].to_list() == [date(2026, 1, 5) + timedelta(days=7 * w) for w in range(WEEKS)]
+        graded = pl.read_parquet(run / "results/analysis/graded.parquet")
+        if series == "target":
+            assert rows["n_queries"].sum() == graded[target].is_not_null().sum()
+        assert (rows["ci_low"] <= rows["value"]).all() and (rows["value"] <= rows["ci_high"]).all()
+        assert rows["flag_reason"].head(MIN_PREVIOUS).str.starts_with("no band").all()
+        assert rows["band_low"].tail(WEEKS - MIN_PREVIOUS).is_not_null().all()
+        assert (rows["flag"] == rows["flag_reason"].fill_null("").str.contains("the band of")).all()
+    drawn = json.loads((run / "results/figures/figures.json").read_text())["drawn"]
+    assert any(d["file"] == "monitor_bm25-top5.png" for d in drawn)
+    assert (run / "results/figures/monitor_bm25-top5.png").stat().st_size > 10_000
 
 
 def test_the_labelled_sheet_gives_kappa_with_its_interval(run):

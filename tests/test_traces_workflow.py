@@ -60,6 +60,8 @@ def test_traces_are_judged_once_per_pair_and_kind_and_the_verdict_says_what_need
     graded = pl.read_parquet(workdir / "results/analysis/graded.parquet")
     assert graded.height == 20 and set(graded["E"]) == {"bm25", "dense"} and graded["Np"].is_null().all()
     assert set(graded["feedback"]) == {0.0, 1.0} and graded["grade_context"].is_not_null().all()
+    assert graded["time"].is_null().all() and not (workdir / "results/analysis/monitor.parquet").exists(), \
+        "traces without a time are not monitored"
     verdict = pl.read_parquet(workdir / "results/analysis/verdict.parquet")
     assert set(verdict["segment"]) == {"all"}
     for name in ("F", "R", "nDCG@K", "AP@K"):

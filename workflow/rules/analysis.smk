@@ -28,6 +28,7 @@ ANALYSIS_TARGETS = (
     ]
     + ([LABELLING_SHEET] if "umbrela" in JUDGMENT_KINDS else [])
     + (["results/analysis/umbrela_agreement.parquet"] if TRACE_AGREEMENT else [])
+    + ([MONITOR_TABLE] if MONITOR else [])
     if TRACES
     else [
         f"results/analysis/{table}_{segmentation}.parquet"
@@ -207,6 +208,8 @@ rule segments:
 
 rule figures:
     input:
+        # traces with a time: a monitor figure per system
+        **({"monitor": MONITOR_TABLE} if MONITOR else {}),
         graded="results/analysis/graded.parquet",
         segments=expand(
             "results/analysis/segments_{segmentation}.parquet",

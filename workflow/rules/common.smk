@@ -12,6 +12,7 @@ What the config asks to build (designs, units, shards) comes from ``retrieval_re
 ``retrieval_response.llm.sharding``; the target lists sit next to the rules whose paths they name.
 """
 
+import os
 import sys
 
 from snakemake.exceptions import WorkflowError
@@ -43,9 +44,10 @@ def validate_schema():
 
 
 def startup_check(check, *args):
-    """Run ``check(*args)``; on InputError print its one line to stderr and exit with status 1."""
+    """Run ``check(*args)`` and return its value; on InputError print its one line to stderr and
+    exit with status 1."""
     try:
-        check(*args)
+        return check(*args)
     except InputError as error:
         print(error, file=sys.stderr)
         sys.exit(1)
@@ -70,9 +72,13 @@ startup_check(
     PeriodicityDetector().is_periodic,
 )
 startup_check(checks.check_config, config, CONFIG_FILE)
-# Traces files are read record by record: once, in the main process (a dry run too).
+# Traces files are read record by record: once, in the main process (a dry run too). Whether a
+# trace has a time (the monitor rule runs then) is known there; a job's own Snakemake (on a cluster
+# node) takes it from the monitor table, which every job after the monitor finds written.
 if workflow.is_main_process:
-    startup_check(input_checks.check_trace_records, config, CONFIG_FILE)
+    TIMED_TRACES = startup_check(input_checks.check_trace_records, config, CONFIG_FILE)
+else:
+    TIMED_TRACES = os.path.exists("results/analysis/monitor.parquet")
 plan.resolve_beir_folders(config)
 startup_check(plan.resolve_run_codes, config, CONFIG_FILE)
 # Run files name queries of their dataset: read once, in the main process (a dry run too).

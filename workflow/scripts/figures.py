@@ -19,6 +19,7 @@ manifest = render_figures(
     min_segment_samples=snakemake.params.min_segment_samples,
     embedders=dict(snakemake.params.rankers),
     verdict=pl.read_parquet(snakemake.input.verdict),
+    monitor=pl.read_parquet(snakemake.input.monitor) if "monitor" in snakemake.input.keys() else None,
     processes=snakemake.threads,
 )
 log.info("%d figures drawn (%s); %d items left out and %d combinations not run, listed in figures.json",

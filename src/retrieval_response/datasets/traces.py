@@ -12,7 +12,9 @@ ids distinct within the trace), ``answer`` (a non-blank string: what the system 
 documents). Optional: ``feedback`` (a finite number, or a string label that
 ``datasets.<name>.feedback_labels`` maps to one; null, absent or a blank string = no feedback,
 unless ``feedback_labels`` maps the empty label ``""``), ``gold`` (a string or an array of strings:
-gold answers), ``system`` (a safe name that does not look like a secret,
+gold answers), ``time`` (an ISO 8601 date or date and time string, ``2026-03-01`` or
+``2026-03-01T14:05:00+01:00``, :func:`trace_time`: when the query was answered, which the
+monitor's periods read; null or absent = unknown), ``system`` (a safe name that does not look like a secret,
 ``infra.secrets.looks_like_secret``: the system or version, which plays the ranker's role; null or
 absent = the file's name without its traces extension, :func:`file_system`). Other fields are
 ignored.
@@ -42,12 +44,13 @@ Read into (:func:`read_traces`):
   subset, E`` (the system), ``Nc = len(p) + len(n)``, ``Np = len(p)`` (the candidate-index
   convention: index i < Np is positive i), ``K = [number of documents of the trace]``, ``rank`` (the
   documents' candidate indexes in rank order), plus ``answer``, ``feedback`` (f64, null = none),
-  ``file`` and ``record`` (where the trace came from).
+  ``time`` (UTC datetime, null = none), ``file`` and ``record`` (where the trace came from).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import numpy as np
@@ -74,7 +77,8 @@ TEXTS_SCHEMA = {
 }
 TRACES_SCHEMA = {
     "id": pl.String, "subset": pl.String, "E": pl.String, "Nc": pl.Int32, "Np": pl.Int32, "K": pl.List(pl.Int32),
-    "rank": pl.List(pl.Int32), "answer": pl.String, "feedback": pl.Float64, "file": pl.String, "record": pl.String,
+    "rank": pl.List(pl.Int32), "answer": pl.String, "feedback": pl.Float64, "time": pl.Datetime("us", "UTC"),
+    "file": pl.String, "record": pl.String,
 }
 
 
@@ -112,6 +116,25 @@ def _gold(value: object) -> tuple[list[str], str | None]:
     return [v.strip() for v in value if v.strip()], None
 
 
+def trace_time(value: object) -> tuple[datetime | None, str | None]:
+    """(UTC datetime, rule broken or None) of a record's ``time``: null or absent = none; else an
+    ISO 8601 string, a date (``2026-03-01``, its midnight) or a date and time (``2026-03-01T14:05``,
+    ``...Z``, ``...+01:00``; without an offset, UTC), as :meth:`datetime.fromisoformat` reads it."""
+    if value is None:
+        return None, None
+    rule = "time must be an ISO 8601 date or date and time string (2026-03-01 or 2026-03-01T14:05:00Z)"
+    if not isinstance(value, str):
+        return None, f"{rule}, found {json_type(value)}"
+    text = value.strip()
+    try:
+        moment = datetime.fromisoformat(text) if "T" in text or " " in text else date.fromisoformat(text)
+    except ValueError:
+        return None, f"{rule}, found {value[:40]!r}"
+    if not isinstance(moment, datetime):
+        moment = datetime(moment.year, moment.month, moment.day)
+    return (moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)), None
+
+
 def _docs(value: object) -> tuple[list[tuple[str, str]], str | None]:
     if not isinstance(value, list):
         return [], f"docs must be an array of documents, found {json_type(value)}"
@@ -137,7 +160,7 @@ def _docs(value: object) -> tuple[list[tuple[str, str]], str | None]:
 
 
 def parse_trace(data: dict, labels: Mapping[str, float], default_system: str | None) -> tuple[dict | None, str | None]:
-    """One record's trace ``{query_id, query, docs: [(id, text)], answer, feedback, gold, system}``,
+    """One record's trace ``{query_id, query, docs: [(id, text)], answer, feedback, gold, time, system}``,
     or the first rule it breaks (module docstring)."""
     missing = [key for key in REQUIRED if key not in data]
     if missing:
@@ -157,6 +180,9 @@ def parse_trace(data: dict, labels: Mapping[str, float], default_system: str | N
     gold, rule = _gold(data.get("gold"))
     if rule:
         return None, rule
+    time, rule = trace_time(data.get("time"))
+    if rule:
+        return None, rule
     safe = "1 to 100 ASCII letters, digits and . _ + -, starting with a letter or digit"
     system = data.get("system")
     if system is None and default_system is None:
@@ -167,7 +193,7 @@ def parse_trace(data: dict, labels: Mapping[str, float], default_system: str | N
     if looks_like_secret(system):
         return None, "system looks like an API key or token, which would reach every result (the value is not shown)"
     return {"query_id": data["query_id"], "query": data["query"].strip(), "docs": docs, "answer": data["answer"],
-            "feedback": feedback, "gold": gold, "system": system}, None
+            "feedback": feedback, "gold": gold, "time": time, "system": system}, None
 
 
 TRACES_EXTENSIONS = (".jsonl", ".ndjson", ".json")
@@ -371,12 +397,13 @@ def read_traces(paths: Sequence[str | Path], *, feedback_labels: Mapping[str, fl
     trace_rows = [{
         "id": ids[t["query_id"]], "subset": subset, "E": t["system"], "Nc": sizes[t["query_id"]][0],
         "Np": sizes[t["query_id"]][1], "K": [len(t["docs"])], "rank": [index_of[t["query_id"]][d] for d, _ in t["docs"]],
-        "answer": t["answer"], "feedback": t["feedback"], "file": path, "record": label,
+        "answer": t["answer"], "feedback": t["feedback"], "time": t["time"], "file": path, "record": label,
     } for path, label, t in traces]
     table = pl.DataFrame(trace_rows, schema=TRACES_SCHEMA).sort("id", "E")
     report = {
         "source": [str(p) for p in paths], "layout": "traces", "traces": table.height, "queries": texts.height,
         "systems": sorted(set(table["E"])), "with_feedback": int(table["feedback"].is_not_null().sum()),
+        "with_time": int(table["time"].is_not_null().sum()),
         "with_gold": int(texts["answers"].list.len().gt(0).sum()),
         "distinct_documents": int(texts.select(pl.concat_list("p_doc", "n_doc").list.len()).sum().item()),
         "qrels": str(qrels) if qrels else None,

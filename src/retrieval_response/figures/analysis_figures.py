@@ -23,6 +23,9 @@ segmentation, target), never from the data:
   columns = targets, a dot per ranker or system.
 - ``feedback_rate.png`` (with a verdict and a ``feedback`` target): the feedback against each
   measure's value, binned, with intervals (:mod:`feedback_rate`).
+- ``monitor_<system>.png`` (with a monitor table, traces with a ``time``): the recommended measure
+  and its target per period, with intervals and control bands (:mod:`monitor_figure`); the one
+  name from the data, a system's safe name.
 - ``verdict_embedded.rst``: ``verdict.png`` embedded in reStructuredText, for the report's front page.
 - ``figures.json`` and ``figures.html``: the manifest, i.e. every figure drawn (with its
   panels), everything left out with the reason, the combinations not run, the words of empty
@@ -70,6 +73,7 @@ from retrieval_response.figures.inputs import (
 )
 from retrieval_response.figures.labels import SUBSET_NAMES, embedder_names
 from retrieval_response.figures.manifest import Manifest, write_manifest
+from retrieval_response.figures.monitor_figure import monitor_figures
 from retrieval_response.figures.ratio_heatmaps import ratio_difference_figure, ratio_heatmap_figure
 from retrieval_response.figures.render_pool import save_pngs
 from retrieval_response.figures.run_end import FEEDBACK_RATE, FOREST_ALL, FOREST_PLOT, VERDICT_EMBEDDED, VERDICT_FIGURE
@@ -92,8 +96,8 @@ def _codes(graded: pl.DataFrame, registry: dict | None) -> dict[str, dict[str, s
 
 def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], differences: dict[str, pl.DataFrame],
                segments: dict[str, pl.DataFrame], *, corr_types: list[str], min_segment_samples: int,
-               embedders: dict | None = None, verdict: pl.DataFrame | None = None
-               ) -> tuple[dict[str, Figure], Manifest]:
+               embedders: dict | None = None, verdict: pl.DataFrame | None = None,
+               monitor: pl.DataFrame | None = None) -> tuple[dict[str, Figure], Manifest]:
     """Every figure that has something to draw, by file name (the verdict figures first), and the manifest.
 
     ``correlations`` / ``differences`` / ``segments`` map a segmentation ("fit", "ratio") to its
@@ -103,6 +107,7 @@ def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], diff
     type of ``corr_types`` that the table has (the paper's figures are Spearman). ``embedders``:
     the config's ``rankers`` registry, to say what its codes stand for. ``verdict``: the verdict
     table (decide/verdict.py), drawn and put in words in the manifest; None: no verdict figure.
+    ``monitor``: the monitor table (decide/monitor.py), a figure per system; None: none.
     """
     manifest = Manifest(min_segment_samples, codes=_codes(graded, embedders))
     figures: dict[str, Figure | None] = {}
@@ -113,6 +118,8 @@ def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], diff
         manifest.verdict_segments = sorted(set(verdict["segment"].to_list()), key=("narrow", "wide", "all").index)
         figures[FEEDBACK_RATE] = feedback_rate_figure(graded, verdict, manifest) if "feedback" in graded.columns \
             else None
+    if monitor is not None:
+        figures |= monitor_figures(monitor, manifest)
     gaps_by = {segmentation: gaps_of(table) for segmentation, table in segments.items()}
     if "ratio" in segments:
         figures["grades_ratio.png"] = grades_figure(graded, segments["ratio"], gaps_by["ratio"], manifest)
@@ -149,15 +156,17 @@ def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], diff
 def render_figures(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], differences: dict[str, pl.DataFrame],
                    segments: dict[str, pl.DataFrame], folder: str | os.PathLike, *, corr_types: list[str],
                    min_segment_samples: int, embedders: dict | None = None, verdict: pl.DataFrame | None = None,
-                   processes: int = 1) -> Manifest:
+                   monitor: pl.DataFrame | None = None, processes: int = 1) -> Manifest:
     """Write every figure with something to draw (see the module docstring) and the manifest
     (figures.json, figures.html) into ``folder``; return the manifest. ``embedders``: the
     config's ``rankers`` registry (what the codes stand for); ``verdict``: the verdict table;
+    ``monitor``: the monitor table;
     ``processes``: how many processes draw the PNGs (:func:`~.render_pool.save_pngs`)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     figures, manifest = figure_set(graded, correlations, differences, segments, corr_types=corr_types,
-                                   min_segment_samples=min_segment_samples, embedders=embedders, verdict=verdict)
+                                   min_segment_samples=min_segment_samples, embedders=embedders, verdict=verdict,
+                                   monitor=monitor)
     save_pngs(figures, folder, processes)
     if VERDICT_FIGURE in figures:
         write_text(embedded_rst((folder / VERDICT_FIGURE).read_bytes(), "the verdict figure"), folder / VERDICT_EMBEDDED)

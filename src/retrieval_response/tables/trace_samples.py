@@ -36,7 +36,8 @@ def collect_traces(traces: pl.DataFrame, texts: pl.DataFrame, grades: pl.DataFra
     query the qrels do not judge is left out, ``not_in_qrels``). The samples carry the judgment
     lists (:func:`.collect.with_document_judgments`; eRAG answers scored with ``erag_metric``), the
     trace's ``answer`` as ``answer_topK`` with its scores against the gold answers
-    (:func:`.collect.with_answer_scores`), ``feedback`` and the grades of ``grades``
+    (:func:`.collect.with_answer_scores`), ``feedback``, ``time`` (null when the trace has none, or
+    the traces table predates the field) and the grades of ``grades``
     (``llm.pipeline.grade_traces``). The report counts traces kept and left out by reason, and,
     with qrels and UMBRELA labels both (either ``relevance``), their agreement on the qrels-judged
     pairs as ``umbrela_vs_qrels`` (``agreement.umbrela_qrels``: rows of subset ``Tr`` and
@@ -45,7 +46,8 @@ def collect_traces(traces: pl.DataFrame, texts: pl.DataFrame, grades: pl.DataFra
     if relevance not in TRACE_RELEVANCE:
         raise ValueError(f"relevance {relevance!r}: expected one of {TRACE_RELEVANCE}")
     samples = traces.select("id", "subset", "E", "Nc", "Np", pl.col("K").list.first().alias("K"), "rank",
-                            answer_topK="answer", feedback="feedback", record=pl.format("{} {}", "file", "record"))
+                            answer_topK="answer", feedback="feedback", record=pl.format("{} {}", "file", "record"),
+                            time=pl.col("time") if "time" in traces.columns else pl.lit(None, pl.Datetime("us", "UTC")))
     if judgments is not None:
         utilities = judgment_utilities(judgments, texts.select("id", "answers"), erag_metric)
         samples = with_document_judgments(samples, texts, utilities)

@@ -254,7 +254,7 @@ def trace_targets(config: Mapping, dataset: str, traces: list[dict]) -> set[str]
     return found
 
 
-def check_trace_records(config: Mapping, config_file: str) -> None:
+def check_trace_records(config: Mapping, config_file: str) -> bool:
     """Every record of every traces dataset's files follows the traces format, and its qrels file
     parses (``datasets.traces.read_trace_records``, ``read_qrels``): the bad records of a dataset
     raised at once, one line ``<file>: line N: <rule>`` each. The qrels judge at least one query of
@@ -263,7 +263,9 @@ def check_trace_records(config: Mapping, config_file: str) -> None:
     any call is paid for. A query id in two traces datasets is refused: the analysis keeps the query
     ids as they are. The labelling sheet of ``traces.labelled_sheet`` is read too
     (``tables.labelling_sheet``). It reads the files, so the workflow runs it in its main process
-    only, after :func:`check_config` (which checks they exist)."""
+    only, after :func:`check_config` (which checks they exist). Returns True when some trace has a
+    ``time`` (the ``monitor`` rule then runs)."""
+    timed = False
     sheet = (config.get("traces") or {}).get("labelled_sheet")
     if sheet is not None:
         read_labelled_sheet(sheet)
@@ -279,6 +281,7 @@ def check_trace_records(config: Mapping, config_file: str) -> None:
                                  f"{other}: the analysis keeps the teams' query ids, so two traces datasets need "
                                  "distinct ones (or put the files in one dataset with paths)")
         traces = [trace for _, _, trace in records]
+        timed = timed or any(trace["time"] is not None for trace in traces)
         if dataset.get("qrels"):
             judged = read_qrels(dataset["qrels"])
             queries = list(dict.fromkeys(trace["query_id"] for trace in traces))
@@ -297,3 +300,4 @@ def check_trace_records(config: Mapping, config_file: str) -> None:
     if trace_datasets(config) and not asked and not possible:
         raise InputError(config_file, "config key analysis.targets", "no target can have a value on these traces: "
                          "give feedback, gold answers or trace_grades: [retrieved]")
+    return timed
