@@ -22,8 +22,8 @@ import numpy as np
 import polars as pl
 
 from retrieval_response.analysis.bootstrap import percentile_interval, resample_weights
-from retrieval_response.analysis.features import add_features
-from retrieval_response.analysis.measures import MEASURES
+from retrieval_response.measures.features import add_features
+from retrieval_response.measures.registry import MEASURES
 
 PERIODS = {"day": "1d", "week": "1w"}
 """``monitor.period``: its polars truncation (a week starts on Monday, as ISO 8601's)."""
