@@ -20,7 +20,8 @@ BLAS/OpenMP pools to one thread), best of the repeats, the two interleaved:
 ``rank_bm25`` is this benchmark's baseline only (requirements.txt pins it; the project does not
 import it).
 
-Usage: python benchmarks/bm25.py [--depth 20] [--queries N] [--repeats 3] [--json PATH]. Last line:
+Usage: python benchmarks/bm25.py [--depth 20] [--queries N] [--repeats 3] [--json PATH] [--smoke]
+(``--smoke``: 10 questions, one repeat: checks that it runs). Last line:
 ``bm25_ratio=<x>`` (queries/s of bm25s / queries/s of rank_bm25).
 """
 
@@ -44,7 +45,8 @@ import polars as pl  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from retrieval_response.datasets.judged_corpus import beir_judgements, corpus_table, judged_texts  # noqa: E402
+from retrieval_response.datasets.judged_corpus import beir_judgements, judged_texts  # noqa: E402
+from retrieval_response.datasets.layouts import corpus_table  # noqa: E402
 from retrieval_response.ranking.corpus_retrieval import QUERY_BLOCK, bm25_top_k  # noqa: E402
 from retrieval_response.ranking.corpus_search import corpus_measures, top_k_of_scores  # noqa: E402
 from retrieval_response.ranking.lexical import DEFAULTS, BM25Index  # noqa: E402
@@ -103,7 +105,10 @@ def main() -> None:
     parser.add_argument("--queries", type=int, help="the first N questions only (default: all)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", metavar="PATH", help="also write the results, with their provenance, to this JSON file")
+    parser.add_argument("--smoke", action="store_true", help="10 questions, one repeat: checks that it runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.queries, args.repeats = 10, 1
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     corpus = corpus_table("beir", QRELS)
     questions = dict(list(judged_texts("beir", QRELS, "queries").items())[: args.queries])

@@ -25,8 +25,9 @@ the same inputs, outputs, log, parameters, threads and wildcards as its rule
 (``workflow/rules/analysis.smk``, ``workflow/rules/decide.smk``); Snakemake's own preamble of a
 job (unpickling that object) is not timed.
 
-Usage: python benchmarks/startup.py [--repeats N] [--kinds KIND ...] [--json PATH]
-(``--kinds segments`` times the segments and verdict_segments jobs.)
+Usage: python benchmarks/startup.py [--repeats N] [--kinds KIND ...] [--json PATH] [--smoke]
+(``--kinds segments`` times the segments and verdict_segments jobs; ``--smoke`` times one segments
+job once, without writing the kernel cache first: checks that it runs.)
 Last line: ``<job>_cold_over_work=<r> ...`` for each job timed (e.g. ``correlations_fit``,
 ``verdict_segments_all``, ``figures``).
 """
@@ -206,6 +207,7 @@ def main() -> None:
                         help="job kinds to time (the others only run once, for the inputs of the next)")
     parser.add_argument("--json", metavar="PATH", help="also write the results to this JSON file")
     parser.add_argument("--run-job", metavar="JOB", help=argparse.SUPPRESS)  # a child process: run one job
+    parser.add_argument("--smoke", action="store_true", help="one segments job, once: checks that it runs")
     args = parser.parse_args()
     if args.run_job:
         run_job(json.loads(args.run_job))
@@ -217,7 +219,12 @@ def main() -> None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
         installed = {**env, "NUMBA_CACHE_DIR": str(folder / "numba_installed")}
         cpu_before = children_cpu_seconds()
-        subprocess.run([sys.executable, "-m", "retrieval_response.analysis.kernel_cache"], check=True, env=installed)
+        if args.smoke:  # the first segments job only; it calls no kernel, so the cache is left unwritten
+            args.kinds, args.repeats = ["segments"], 1
+            jobs = dict([next((name, job) for name, job in jobs.items() if job["script"] == "segments")])
+        else:
+            subprocess.run([sys.executable, "-m", "retrieval_response.analysis.kernel_cache"], check=True,
+                           env=installed)
         kernel_cache_cpu = children_cpu_seconds() - cpu_before
         results = {}
         for name, job in jobs.items():
