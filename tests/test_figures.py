@@ -20,7 +20,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.samples import segment_table
-from retrieval_response.analysis.segments import NOT_COMPUTED, segment_labels
+from retrieval_response.analysis.segments import NO_SAMPLE_WITH_MEASURE, segment_labels
 from retrieval_response.analysis.targets import NAMES
 from retrieval_response.figures import inputs as figure_inputs
 from retrieval_response.figures.analysis_figures import figure_set, render_figures
@@ -215,7 +215,7 @@ def test_every_left_out_item_is_in_the_manifest(rendered, graded, target_tables)
                   if e["scope"] == f"{segmentation} segments" for m in e["measure"]}
         assert listed == set(small.select("E", "subset", "segment", "target", "measure", "n_samples", "reason").iter_rows())
         assert all(reason.startswith(f"n < {MINIMUM}: fewer than {MINIMUM} samples")
-                   or (reason.startswith(f"{NOT_COMPUTED}: ") and n == 0) for *_, n, reason in listed)
+                   or (reason.startswith(f"{NO_SAMPLE_WITH_MEASURE}: ") and n == 0) for *_, n, reason in listed)
 
     correlations, _, _ = target_tables
     nulls = correlations["ratio"].filter(pl.col("value").is_null(), corr_type="spearman")

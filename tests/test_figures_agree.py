@@ -14,7 +14,7 @@ import pytest
 from conftest import REPO
 from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.samples import segment_table
-from retrieval_response.analysis.segments import NOT_COMPUTED
+from retrieval_response.analysis.segments import NO_SAMPLE_WITH_MEASURE
 from retrieval_response.figures.analysis_figures import figure_set
 from retrieval_response.figures.labels import NOT_RUN, UNDEFINED, codes_legend, embedder_names, empty_terms
 from retrieval_response.figures.manifest import write_manifest
@@ -310,7 +310,7 @@ def test_figures_and_the_analysis_agree_on_every_segment_for_every_target():
                   if e["scope"] == f"{segmentation} segments" for m in e["measure"]}
         assert listed == set(left_out.select(*keys, "n_samples", "reason").iter_rows())
         small = left_out["reason"].str.starts_with(f"n < {MINIMUM}: ")
-        absent = left_out["reason"].str.starts_with(f"{NOT_COMPUTED}: ")
+        absent = left_out["reason"].str.starts_with(f"{NO_SAMPLE_WITH_MEASURE}: ")
         assert (small | absent).all() and table.filter("kept")["reason"].is_null().all()
         assert (left_out.filter(absent)["n_samples"] == 0).all(), "'not computed' only where no sample has the measure"
         for target in targets:

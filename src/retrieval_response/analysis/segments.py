@@ -80,8 +80,9 @@ def too_few(minimum: int) -> str:
     return f"n < {minimum}"
 
 
-NOT_COMPUTED = "not computed"
-"""The first words of the reason of a segment where no sample has the measure (:func:`kept_and_reason`)."""
+NO_SAMPLE_WITH_MEASURE = "not computed"
+"""The first words of the reason of a segment where no sample has the measure (:func:`kept_and_reason`);
+the figures say it of a measure without any value (``figures.labels.MEASURE_NOT_COMPUTED``)."""
 
 
 def kept_and_reason(n: pl.Expr, min_segment_samples: int, n_missing_target: pl.Expr | None = None) -> list[pl.Expr]:
@@ -93,7 +94,7 @@ def kept_and_reason(n: pl.Expr, min_segment_samples: int, n_missing_target: pl.E
     kept = n >= min_segment_samples
     small = pl.lit(f"{too_few(min_segment_samples)}: fewer than {min_segment_samples} samples with the measure "
                    "and the target")
-    absent = pl.lit(f"{NOT_COMPUTED}: no sample of the segment has the measure (for a judgment measure: no "
+    absent = pl.lit(f"{NO_SAMPLE_WITH_MEASURE}: no sample of the segment has the measure (for a judgment measure: no "
                     "judgments of this subset's texts)")
     reason = small if n_missing_target is None else pl.when((n == 0) & (n_missing_target == 0)).then(absent).otherwise(small)
     return [kept.alias("kept"), pl.when(kept).then(pl.lit(None, pl.String)).otherwise(reason).alias("reason")]

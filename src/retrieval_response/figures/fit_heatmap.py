@@ -8,7 +8,7 @@ from matplotlib.figure import Figure
 
 from retrieval_response.analysis.measures import heatmap_measures
 from retrieval_response.figures.inputs import FIT_SEGMENTS, Gaps, nothing_to_draw, ordered_groups, split_undefined
-from retrieval_response.figures.labels import CORR_LABELS, NOT_COMPUTED, TARGET_LABELS, TARGET_SHORT
+from retrieval_response.figures.labels import CORR_LABELS, MEASURE_NOT_COMPUTED, TARGET_LABELS, TARGET_SHORT
 from retrieval_response.figures.layout import (
     CORRELATION_SCALE,
     CellLayout,
@@ -55,7 +55,7 @@ def fit_heatmap_figure(table: pl.DataFrame, gaps: Gaps, target: str, corr_types:
     for measure in FIT_HEATMAP_MEASURES:
         part = rows.filter(pl.col("measure") == measure)
         if part.is_empty():
-            manifest.leave_out(name, f"{NOT_COMPUTED}: measure not in the correlation table; panel not drawn",
+            manifest.leave_out(name, f"{MEASURE_NOT_COMPUTED}: measure not in the correlation table; panel not drawn",
                                measure=measure)
             continue
         cell_gaps = Gaps(small.filter(pl.col("measure") == measure), absent, gaps.never_run, gaps.sizes)

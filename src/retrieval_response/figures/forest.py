@@ -23,7 +23,7 @@ from retrieval_response.figures.inputs import (
 )
 from retrieval_response.figures.labels import (
     CORR_LABELS,
-    NOT_COMPUTED,
+    MEASURE_NOT_COMPUTED,
     NOT_RUN,
     TARGET_LABELS,
     TARGET_SHORT,
@@ -40,7 +40,7 @@ def _empty_note(gaps: Gaps, undefined: pl.DataFrame, minimum: int) -> str:
         return f"{too_few(minimum)}\n(n = {n_range(gaps.small['n_samples'])})"
     if not undefined.is_empty():
         return "\n".join(sorted(set(undefined.select(reason_of(undefined))["reason"].to_list())))
-    return NOT_RUN if not gaps.absent.is_empty() else NOT_COMPUTED
+    return NOT_RUN if not gaps.absent.is_empty() else MEASURE_NOT_COMPUTED
 
 
 def _forest_panel(title: str, rows: pl.DataFrame, gaps: Gaps, minimum: int) -> ForestPanel:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retrieval_response.analysis.segments import too_few
+from retrieval_response.analysis.segments import NO_SAMPLE_WITH_MEASURE, too_few
 from retrieval_response.analysis.targets import TARGETS
 
 TARGET_LABELS = {name: target.label for name, target in TARGETS.items()}
@@ -20,8 +20,9 @@ NOT_RUN = "not run"
 """A cell or panel of an embedder, subset and segment without any sample (never drawn as left out)."""
 UNDEFINED = "undefined"
 """A cell or panel whose correlation is undefined; the manifest gives the reason."""
-NOT_COMPUTED = "not computed"
-"""A measure or difference that the analysis did not compute (not in the table)."""
+MEASURE_NOT_COMPUTED = NO_SAMPLE_WITH_MEASURE
+"""A cell or panel of a measure or difference without any value: not in the correlation table, or
+no sample of the segment has it (the segments table's reason, in the same words)."""
 CANNOT_DECIDE = "cannot decide"
 """A verdict panel whose family is in the verdict table without any measure it could compare."""
 
@@ -36,7 +37,8 @@ def empty_terms(minimum: int) -> dict[str, str]:
                    "or the table's null_reason, e.g. a target the grader did not return)",
         NOT_RUN: "not left out: no sample of this embedder in this subset and segment (the embedder was not run "
                  "on that dataset, or no design reaches the segment)",
-        NOT_COMPUTED: "not left out: the analysis did not compute this measure (analysis.measures)",
+        MEASURE_NOT_COMPUTED: "not left out: the analysis has no value of this measure, as no sample has it (a "
+                              "judgment measure without document_judgments.kinds, for one)",
         CANNOT_DECIDE: "not left out: the verdict could compare no measure of this family; the reason follows "
                        "(verdict.txt has it in full)",
     }
@@ -45,7 +47,7 @@ def empty_terms(minimum: int) -> dict[str, str]:
 EMPTY_SHORT = {
     UNDEFINED: "correlation undefined",
     NOT_RUN: "no sample of this embedder there",
-    NOT_COMPUTED: "measure not computed",
+    MEASURE_NOT_COMPUTED: "measure not computed",
     CANNOT_DECIDE: "no measure could be compared, the reason follows",
 }
 
@@ -56,7 +58,7 @@ def empty_legend(minimum: int, terms, cells: bool = True) -> str:
     figures.json)"; ``cells``: the figure is a heatmap (grey and white cells)."""
     short = {too_few(minimum): f"fewer than {minimum} samples", **EMPTY_SHORT}
     left_out = [f"'{t}' = {short[t]}" for t in (too_few(minimum), UNDEFINED) if t in terms]
-    other = [f"'{t}' = {short[t]}" for t in (NOT_RUN, NOT_COMPUTED, CANNOT_DECIDE) if t in terms]
+    other = [f"'{t}' = {short[t]}" for t in (NOT_RUN, MEASURE_NOT_COMPUTED, CANNOT_DECIDE) if t in terms]
     parts = ([", ".join(left_out) + f" (left out{': grey' if cells else ''}, listed in figures.json)"]
              if left_out else []) + ([", ".join(other) + (" (white)" if cells else "")] if other else [])
     return "empty: " + "; ".join(parts) if parts else ""

@@ -11,7 +11,7 @@ from matplotlib.colors import Normalize
 
 from retrieval_response.analysis.segments import too_few
 from retrieval_response.figures.inputs import Gaps, not_run_note
-from retrieval_response.figures.labels import NOT_COMPUTED, NOT_RUN, UNDEFINED, codes_legend, empty_legend
+from retrieval_response.figures.labels import MEASURE_NOT_COMPUTED, NOT_RUN, UNDEFINED, codes_legend, empty_legend
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel
 
@@ -62,7 +62,7 @@ def heatmap_cells(rows: pl.DataFrame, gaps: Gaps, layout: CellLayout, minimum: i
     shape = (len(layout.row_keys), len(layout.col_keys))
     values, sizes = np.full(shape, np.nan), np.zeros(shape, dtype=np.int64)
     present, marks = np.zeros(shape, dtype=bool), np.full(shape, "", dtype=object)
-    words = np.full(shape, NOT_COMPUTED, dtype=object)
+    words = np.full(shape, MEASURE_NOT_COMPUTED, dtype=object)
     row_key = cell_key(layout.row_columns).alias("row_key")
     col_key = pl.col(layout.col_column).cast(pl.String).alias("col_key")
     if rows.select(row_key, col_key).is_duplicated().any():
