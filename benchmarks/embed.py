@@ -142,7 +142,7 @@ def main() -> None:
         encode = functools.partial(store.embed, embedder)
         distinct: set[tuple[str, str]] = set()
         for Nc, Np in DESIGNS:
-            ranked, report = rank_samples(table, encode, embedder_code="AML6", Nc=Nc, Np=Np, Ks=[1, Np, Nc])
+            ranked, report = rank_samples(table, encode, ranker_code="AML6", Nc=Nc, Np=Np, Ks=[1, Np, Nc])
             served = table.filter(pl.col("id").is_in(ranked["id"].implode()))
             distinct |= {(embedder.prompt("query"), q) for q in served["q"]}
             candidates = served.select(pl.concat_list(pl.col("p").list.head(Np), pl.col("n").list.head(Nc - Np)))

@@ -71,7 +71,7 @@ def embed_job(config: dict, dataset: str, embedder: str, folder: Path) -> dict:
     return {"script": "embed", "input": {"texts": str(folder / f"{dataset}.parquet")},
             "output": {"vectors": str(folder / f"vectors_{embedder}_{dataset}.parquet")},
             "log": [str(folder / f"embed_{embedder}_{dataset}.log")],
-            "wildcards": {"embedder": embedder, "dataset": dataset},
+            "wildcards": {"ranker": embedder, "dataset": dataset},
             "params": {"spec": config["rankers"][embedder], "store": str(folder / f"store_{embedder}_{dataset}"),
                        "designs": plan.design_pairs(config, dataset)},
             "threads": 2}  # the rule's

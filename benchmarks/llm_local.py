@@ -74,7 +74,7 @@ def dataset_workload(config: dict, name: str, queries: int) -> tuple[pl.DataFram
     for code in plan.registered_rankers(config, name):
         embedder = make_embedder(code, config["rankers"][code], threads=available_cores())
         for design in plan.dataset_designs(config, name):
-            units.append(rank_samples(texts, embedder.encode, embedder_code=code, Nc=design["Nc"], Np=design["Np"],
+            units.append(rank_samples(texts, embedder.encode, ranker_code=code, Nc=design["Nc"], Np=design["Np"],
                                       Ks=plan.design_cutoffs(config, design))[0])
     return texts, plan.dataset_nps(config, name), units
 

@@ -6,6 +6,8 @@ from retrieval_response.figures.run_end import announce_results, report_category
 # Correlation and difference tables per segmentation, the figures, the agreement table, and the
 # judge-vs-gold table and figure when some dataset's layout can carry gold answers. (A list, not a
 # function beside rules: see prepare.smk.)
+PUBLISHED_JUDGMENTS = (config.get("published") or {}).get("judgments") or []
+"""The published judgments tables (published.judgments); none outside published mode."""
 FIGURE_SEGMENTATIONS = sorted({*ANALYSIS["segmentations"], "ratio"})
 """The segments tables the figures read: every analysed segmentation, and ratio for the grade figure."""
 ANALYSIS_TARGETS = (
@@ -14,7 +16,7 @@ ANALYSIS_TARGETS = (
         VERDICT_TEXT,
         "results/analysis/traces.json",
     ]
-    if TRACES
+    if RUN_MODE == RunMode.TRACES
     else [
         f"results/analysis/{table}_{segmentation}.parquet"
         for segmentation in ANALYSIS["segmentations"]
@@ -29,7 +31,7 @@ ANALYSIS_TARGETS = (
     + (["results/analysis/agreement.parquet"] if HUMAN_GRADES else [])
     + (
         ["results/analysis/umbrela_agreement.parquet"]
-        if "umbrela" in JUDGMENT_KINDS or (PUBLISHED and PUBLISHED["judgments"])
+        if "umbrela" in JUDGMENT_KINDS or PUBLISHED_JUDGMENTS
         else []
     )
     + (
@@ -43,14 +45,14 @@ ANALYSIS_TARGETS = (
 )
 
 
-if PUBLISHED:
+if RUN_MODE == RunMode.PUBLISHED:
 
     rule collect_published:
         input:
-            graded=PUBLISHED["graded"],
-            ranked=PUBLISHED["ranked"] or [],
-            texts=PUBLISHED["texts"] or [],
-            judgments=PUBLISHED["judgments"],
+            graded=config["published"]["graded"],
+            ranked=config["published"]["ranked"] or [],
+            texts=config["published"]["texts"] or [],
+            judgments=PUBLISHED_JUDGMENTS,
         output:
             graded="results/analysis/graded.parquet",
         log:
@@ -63,7 +65,7 @@ if PUBLISHED:
         script:
             "../scripts/collect_published.py"
 
-elif not TRACES:
+elif RUN_MODE == RunMode.DATASETS:
 
     rule collect_graded:
         input:
@@ -258,11 +260,13 @@ rule umbrela_agreement:
     input:
         # published mode: the one samples_texts.json beside each judgments table
         texts=(
-            [PUBLISHED["texts"]] * len(PUBLISHED["judgments"])
-            if PUBLISHED
+            [config["published"]["texts"]] * len(PUBLISHED_JUDGMENTS)
+            if RUN_MODE == RunMode.PUBLISHED
             else TEXTS_TARGETS
         ),
-        judgments=PUBLISHED["judgments"] if PUBLISHED else JUDGMENT_TARGETS,
+        judgments=(
+            PUBLISHED_JUDGMENTS if RUN_MODE == RunMode.PUBLISHED else JUDGMENT_TARGETS
+        ),
     output:
         table="results/analysis/umbrela_agreement.parquet",
     log:
@@ -271,7 +275,7 @@ rule umbrela_agreement:
     conda:
         "../../envs/analysis.yaml"
     params:
-        published=bool(PUBLISHED),
+        published=RUN_MODE == RunMode.PUBLISHED,
         resamples=ANALYSIS["bootstrap_resamples"],
         seed=ANALYSIS["seed"],
     script:

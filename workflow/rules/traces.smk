@@ -61,7 +61,7 @@ rule grade_traces:
         "../scripts/grade_traces.py"
 
 
-if TRACES:
+if RUN_MODE == RunMode.TRACES:
 
     rule collect_traces:
         input:

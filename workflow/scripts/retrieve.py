@@ -16,7 +16,7 @@ candidates, ranked, report = retrieve_from_corpus(
     pl.read_parquet(inputs.texts),
     pl.read_parquet(inputs.corpus),
     ranker,
-    embedder_code=snakemake.wildcards.embedder,
+    ranker_code=snakemake.wildcards.ranker,
     Ks=snakemake.params.K,
     vectors=pl.read_parquet(inputs.vectors) if "vectors" in inputs.keys() else None,
     run_path=inputs.run if "run" in inputs.keys() else None,

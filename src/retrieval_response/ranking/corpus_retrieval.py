@@ -106,7 +106,7 @@ def retrieved_from_run(texts: pl.DataFrame, run: pl.DataFrame, depth: int) -> tu
 
 
 def corpus_candidates(
-    texts: pl.DataFrame, retrieved: pl.DataFrame, corpus: pl.DataFrame, *, embedder_code: str, Ks: list[int]
+    texts: pl.DataFrame, retrieved: pl.DataFrame, corpus: pl.DataFrame, *, ranker_code: str, Ks: list[int]
 ) -> tuple[pl.DataFrame, pl.DataFrame, RankingReport]:
     """(candidate texts table, ranked table, report) of the retrievals ``retrieved`` (``id, docids``:
     distinct document ids, best first, any number >= 1 each) of the queries of ``texts`` (a judged
@@ -134,14 +134,14 @@ def corpus_candidates(
     per_query = hits.group_by("id", maintain_order=True).agg(rank=pl.col("index"), judged=pl.col("judged"))
     serving = texts.drop("n", "n_doc").join(others, on="id", how="inner", maintain_order="left")
     candidates = serving.select(*texts.columns, "n_judged").cast({**texts.schema, "n_judged": pl.List(pl.Boolean)})
-    ranked = _ranked_table(candidates.join(per_query, on="id", how="left", maintain_order="left"), embedder_code, Ks)
+    ranked = _ranked_table(candidates.join(per_query, on="id", how="left", maintain_order="left"), ranker_code, Ks)
     answered = retrieved.join(texts.select("id"), on="id", how="semi").height
     report = RankingReport(queries=texts.height, ranked=candidates.height,
                            skipped={ALL_RETRIEVED_RELEVANT: answered - candidates.height})
     return candidates, ranked, report
 
 
-def _ranked_table(frame: pl.DataFrame, embedder_code: str, Ks: list[int]) -> pl.DataFrame:
+def _ranked_table(frame: pl.DataFrame, ranker_code: str, Ks: list[int]) -> pl.DataFrame:
     """The ranked layout (``CORPUS_RANKED_SCHEMA``) of ``frame`` (id, subset, p, n, rank, judged:
     the retrieved documents' indexes and whether each is judged): Np = len(p), Nc = Np + len(n);
     at every K of ``Ks``, over the top min(K, len(rank)) documents, P = n_p/K, R = n_p/Np and
@@ -165,14 +165,14 @@ def _ranked_table(frame: pl.DataFrame, embedder_code: str, Ks: list[int]) -> pl.
             P=pl.Series(precision(n_p, k).tolist(), dtype=pl.List(pl.Float64)),
             R=pl.Series(recall(n_p, Np[:, None]).tolist(), dtype=pl.List(pl.Float64)),
             judged=pl.Series((hits_at_k(judged, Ks) / shown).tolist(), dtype=pl.List(pl.Float64)),
-            E=pl.lit(embedder_code, dtype=pl.String))
+            E=pl.lit(ranker_code, dtype=pl.String))
         .select(list(CORPUS_RANKED_SCHEMA))
         .cast(CORPUS_RANKED_SCHEMA)
     )
 
 
 def retrieve_from_corpus(
-    texts: pl.DataFrame, corpus: pl.DataFrame, ranker: Mapping, *, embedder_code: str, Ks: list[int],
+    texts: pl.DataFrame, corpus: pl.DataFrame, ranker: Mapping, *, ranker_code: str, Ks: list[int],
     vectors: pl.DataFrame | None = None, run_path: str | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame, RankingReport]:
     """``corpus_candidates`` of the retrievals of one ranker (``ranker``: ``kind`` dense, lexical or
@@ -192,7 +192,7 @@ def retrieve_from_corpus(
         check_run_matches(run, texts["source_id"], run_path)
         retrieved, not_in_run = retrieved_from_run(texts, run, depth)
     elif ranker["kind"] == "lexical":
-        settings = bm25_settings(embedder_code, ranker["spec"])
+        settings = bm25_settings(ranker_code, ranker["spec"])
         indexes = bm25_retrieval(texts["q"].to_list(), corpus["text"].to_list(), settings, depth,
                                  str(ranker.get("source") or "the corpus"))
         retrieved = retrieved_from_indexes(texts, corpus, indexes)
@@ -200,7 +200,7 @@ def retrieve_from_corpus(
         encode = vector_lookup(vectors)
         indexes = dense_retrieval(encode(texts["q"].to_list(), "query"), encode(corpus["text"].to_list(), "passage"), depth)
         retrieved = retrieved_from_indexes(texts, corpus, indexes)
-    candidates, ranked, report = corpus_candidates(texts, retrieved, corpus, embedder_code=embedder_code, Ks=Ks)
+    candidates, ranked, report = corpus_candidates(texts, retrieved, corpus, ranker_code=ranker_code, Ks=Ks)
     if ranker["kind"] == "run":
         report.skipped[NOT_IN_RUN] = not_in_run
     report.notes["mean_at_K"] = means_at_k(ranked)

@@ -49,15 +49,16 @@ from retrieval_response.workflow_config.input_checks import (
 )
 from retrieval_response.workflow_config.plan import (
     LEXICAL_BACKENDS,
+    RunMode,
     dataset_designs,
     design_cutoffs,
     design_name,
     grades_gold,
     judgment_kinds,
     registered_rankers,
+    run_mode,
     runs_llm,
     trace_grade_prompts,
-    traces_mode,
 )
 
 LLM_ROLES = ("generator", "grader")
@@ -149,7 +150,7 @@ def check_prompts(config: Mapping, config_file: str) -> None:
     prompts = config["llm"]["prompts"]
     kinds = judgment_kinds(config)
     checked = [("answer", ANSWER_FIELDS, False), ("grade", GRADE_FIELDS, True)]
-    if traces_mode(config):
+    if run_mode(config) == RunMode.TRACES:
         checked = [("answer", ANSWER_FIELDS, False)] if "erag" in kinds else []
         asked = {key for name in config["datasets"] for key in trace_grade_prompts(config, name)}
         checked += [(key, fields, True) for prefix, key, fields in (("context", "grade_context", GRADE_CONTEXT_FIELDS),
