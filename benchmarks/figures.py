@@ -68,7 +68,7 @@ def figure_inputs(job: dict) -> tuple[tuple, dict]:
             dict(zip(segmentations, map(pl.read_parquet, job["input"]["differences"]), strict=True)),
             dict(zip(figure_segmentations, map(pl.read_parquet, job["input"]["segments"]), strict=True)))
     kwargs = {"corr_types": params["corr_types"], "min_segment_samples": params["min_segment_samples"],
-              "embedders": params["rankers"], "verdict": pl.read_parquet(job["input"]["verdict"])}
+              "rankers": params["rankers"], "verdict": pl.read_parquet(job["input"]["verdict"])}
     return args, kwargs
 
 

@@ -351,7 +351,7 @@ def test_ratio_segment_uses_python_round():
 
 def test_grade_distribution_columns_sum_to_one(random_graded):
     dist = grade_distribution_matrix(random_graded.filter(subset="A"), grade_sizes(random_graded, 100))
-    assert dist.embedders == ["AML12v2", "E5Sv2", "ME5S"]
+    assert dist.rankers == ["AML12v2", "E5Sv2", "ME5S"]
     assert dist.fractions.shape == (3, len(GRADES), len(dist.segments))
     kept = dist.sizes > 0
     assert (dist.sizes[kept] >= 100).all()
@@ -364,7 +364,7 @@ def test_grade_distribution_columns_sum_to_one(random_graded):
 def test_grade_distribution_counts_match_a_direct_count(random_graded):
     dist = grade_distribution_matrix(random_graded.filter(subset="A"), grade_sizes(random_graded, 100))
     e, s = 0, dist.segments.index("1.0")
-    rows = random_graded.filter(pl.col("E") == dist.embedders[e], pl.col("grade").is_not_null(), subset="A")
+    rows = random_graded.filter(pl.col("E") == dist.rankers[e], pl.col("grade").is_not_null(), subset="A")
     rows = rows.filter((pl.col("K") / pl.col("Np")) == 1.0)
     assert dist.sizes[e, s] == rows.height
     assert dist.fractions[e, 2, s] == pytest.approx((rows["grade"] == 3).sum() / rows.height)
@@ -375,7 +375,7 @@ def test_small_segments_are_dropped(random_graded):
     dist = grade_distribution_matrix(random_graded.filter(subset="A"), grade_sizes(random_graded, 100))
     assert set(dist.segments) < all_segments
     empty = grade_distribution_matrix(random_graded.filter(subset="A"), grade_sizes(random_graded, 10**9))
-    assert empty.embedders == [] and empty.fractions.size == 0
+    assert empty.rankers == [] and empty.fractions.size == 0
 
 
 def test_grades_off_the_scale_are_rejected(random_graded):

@@ -1,4 +1,4 @@
-"""Forest plots: each measure's correlation with its bootstrap interval, a dot per embedder, on
+"""Forest plots: each measure's correlation with its bootstrap interval, a dot per ranker, on
 narrow / wide segments (``forest_fit.png``) or per K/Np segment (``forest_ratio_<target>.png``)."""
 
 from __future__ import annotations
@@ -96,11 +96,11 @@ def _forest(rows: pl.DataFrame, gaps: Gaps, columns: list[tuple[str, str]], titl
     manifest.drawn.append({"file": name, **description,
                            "panels": [f"{r.label} / {p.title.splitlines()[0]}" for r in grid for p in r.panels
                                       if p.points is not None]})
-    embedders = sorted(rows["E"].unique().to_list())
+    rankers = sorted(rows["E"].unique().to_list())
     words = {p.note.split(":")[0].split("\n")[0] for r in grid for p in r.panels if p.points is None}
     return forest_figure(grid, measures=ordered_measures(rows["measure"].unique().to_list()),
-                         embedders=embedders, title=title, xlabel="correlation", crossfit=crossfit,
-                         footer=figure_footer(manifest, words, embedders, shown_groups, gaps.never_run,
+                         rankers=rankers, title=title, xlabel="correlation", crossfit=crossfit,
+                         footer=figure_footer(manifest, words, rankers, shown_groups, gaps.never_run,
                                                cells=False))
 
 
@@ -111,7 +111,7 @@ def _forest_title(corr_type: str, what: str) -> str:
 
 def fit_forest_figure(table: pl.DataFrame, gaps: Gaps, corr_type: str, manifest: Manifest) -> Figure | None:
     """Each measure's correlation with its bootstrap interval on narrow / wide segments: panel
-    rows = subsets, columns = target x {narrow, wide}, a dot per embedder; ``corr_type`` only."""
+    rows = subsets, columns = target x {narrow, wide}, a dot per ranker; ``corr_type`` only."""
     rows = table.filter(pl.col("corr_type") == corr_type, pl.col("segment").is_in(FIT_SEGMENTS))
     targets = [t for t in NAMES if t in set(rows["target"].to_list())]
     columns = [(t, s) for t in targets for s in FIT_SEGMENTS]
@@ -126,7 +126,7 @@ def fit_forest_figure(table: pl.DataFrame, gaps: Gaps, corr_type: str, manifest:
 def ratio_forest_figure(table: pl.DataFrame, gaps: Gaps, target: str, corr_type: str,
                         manifest: Manifest) -> Figure | None:
     """Each measure's correlation with ``target`` and its bootstrap interval per K/Np segment:
-    panel rows = subsets, columns = K/Np segments (wrapped), a dot per embedder."""
+    panel rows = subsets, columns = K/Np segments (wrapped), a dot per ranker."""
     rows = table.filter(pl.col("target") == target, pl.col("corr_type") == corr_type)
     segments = ratio_order(rows["segment"].to_list())
     return _forest(rows, gaps, [(target, s) for s in segments], [f"K/Np {s}" for s in segments],

@@ -120,16 +120,16 @@ SHARE_SCALE = ColourScale("YlGnBu", Normalize(0.0, 1.0))
 """Shares of samples (not signed): sequential, 0 to 1."""
 
 
-def figure_footer(manifest: Manifest, words, embedders, groups, never_run: pl.DataFrame | None = None,
+def figure_footer(manifest: Manifest, words, rankers, groups, never_run: pl.DataFrame | None = None,
                   cells: bool = True) -> str:
     """The footer of a figure: the empty-cell ``words`` it shows with their meaning (``cells``: a
-    heatmap's grey and white cells), the embedders never run on some of its ``groups`` (not drawn),
-    and its embedder and subset codes."""
+    heatmap's grey and white cells), the rankers never run on some of its ``groups`` (not drawn),
+    and its ranker and subset codes."""
     parts = [empty_legend(manifest.min_segment_samples, set(words), cells)]
     if never_run is not None:
         note = not_run_note(never_run, groups)
         parts.append(note + " (not drawn)" if note else "")
-    parts.append(codes_legend(embedders, groups, manifest.codes.get("embedders", {})))
+    parts.append(codes_legend(rankers, groups, manifest.codes.get("rankers", {})))
     return ". ".join(p[:1].upper() + p[1:] for p in parts if p) + "."
 
 
