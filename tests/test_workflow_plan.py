@@ -8,7 +8,7 @@ import pytest
 
 from conftest import REPO
 from retrieval_response.infra.errors import InputError
-from retrieval_response.ranking.kinds import POOL_RANKERS
+from retrieval_response.ranking.kinds import RANKER_KINDS
 from retrieval_response.workflow_config.plan import (
     DESIGN_PATTERN,
     RunMode,
@@ -153,7 +153,7 @@ def test_planned_jobs_follow_the_mode_and_the_units():
 def test_every_ranker_kind_has_its_ranking():
     cfg = mode_configs()[RunMode.DATASETS]
     kinds = {ranker_kind(cfg, d, r) for d, r, _ in dataset_units(cfg)}
-    assert kinds == set(POOL_RANKERS) == {"dense", "lexical", "run"}
+    assert kinds == set(RANKER_KINDS) == {"dense", "lexical", "run"}
 
 
 def test_published_mode_runs_no_llm_and_no_judge_check():

@@ -18,7 +18,7 @@ candidates, ranked, report = retrieve_from_corpus(
     ranker,
     ranker_code=snakemake.wildcards.ranker,
     Ks=snakemake.params.K,
-    vectors=pl.read_parquet(inputs.vectors) if "vectors" in inputs.keys() else None,
+    vectors=inputs.vectors if "vectors" in inputs.keys() else None,
     run_path=inputs.run if "run" in inputs.keys() else None,
 )
 write_parquet(candidates, snakemake.output.texts)

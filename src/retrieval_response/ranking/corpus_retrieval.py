@@ -31,12 +31,10 @@ import numpy as np
 import polars as pl
 
 from retrieval_response.analysis.ranked_lists import flatten, hits_at_k, precision, recall
-from retrieval_response.embedding.dataset import vector_lookup
 from retrieval_response.infra.errors import InputError
 from retrieval_response.ranking.corpus_search import exact_top_k, top_k_of_scores
 from retrieval_response.ranking.cosine_ranking import RANKED_SCHEMA, RankingReport
-from retrieval_response.ranking.lexical import BM25Index, bm25_settings
-from retrieval_response.ranking.run_file import check_run_matches, read_run
+from retrieval_response.ranking.lexical import BM25Index
 
 ALL_RETRIEVED_RELEVANT = "all_retrieved_relevant"
 NOT_IN_RUN = "not_in_run"
@@ -173,35 +171,25 @@ def _ranked_table(frame: pl.DataFrame, ranker_code: str, Ks: list[int]) -> pl.Da
 
 def retrieve_from_corpus(
     texts: pl.DataFrame, corpus: pl.DataFrame, ranker: Mapping, *, ranker_code: str, Ks: list[int],
-    vectors: pl.DataFrame | None = None, run_path: str | None = None,
+    vectors: str | None = None, run_path: str | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame, RankingReport]:
     """``corpus_candidates`` of the retrievals of one ranker (``ranker``: ``kind`` dense, lexical or
-    run, and its registry ``spec``): dense from ``vectors`` (the embed rule's table of queries and
-    corpus texts), lexical by BM25 over the corpus, run from the run file ``run_path`` (its
-    documents checked against the corpus, its queries by ``run_file.check_run_matches``). The report
-    counts the queries a run does not rank. InputError naming the ranker's source for a corpus of
-    fewer than max(K) documents."""
+    run, and its registry ``spec``; ``kinds.RANKER_KINDS`` retrieves): dense from ``vectors`` (the
+    path of the embed rule's table of queries and corpus texts), lexical by BM25 over the corpus,
+    run from the run file ``run_path`` (its documents checked against the corpus, its queries by
+    ``run_file.check_run_matches``). The report counts the queries a run does not rank.
+    InputError naming the ranker's source for a corpus of fewer than max(K) documents."""
+    from retrieval_response.ranking.kinds import ranker_kind
+
     if Ks and corpus.height < max(Ks):  # checked at start-up for beir and trec; an ir_datasets corpus here
         raise InputError(str(ranker.get("source") or "the corpus"), "file",
                          f"the corpus holds {corpus.height} documents, fewer than K = {max(Ks)}: a query retrieves "
                          "at least max(K) documents")
-    depth = retrieval_depth(Ks, corpus.height)
-    not_in_run = 0
-    if ranker["kind"] == "run":
-        run = read_run(run_path, documents=corpus["doc_id"])
-        check_run_matches(run, texts["source_id"], run_path)
-        retrieved, not_in_run = retrieved_from_run(texts, run, depth)
-    elif ranker["kind"] == "lexical":
-        settings = bm25_settings(ranker_code, ranker["spec"])
-        indexes = bm25_retrieval(texts["q"].to_list(), corpus["text"].to_list(), settings, depth,
-                                 str(ranker.get("source") or "the corpus"))
-        retrieved = retrieved_from_indexes(texts, corpus, indexes)
-    else:
-        encode = vector_lookup(vectors)
-        indexes = dense_retrieval(encode(texts["q"].to_list(), "query"), encode(corpus["text"].to_list(), "passage"), depth)
-        retrieved = retrieved_from_indexes(texts, corpus, indexes)
+    inputs = {"vectors": vectors, "run": run_path}
+    retrieved, not_in_run = ranker_kind(ranker).retrieve(texts, corpus, {**ranker, "code": ranker_code}, inputs,
+                                                         retrieval_depth(Ks, corpus.height))
     candidates, ranked, report = corpus_candidates(texts, retrieved, corpus, ranker_code=ranker_code, Ks=Ks)
-    if ranker["kind"] == "run":
+    if not_in_run is not None:
         report.skipped[NOT_IN_RUN] = not_in_run
     report.notes["mean_at_K"] = means_at_k(ranked)
     return candidates, ranked, report
