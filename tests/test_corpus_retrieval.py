@@ -17,10 +17,10 @@ from retrieval_response.ranking.corpus_retrieval import (
     bm25_retrieval,
     corpus_candidates,
     retrieval_depth,
-    retrieve_from_corpus,
 )
 from retrieval_response.ranking.corpus_search import corpus_measures
 from retrieval_response.ranking.cosine_ranking import write_ranked
+from retrieval_response.ranking.kinds import retrieve_from_corpus
 from retrieval_response.ranking.lexical import DEFAULTS, BM25Index, bm25_rank_samples, bm25_settings
 from retrieval_response.ranking.run_file import write_run
 from retrieval_response.tables.sample_rules import validate_ranked

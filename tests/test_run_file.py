@@ -156,7 +156,7 @@ def test_ids_with_spaces_survive_write_run_then_read_run(tmp_path, ids):
     """write_run writes tab-separated lines; read_run splits a line holding a tab at its tabs, so
     ids with inner white space read back as themselves, in pools and at corpus level."""
     from retrieval_response.datasets.layouts import corpus_table, prepare_judged_queries
-    from retrieval_response.ranking.corpus_retrieval import retrieve_from_corpus
+    from retrieval_response.ranking.kinds import retrieve_from_corpus
 
     qrels = beir_folder(tmp_path / "beir", *SPACED_IDS[ids])
     texts = read_texts("beir", qrels)

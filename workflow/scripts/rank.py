@@ -11,12 +11,19 @@ from retrieval_response.ranking.cosine_ranking import write_ranked
 from retrieval_response.ranking.kinds import rank_pools
 
 log = job_log(snakemake.log[0])
-design = snakemake.params.design
+design, ranker = snakemake.params.design, snakemake.params.ranker
+
+
+def source_ids():
+    """The document and query ids of the dataset's source, which a run's ids must name."""
+    from retrieval_response.datasets.layouts import corpus_ids
+
+    return corpus_ids(ranker["layout"], ranker["source"], allow_downloads=snakemake.config["models"]["allow_downloads"])
+
+
 ranked, report = rank_pools(
-    pl.read_parquet(snakemake.input.texts), snakemake.params.ranker,
-    {name: snakemake.input[name] for name in snakemake.input.keys()},
-    allow_downloads=snakemake.config["models"]["allow_downloads"], ranker_code=snakemake.wildcards.ranker,
-    Nc=design["Nc"], Np=design["Np"], Ks=design["K"],
+    pl.read_parquet(snakemake.input.texts), ranker, {name: snakemake.input[name] for name in snakemake.input.keys()},
+    source_ids=source_ids, ranker_code=snakemake.wildcards.ranker, Nc=design["Nc"], Np=design["Np"], Ks=design["K"],
 )
 write_ranked(ranked, snakemake.output.ranked)
 write_json(report.as_dict(), snakemake.output.report)

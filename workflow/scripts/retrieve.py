@@ -6,8 +6,8 @@ import polars as pl
 
 from retrieval_response.infra.atomic import write_json, write_parquet
 from retrieval_response.infra.logs import job_log
-from retrieval_response.ranking.corpus_retrieval import retrieve_from_corpus
 from retrieval_response.ranking.cosine_ranking import write_ranked
+from retrieval_response.ranking.kinds import retrieve_from_corpus
 
 log = job_log(snakemake.log[0])
 ranker = snakemake.params.ranker

@@ -3,7 +3,8 @@ the layout every later stage reads (docs/CORPUS.md#pools-or-a-corpus).
 
 A ranker retrieves, per query, the first ``depth`` = min(2 max(K), D) documents of the corpus
 (D documents): by cosine (:func:`dense_retrieval`), by BM25 (:func:`bm25_retrieval`) or in the
-order of a run file (:func:`run_retrieval`). :func:`corpus_candidates` then writes, per query,
+order of a run file (:func:`run_retrieval`), as ``kinds.retrieve_from_corpus`` picks by the
+ranker's kind. :func:`corpus_candidates` then writes, per query,
 
 - the candidate texts table (the texts layout): ``p`` = the query's judged positives (grade > 0,
   highest first), so Np = the number of judged positives; ``n`` = the retrieved documents that
@@ -31,7 +32,6 @@ import numpy as np
 import polars as pl
 
 from retrieval_response.analysis.ranked_lists import flatten, hits_at_k, precision, recall
-from retrieval_response.infra.errors import InputError
 from retrieval_response.ranking.corpus_search import exact_top_k, top_k_of_scores
 from retrieval_response.ranking.cosine_ranking import RANKED_SCHEMA, RankingReport
 from retrieval_response.ranking.lexical import BM25Index
@@ -167,32 +167,6 @@ def _ranked_table(frame: pl.DataFrame, ranker_code: str, Ks: list[int]) -> pl.Da
         .select(list(CORPUS_RANKED_SCHEMA))
         .cast(CORPUS_RANKED_SCHEMA)
     )
-
-
-def retrieve_from_corpus(
-    texts: pl.DataFrame, corpus: pl.DataFrame, ranker: Mapping, *, ranker_code: str, Ks: list[int],
-    vectors: str | None = None, run_path: str | None = None,
-) -> tuple[pl.DataFrame, pl.DataFrame, RankingReport]:
-    """``corpus_candidates`` of the retrievals of one ranker (``ranker``: ``kind`` dense, lexical or
-    run, and its registry ``spec``; ``kinds.RANKER_KINDS`` retrieves): dense from ``vectors`` (the
-    path of the embed rule's table of queries and corpus texts), lexical by BM25 over the corpus,
-    run from the run file ``run_path`` (its documents checked against the corpus, its queries by
-    ``run_file.check_run_matches``). The report counts the queries a run does not rank.
-    InputError naming the ranker's source for a corpus of fewer than max(K) documents."""
-    from retrieval_response.ranking.kinds import ranker_kind
-
-    if Ks and corpus.height < max(Ks):  # checked at start-up for beir and trec; an ir_datasets corpus here
-        raise InputError(str(ranker.get("source") or "the corpus"), "file",
-                         f"the corpus holds {corpus.height} documents, fewer than K = {max(Ks)}: a query retrieves "
-                         "at least max(K) documents")
-    inputs = {"vectors": vectors, "run": run_path}
-    retrieved, not_in_run = ranker_kind(ranker).retrieve(texts, corpus, {**ranker, "code": ranker_code}, inputs,
-                                                         retrieval_depth(Ks, corpus.height))
-    candidates, ranked, report = corpus_candidates(texts, retrieved, corpus, ranker_code=ranker_code, Ks=Ks)
-    if not_in_run is not None:
-        report.skipped[NOT_IN_RUN] = not_in_run
-    report.notes["mean_at_K"] = means_at_k(ranked)
-    return candidates, ranked, report
 
 
 def means_at_k(ranked: pl.DataFrame) -> dict[str, dict[str, float]]:
