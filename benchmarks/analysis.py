@@ -15,7 +15,8 @@ of the full analysis; the script prints what it timed.
 With ``--target grade_expected`` the measures are correlated with a continuous target instead
 (grade + Gaussian noise, sd 0.3: as many distinct values as samples, the per-sample kernel).
 
-Usage: python benchmarks/analysis.py [--samples N] [--target grade|grade_expected]
+Usage: python benchmarks/analysis.py [--samples N] [--target grade|grade_expected] [--smoke]
+(``--smoke``: 3,000 samples, a 5-value grid, 20 resamples, segments of 20 samples: checks that it runs.)
 Wall and CPU seconds (user + system) are both reported: on a loaded machine the wall clock
 counts waiting for a core. Last two lines: ``bootstrap_seconds=<s>`` and
 ``analysis_seconds=<s> peak_rss_mb=<m> speedup_vs_reference=<r>``.
@@ -143,13 +144,18 @@ def main() -> None:
     parser.add_argument("--reference-alphas", type=int, default=8)
     parser.add_argument("--target", choices=["grade", "grade_expected"], default="grade")
     parser.add_argument("--json", metavar="PATH", help="also write the results, with their provenance, to this JSON file")
+    parser.add_argument("--smoke", action="store_true", help="a small table, grid and bootstrap: checks that it runs")
     args = parser.parse_args()
+    grid_spec, resamples, min_segment_samples = "l350^0.95", 1000, 300
+    if args.smoke:
+        args.samples, args.reference_alphas = 3000, 2
+        grid_spec, resamples, min_segment_samples = "linear:5", 20, 20
 
     graded = synthetic_graded(args.samples)
     if args.target == "grade_expected":
         noise = np.random.default_rng(1).normal(0.0, 0.3, len(graded))
         graded = graded.with_columns(grade_expected=pl.col("grade").cast(pl.Float64) + pl.Series(noise))
-    grid = alpha_grid("l350^0.95")
+    grid = alpha_grid(grid_spec)
     print(f"synthetic graded samples: {len(graded):,}; alpha grid: {len(grid)} values; target: {args.target}")
 
     measures = [*ALPHA_MEASURES, "nDCG"]
@@ -158,8 +164,8 @@ def main() -> None:
     for segmentation in ("fit", "ratio"):
         t0 = time.perf_counter()
         correlations, _, _ = analysis_tables(
-            graded, segmentation=segmentation, alpha_grid="l350^0.95", corr_types=CORR_TYPES,
-            min_segment_samples=300, bootstrap_resamples=0, measures=measures, targets=[args.target],
+            graded, segmentation=segmentation, alpha_grid=grid_spec, corr_types=CORR_TYPES,
+            min_segment_samples=min_segment_samples, bootstrap_resamples=0, measures=measures, targets=[args.target],
         )
         segments = correlations.select("E", "subset", "segment").unique().height
         seconds[segmentation] = time.perf_counter() - t0
@@ -170,8 +176,9 @@ def main() -> None:
     start, cpu_start = time.perf_counter(), time.process_time()
     for segmentation in ("fit", "ratio"):
         analysis_tables(
-            graded, segmentation=segmentation, alpha_grid="l350^0.95", corr_types=CORR_TYPES,
-            min_segment_samples=300, bootstrap_resamples=1000, measures=measures, targets=[args.target],
+            graded, segmentation=segmentation, alpha_grid=grid_spec, corr_types=CORR_TYPES,
+            min_segment_samples=min_segment_samples, bootstrap_resamples=resamples, measures=measures,
+            targets=[args.target],
         )
     bootstrap_seconds = time.perf_counter() - start - analysis_seconds
     bootstrap_cpu = time.process_time() - cpu_start - analysis_cpu
@@ -183,7 +190,7 @@ def main() -> None:
         f"reference: {ref_calls} segment-measure-part curves x {args.reference_alphas} alphas timed in {ref_seconds:.1f} s "
         f"({per_unit * 1e9:.1f} ns per alpha x sample); extrapolated to the full analysis: {reference_seconds:,.0f} s"
     )
-    print("bootstrap: both segmentations, 1000 resamples: time of the runs with bootstrap minus the runs without")
+    print(f"bootstrap: both segmentations, {resamples} resamples: time of the runs with bootstrap minus the runs without")
     print(f"CPU seconds (user + system; a loaded machine inflates the wall clock, not these): analysis "
           f"{analysis_cpu:.1f}, bootstrap {bootstrap_cpu:.1f}")
     print(f"bootstrap_seconds={bootstrap_seconds:.1f}")

@@ -20,7 +20,8 @@ BLAS/OpenMP pools to one thread), best of the repeats, the two interleaved:
 ``rank_bm25`` is this benchmark's baseline only (requirements.txt pins it; the project does not
 import it).
 
-Usage: python benchmarks/bm25.py [--depth 20] [--queries N] [--repeats 3] [--json PATH]. Last line:
+Usage: python benchmarks/bm25.py [--depth 20] [--queries N] [--repeats 3] [--json PATH] [--smoke]
+(``--smoke``: 10 questions, one repeat: checks that it runs). Last line:
 ``bm25_ratio=<x>`` (queries/s of bm25s / queries/s of rank_bm25).
 """
 
@@ -108,7 +109,10 @@ def main() -> None:
     parser.add_argument("--queries", type=int, help="the first N questions only (default: all)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", metavar="PATH", help="also write the results, with their provenance, to this JSON file")
+    parser.add_argument("--smoke", action="store_true", help="10 questions, one repeat: checks that it runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.queries, args.repeats = 10, 1
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     corpus = corpus_table("beir", QRELS)
     questions = dict(list(judged_texts("beir", QRELS, "queries").items())[: args.queries])

@@ -16,7 +16,9 @@ Wall and CPU seconds (user + system) of each; on a loaded machine the wall clock
 for a core. Ratio: ``cold_over_baseline`` (wall) and ``cold_cpu_over_baseline_cpu``; the goal is
 at most 1.5. Models come from the installed packages (no download).
 
-Usage: python benchmarks/embed_job.py [--repeats N] [--json PATH]
+Usage: python benchmarks/embed_job.py [--repeats N] [--json PATH] [--smoke]
+(``--smoke``: one job, the first dataset's 2 queries with the quickest model to load, one repeat:
+checks that it runs.)
 Last line: ``<embedder>_<dataset>_cold_over_baseline=<r> ...``.
 """
 
@@ -42,6 +44,8 @@ from retrieval_response.reports.benchmark_record import write_benchmark_json
 from retrieval_response.workflow_config import plan
 
 REPO = Path(__file__).resolve().parents[1]
+SMOKE_BACKEND = "paraphrase_minilm_l3_onnx"
+"""The backend of the ``--smoke`` job: one ONNX file, the quickest model to load."""
 
 
 def default_config() -> dict:
@@ -67,7 +71,7 @@ def embed_job(config: dict, dataset: str, embedder: str, folder: Path) -> dict:
     return {"script": "embed", "input": {"texts": str(folder / f"{dataset}.parquet")},
             "output": {"vectors": str(folder / f"vectors_{embedder}_{dataset}.parquet")},
             "log": [str(folder / f"embed_{embedder}_{dataset}.log")],
-            "wildcards": {"embedder": embedder, "dataset": dataset},
+            "wildcards": {"ranker": embedder, "dataset": dataset},
             "params": {"spec": config["rankers"][embedder], "store": str(folder / f"store_{embedder}_{dataset}"),
                        "designs": plan.design_pairs(config, dataset)},
             "threads": 2}  # the rule's
@@ -104,8 +108,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3, help="warm baseline runs per job (the median is taken)")
     parser.add_argument("--json", metavar="PATH", help="also write the results to this JSON file")
+    parser.add_argument("--smoke", action="store_true", help="one small job, one repeat: checks that it runs")
     args = parser.parse_args()
     config = default_config()
+    if args.smoke:
+        first = min(config["datasets"])
+        ranker = next(code for code, spec in sorted(config["rankers"].items()) if spec["backend"] == SMOKE_BACKEND)
+        config["datasets"] = {first: {**config["datasets"][first], "queries": 2, "rankers": [ranker]}}
+        args.repeats = 1
     env = {**os.environ, "HF_HUB_OFFLINE": "1",
            "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
     results = {}

@@ -11,14 +11,16 @@ subset ranked perfectly), both segmentations, targets ``grade`` (count tables) a
 ``grade_expected`` (per-sample kernel, exact mode only), plus the rounding-noise segments of
 ``noise_graded`` (paper mode); grid l350^0.95 U linear:9 U l60^0.7 (773 alphas).
 
-Usage: python benchmarks/exactness.py [OUTPUT.json]  (about 5 minutes on 2 cores). One line per
+Usage: python benchmarks/exactness.py [--json OUTPUT.json] [--smoke]  (about 5 minutes on 2 cores;
+``--smoke``: 30 queries, a 3-value grid, segments of 5 samples, one run per mode: checks that it runs). One line per
 (mode, target, measure, corr type): the largest |difference| over segments and alphas, and the
-number of (segment, alpha) values compared; with OUTPUT.json the same rows as JSON (the table of
+number of (segment, alpha) values compared; with --json the same rows as JSON (the table of
 docs/ANALYSIS.md is rendered from docs/exactness.json, and tests/test_exactness.py checks it).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import warnings
@@ -83,21 +85,28 @@ def compare(got: np.ndarray, expected: np.ndarray) -> tuple[float, int]:
     return float(np.max(np.abs(got[both] - expected[both]), initial=0.0)), int(both.sum())
 
 
-def main(argv: list[str]) -> None:
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", metavar="PATH", help="also write the rows to this JSON file")
+    parser.add_argument("--smoke", action="store_true", help="a small set, grid and run list: checks that it runs")
+    args = parser.parse_args()
     warnings.simplefilter("ignore", stats.NearConstantInputWarning)
-    stress = stress_graded(seed=0, n_queries=120)
+    grid = alpha_grid("linear:3") if args.smoke else GRID
+    stress = stress_graded(seed=0, n_queries=30 if args.smoke else 120)
     runs = [("exact", stress, seg, target) for target in ("grade", "grade_expected") for seg in ("ratio", "fit")]
     runs += [("paper", stress, seg, "grade") for seg in ("ratio", "fit")]
     runs += [("paper", noise_graded(seed), "ratio", "grade") for seed in range(3)]
+    if args.smoke:
+        runs = [runs[0], runs[4]]
     worst: dict[tuple, list] = {}
     for mode, graded, segmentation, target in runs:
         segments = segment_samples(graded, segmentation)
-        minimum = MINIMUM if graded is stress else 10
+        minimum = 5 if args.smoke else MINIMUM if graded is stress else 10
         for name in (m for m in ALPHA_MEASURE_DENOMINATOR if m != "F_e" or "np_2K" in graded.columns):
-            got = library_curves(graded, segmentation, GRID, mode, name, target, minimum)
+            got = library_curves(graded, segmentation, grid, mode, name, target, minimum)
             for key, curves in got.items():
-                expected = (exact_curves(name, segments[key], target, GRID) if mode == "exact"
-                            else paper_curves(name, segments[key], GRID))
+                expected = (exact_curves(name, segments[key], target, grid) if mode == "exact"
+                            else paper_curves(name, segments[key], grid))
                 for corr_type in CORR_TYPES:
                     difference, count = compare(curves[corr_type], expected[corr_type])
                     entry = worst.setdefault((mode, target, name, corr_type), [0.0, 0])
@@ -105,12 +114,12 @@ def main(argv: list[str]) -> None:
     print("mode   target          measure      corr_type   largest_difference  compared")
     for (mode, target, name, corr_type), (difference, count) in sorted(worst.items()):
         print(f"{mode:6} {target:15} {name:12} {corr_type:11} {difference:18.3g}  {count:8d}")
-    if argv:
+    if args.json:
         rows = [{"mode": mode, "target": target, "measure": name, "corr_type": corr_type,
                  "largest_difference": difference, "compared": count}
                 for (mode, target, name, corr_type), (difference, count) in sorted(worst.items())]
-        Path(argv[0]).write_text(json.dumps(rows, indent=1) + "\n")
+        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

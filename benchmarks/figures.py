@@ -21,7 +21,9 @@ CPU seconds of the process and its children; with ``--previous TREE`` (a checkou
 code, e.g. ``git worktree add /tmp/previous <commit>``) also that tree's own script and package
 with one thread, the runs interleaved. Medians of ``--repeats`` runs each.
 
-Usage: python benchmarks/figures.py [--repeats N] [--previous TREE] [--json PATH]
+Usage: python benchmarks/figures.py [--repeats N] [--previous TREE] [--json PATH] [--smoke]
+(``--smoke``: one subset, one ranker and the grade target, a 5-value grid with 20 resamples, one
+run of each, no warm-up, the fresh process with one thread only: checks that it runs.)
 Last line: ``build_share=<r> layout_share=<r> draw_share=<r> encode_share=<r>`` (and, with
 ``--previous``, ``job_cpu_over_previous=<r>``).
 """
@@ -45,34 +47,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from PIL import Image
 from startup import REPO, children_cpu_seconds, default_run_graded, job_objects, run_job
 
-from retrieval_response.analysis.segments import VERDICT_SEGMENTATIONS
 from retrieval_response.figures.analysis_figures import figure_set, render_figures
 from retrieval_response.reports.benchmark_record import write_benchmark_json
 from retrieval_response.tables.workflow_tables import read_analysis_table
+from retrieval_response.testing.synthetic import synthetic_analysis_table
 
-
-def analysis_jobs(folder: Path) -> dict[str, dict]:
-    """``startup.job_objects`` completed with what the rules have since: the segments rule's
-    ``verdict_samples`` parameter, and the verdict_segments jobs (segments counted on the verdict's
-    samples) that the verdict job reads; in the order they run."""
-    jobs = job_objects(folder)
-    verdict = jobs.pop("verdict")
-    figures = jobs.pop("figures")
-    for job in jobs.values():
-        if job["script"] == "segments":
-            job["params"]["verdict_samples"] = False
-    verdict["input"]["segments"] = []
-    for segmentation in VERDICT_SEGMENTATIONS:
-        output = str(folder / f"verdict_segments_{segmentation}.parquet")
-        jobs[f"verdict_segments_{segmentation}"] = {
-            "script": "segments", "input": {"graded": verdict["input"]["graded"]},
-            "output": {"segments": output}, "log": [str(folder / f"verdict_segments_{segmentation}.log")],
-            "wildcards": {"segmentation": segmentation},
-            "params": {"min_segment_samples": verdict["params"]["min_segment_samples"], "finer_keys": [],
-                       "targets": verdict["params"]["targets"], "verdict_samples": True},
-        }
-        verdict["input"]["segments"].append(output)
-    return {**jobs, "verdict": verdict, "figures": figures}
+SMOKE_PARAMS = {"alpha_grid": "linear:5", "bootstrap_resamples": 20, "targets": ["grade"]}
+"""The analysis settings of ``--smoke`` (the default run's otherwise)."""
+SMOKE_SUBSETS, SMOKE_RANKERS = {"M": (16, 5, 2, (1, 2))}, ("ML6",)
+"""The graded table of ``--smoke``: one subset of the default run, one ranker."""
 
 
 def figure_inputs(job: dict) -> tuple[tuple, dict]:
@@ -85,7 +68,7 @@ def figure_inputs(job: dict) -> tuple[tuple, dict]:
             dict(zip(segmentations, map(pl.read_parquet, job["input"]["differences"]), strict=True)),
             dict(zip(figure_segmentations, map(pl.read_parquet, job["input"]["segments"]), strict=True)))
     kwargs = {"corr_types": params["corr_types"], "min_segment_samples": params["min_segment_samples"],
-              "embedders": params["rankers"], "verdict": pl.read_parquet(job["input"]["verdict"])}
+              "rankers": params["rankers"], "verdict": pl.read_parquet(job["input"]["verdict"])}
     return args, kwargs
 
 
@@ -126,10 +109,10 @@ def job_seconds(job: dict, tree: Path, threads: int) -> tuple[float, float]:
     return time.perf_counter() - start, children_cpu_seconds() - cpu_before
 
 
-def job_runs(job: dict, previous: Path | None, repeats: int) -> dict[str, float]:
+def job_runs(job: dict, previous: Path | None, repeats: int, smoke: bool = False) -> dict[str, float]:
     """Medians of :func:`job_seconds`, interleaved: this tree with 1 and 2 threads (``job_``,
-    ``job_threads2_``) and ``previous`` with 1 thread (``previous_job_``), if given."""
-    variants = {"job": (REPO, 1), "job_threads2": (REPO, 2)}
+    ``job_threads2_``; 1 only when ``smoke``) and ``previous`` with 1 thread (``previous_job_``), if given."""
+    variants = {"job": (REPO, 1)} if smoke else {"job": (REPO, 1), "job_threads2": (REPO, 2)}
     if previous is not None:
         variants["previous_job"] = (previous, 1)
     runs = {name: [] for name in variants}
@@ -146,11 +129,17 @@ def main() -> None:
     parser.add_argument("--previous", metavar="TREE", type=Path,
                         help="a checkout of the previous code: its figures job is timed too")
     parser.add_argument("--json", metavar="PATH", help="also write the results to this JSON file")
+    parser.add_argument("--smoke", action="store_true", help="a small grid and bootstrap, one run: checks that it runs")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        default_run_graded().write_parquet(folder / "graded.parquet")
-        jobs = analysis_jobs(folder)
+        graded = synthetic_analysis_table(SMOKE_SUBSETS, SMOKE_RANKERS) if args.smoke else default_run_graded()
+        graded.write_parquet(folder / "graded.parquet")
+        jobs = job_objects(folder)
+        if args.smoke:
+            args.repeats = 1
+            for job in jobs.values():
+                job["params"].update({key: value for key, value in SMOKE_PARAMS.items() if key in job["params"]})
         for name, job in jobs.items():
             if name != "figures":
                 run_job(job)
@@ -159,11 +148,12 @@ def main() -> None:
         def render():
             return render_figures(*inputs, folder / "figures", **kwargs)
 
-        render()  # warm-up: imports, font cache
+        if not args.smoke:
+            render()  # warm-up: imports, font cache
         baseline = statistics.median(cpu(render)[0] for _ in range(args.repeats))
         runs = [phases(inputs, kwargs) for _ in range(args.repeats)]
         jobs["figures"]["output"] = {"": str(folder / "figures_job")}
-        whole = job_runs(jobs["figures"], args.previous, args.repeats)
+        whole = job_runs(jobs["figures"], args.previous, args.repeats, args.smoke)
     measured = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
     measured["figures"] = int(measured["figures"])
     shares = {f"{key}_share": round(measured[key] / baseline, 3) for key in ("build", "layout", "draw", "encode")}

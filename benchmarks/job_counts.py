@@ -6,7 +6,8 @@ count the jobs by rule. Slurm jobs = Snakemake jobs minus the jobs of local rule
 True`` in the Snakefile and ``workflow/rules/``) minus the rank jobs, which run inside their
 embedding's job (the profile's ``embed_rank`` group); LLM jobs = the jobs of :data:`LLM_RULES`.
 docs/CLUSTER.md's table is the JSON this writes.
-Run: ``python benchmarks/job_counts.py --json docs/cluster/job_counts.json``
+Run: ``python benchmarks/job_counts.py --json docs/cluster/job_counts.json`` (``--smoke``: the smoke
+config only, to check that it runs)
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def counts(jobs_by_rule: dict[str, int], local: list[str]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", metavar="PATH", help="also write the counts, with their provenance, to this JSON file")
+    parser.add_argument("--smoke", action="store_true", help="the smoke config only: checks that it runs")
     args = parser.parse_args()
     local = local_rules()
     with tempfile.TemporaryDirectory() as folder:
@@ -66,6 +68,8 @@ def main() -> None:
         (folder / "config.yaml").write_text(yaml.safe_dump(paper_scale_config(folder)))
         runs = {"smoke": (REPO / ".test", REPO / ".test/config_smoke.yaml"), "default": (REPO, REPO / "config.yaml"),
                 "paper_scale": (folder, folder / "config.yaml")}
+        if args.smoke:
+            runs = {"smoke": runs["smoke"]}
         results = {name: counts(dry_run_rules(*run)[-1], local) for name, run in runs.items()}
     for name, result in results.items():
         print(f"{name}: snakemake_jobs={result['snakemake_jobs']} slurm_jobs={result['slurm_jobs']} "

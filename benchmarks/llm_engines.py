@@ -16,16 +16,19 @@ for a long list, ``--tokens`` tokens; the rate is (tokens - 1) / (wall time of `
 wall time of 1 token), the best of ``--repeats``. Last line: ``decode_ratio=<server / previous>
 batched_decode_ratio=<server_batched / previous> prompt_ratio=<server / previous>
 repacked_prompt_ratio=<server_repacked / server> repacked_decode_ratio=<server_repacked / server>``.
-Run: ``.venv/bin/python benchmarks/llm_engines.py``
+Run: ``.venv/bin/python benchmarks/llm_engines.py`` (``--smoke``: every path sends to the loopback
+OpenAI server instead of a model, 4 tokens, one repeat: checks that it runs; its rates mean nothing.)
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import json
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import yaml
@@ -33,6 +36,7 @@ import yaml
 from retrieval_response.llm.config import ModelConfig
 from retrieval_response.llm.server import LOOPBACK, LlamaServer, available_cores
 from retrieval_response.reports.benchmark_record import write_benchmark_json
+from retrieval_response.testing.openai_server import serve_in_subprocess
 
 REPO = Path(__file__).resolve().parents[1]
 LIST_PROMPT = "List the numbers from 1 to 400 in words, one per line, and nothing else."
@@ -105,7 +109,8 @@ def rates(engine, width: int, tokens: int, repeats: int, prompt: str, prompt_tok
         listing = [messages(LIST_PROMPT, salt[0] + i) for i in range(width)]
         first, _ = timed(engine, listing, 1)
         whole, generated = timed(engine, listing, tokens)
-        decode_rate = max(decode_rate, (generated - width) / (whole - first))
+        tick = time.get_clock_info("monotonic").resolution  # a loopback server's two times may be equal
+        decode_rate = max(decode_rate, (generated - width) / max(whole - first, tick))
     return prompt_rate, decode_rate
 
 
@@ -118,13 +123,31 @@ def count_prompt_tokens(base: str, prompt: str) -> int:
         return json.load(response)["usage"]["prompt_tokens"]
 
 
+@contextlib.contextmanager
+def endpoint(model: ModelConfig, slots: int, repack: bool, smoke: bool) -> Iterator[str]:
+    """The base URL of a ``llama-server`` of ``model`` with ``slots`` slots, as the workflow starts
+    it, running for the block; with ``smoke``, of the loopback OpenAI server instead."""
+    if smoke:
+        with serve_in_subprocess() as server:
+            yield server.base_url
+        return
+    server = LlamaServer(model_path=model.model_path, alias="bench", slots=slots, ctx_per_slot=model.n_ctx,
+                         threads=available_cores(), repack_weights=repack)
+    with server.running() as base:
+        yield base
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=128, help="tokens to decode per request")
     parser.add_argument("--batch", type=int, default=4, help="requests at once for server_batched")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--json", metavar="PATH", help="also write the results, with their provenance, to this JSON file")
+    parser.add_argument("--smoke", action="store_true", help="the loopback server in place of every engine, 4 tokens, "
+                        "one repeat: checks that it runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.tokens, args.batch, args.repeats = 4, 2, 1
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     model = ModelConfig.from_mapping({**config["llm"]["generator"],
                                       "model_path": str(REPO / config["llm"]["generator"]["model_path"])})
@@ -133,12 +156,12 @@ def main() -> None:
     paths = (("server", 1, 1, model.repack_weights), ("server_batched", args.batch, args.batch, model.repack_weights),
              ("server_repacked", 1, 1, not model.repack_weights))
     for name, slots, width, repack in paths:
-        server = LlamaServer(model_path=model.model_path, alias="bench", slots=slots, ctx_per_slot=model.n_ctx,
-                             threads=available_cores(), repack_weights=repack)
-        with server.running() as base:
+        with endpoint(model, slots, repack, args.smoke) as base:
             prompt_tokens = prompt_tokens or count_prompt_tokens(base, prompt)
             results[name] = rates(Server(base), width, args.tokens, args.repeats, prompt, prompt_tokens, salt)
-    results["llama_cpp_python"] = rates(InProcess(model), 1, args.tokens, args.repeats, prompt, prompt_tokens, salt)
+    with (endpoint(model, 1, model.repack_weights, True) if args.smoke else contextlib.nullcontext()) as base:
+        previous = Server(base) if args.smoke else InProcess(model)
+        results["llama_cpp_python"] = rates(previous, 1, args.tokens, args.repeats, prompt, prompt_tokens, salt)
     for name, (prompt_rate, decode_rate) in results.items():
         print(f"{name}: prompt_tokens_per_second={prompt_rate:.1f} decode_tokens_per_second={decode_rate:.1f}")
     previous = results["llama_cpp_python"]

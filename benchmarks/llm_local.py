@@ -25,11 +25,14 @@ baseline's (same prompts, same run), the workflow path's graded samples per minu
 completion tokens per wall second, and the share of its prompt tokens the server took from its
 prompt cache.
 Run: ``HF_HUB_OFFLINE=1 LITELLM_LOCAL_MODEL_COST_MAP=True .venv/bin/python benchmarks/llm_local.py``
+(``--smoke``: one query of the first dataset, one ranker, both paths sending to the loopback OpenAI
+server instead of a model: checks that it runs; its rates mean nothing.)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.metadata
 import importlib.util
 import json
@@ -40,17 +43,20 @@ from pathlib import Path
 
 import polars as pl
 import yaml
+from snakemake.utils import validate
 
 from retrieval_response.datasets.layouts import prepare
 from retrieval_response.embedding import make_embedder
 from retrieval_response.llm import pipeline
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
-from retrieval_response.llm.config import TOP_LOGPROBS, ModelConfig, PacingConfig
+from retrieval_response.llm.config import TOP_LOGPROBS, ModelConfig
+from retrieval_response.llm.jobs import job_pacing
 from retrieval_response.llm.prompts import ANSWER_FIELDS, GRADE_FIELDS, load_prompt
-from retrieval_response.llm.server import LlamaServer, available_cores
+from retrieval_response.llm.server import LOOPBACK, LlamaServer, available_cores
 from retrieval_response.ranking.cosine_ranking import rank_samples
 from retrieval_response.reports.benchmark_record import write_benchmark_json
+from retrieval_response.testing.openai_server import serve_in_subprocess
 from retrieval_response.workflow_config import plan
 from retrieval_response.workflow_config.llm_requests import ideal_answer_requests
 
@@ -68,7 +74,7 @@ def dataset_workload(config: dict, name: str, queries: int) -> tuple[pl.DataFram
     for code in plan.registered_rankers(config, name):
         embedder = make_embedder(code, config["rankers"][code], threads=available_cores())
         for design in plan.dataset_designs(config, name):
-            units.append(rank_samples(texts, embedder.encode, embedder_code=code, Nc=design["Nc"], Np=design["Np"],
+            units.append(rank_samples(texts, embedder.encode, ranker_code=code, Nc=design["Nc"], Np=design["Np"],
                                       Ks=plan.design_cutoffs(config, design))[0])
     return texts, plan.dataset_nps(config, name), units
 
@@ -100,11 +106,12 @@ class RecordingClient(LLMClient):
 def workflow_path(workload: list, config: dict, cache_dir: Path) -> tuple[pl.DataFrame, float, list, dict]:
     """Graded table, wall seconds, message lists sent (with their max_tokens and logprobs), and
     token counters of the workflow's path over ``workload`` (``dataset_workload`` per dataset)."""
-    pacing = PacingConfig.from_mapping(config["llm"]["pacing"])
     cache, sent = ResponseCache(cache_dir), []
-    generator = RecordingClient(sent, ModelConfig.from_mapping(config["llm"]["generator"]), pacing, cache,
+    generator = RecordingClient(sent, ModelConfig.from_mapping(config["llm"]["generator"]),
+                                job_pacing(config["llm"]["pacing"], config["llm"]["generator"]), cache,
                                 local_threads=available_cores())
-    grader = RecordingClient(sent, ModelConfig.from_mapping(config["llm"]["grader"]), pacing, cache,
+    grader = RecordingClient(sent, ModelConfig.from_mapping(config["llm"]["grader"]),
+                             job_pacing(config["llm"]["pacing"], config["llm"]["grader"]), cache,
                              local_threads=available_cores())
     answer = load_prompt(REPO / "resources/prompts/answer.txt", ANSWER_FIELDS)
     grade = load_prompt(REPO / "resources/prompts/grade.txt", GRADE_FIELDS, needs_reask=True)
@@ -140,21 +147,38 @@ def baseline_llama_cpp_python(sent: list, generator: ModelConfig) -> float:
     return time.monotonic() - start
 
 
+def one_at_a_time(base: str, sent: list) -> float:
+    """Wall seconds to send ``sent`` to the OpenAI-compatible server at ``base``, one request at a time."""
+    start = time.monotonic()
+    for messages, model in sent:
+        body = json.dumps({"model": "baseline", "messages": messages, "temperature": model.temperature,
+                           "max_tokens": model.max_tokens, "seed": 0, **logprob_params(model)}).encode()
+        request = urllib.request.Request(f"{base}/chat/completions", data=body,
+                                         headers={"Content-Type": "application/json"})
+        with LOOPBACK.open(request, timeout=600) as response:
+            response.read()
+    return time.monotonic() - start
+
+
 def baseline_llama_server_single(sent: list, generator: ModelConfig) -> float:
     """Wall seconds to send ``sent`` to ``llama-server --parallel 1`` (the workflow's server
     settings), one request at a time."""
     server = LlamaServer(model_path=generator.model_path, alias="baseline", slots=1, ctx_per_slot=generator.n_ctx,
                          threads=available_cores(), repack_weights=generator.repack_weights)
     with server.running() as base:
-        start = time.monotonic()
-        for messages, model in sent:
-            body = json.dumps({"model": "baseline", "messages": messages, "temperature": model.temperature,
-                               "max_tokens": model.max_tokens, "seed": 0, **logprob_params(model)}).encode()
-            request = urllib.request.Request(f"{base}/chat/completions", data=body,
-                                             headers={"Content-Type": "application/json"})
-            with urllib.request.urlopen(request, timeout=600) as response:
-                response.read()
-        return time.monotonic() - start
+        return one_at_a_time(base, sent)
+
+
+def smoke_config(config: dict, base: str) -> dict:
+    """``config`` cut to one ranker of its first dataset, its LLM roles sent to the loopback
+    server at ``base`` (their other settings kept)."""
+    first = min(config["datasets"])
+    code = plan.registered_rankers(config, first)[0]
+    roles = {role: {**{k: v for k, v in config["llm"][role].items() if k != "model_path"},
+                    "model": "openai/loopback", "api_base": base, "api_key_env": "RR_LOOPBACK_KEY"}
+             for role in ("generator", "grader")}
+    return {**config, "datasets": {first: {**config["datasets"][first], "rankers": [code]}},
+            "llm": {**config["llm"], **roles}}
 
 
 def main() -> None:
@@ -162,21 +186,30 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=2, help="sampled queries per dataset of config.yaml")
     parser.add_argument("--baseline", choices=["auto", "llama_cpp_python", "llama_server_single"], default="auto")
     parser.add_argument("--json", metavar="PATH", help="also write the results, with their provenance, to this JSON file")
+    parser.add_argument("--smoke", action="store_true", help="one query, one ranker, the loopback server in place of "
+                        "the models: checks that it runs")
     args = parser.parse_args()
     config = yaml.safe_load((REPO / "config.yaml").read_text())
+    validate(config, schema=str(REPO / "workflow/schemas/config.schema.yaml"))  # the defaults, as the workflow reads it
     for role in ("generator", "grader"):
         config["llm"][role]["model_path"] = str(REPO / config["llm"][role]["model_path"])
-    workload = [dataset_workload(config, name, args.queries) for name in sorted(config["datasets"])]
-    with tempfile.TemporaryDirectory() as tmp:
-        graded, seconds, sent, tokens = workflow_path(workload, config, Path(tmp) / "cache")
-    samples = int((graded["status"] == "graded").sum())
-    expected_filled = int(graded.filter(pl.col("status") == "graded")["grade_expected"].is_not_null().sum())
-    baseline = args.baseline
-    if baseline == "auto":
-        baseline = "llama_cpp_python" if importlib.util.find_spec("llama_cpp") else "llama_server_single"
-    generator = ModelConfig.from_mapping(config["llm"]["generator"])
-    run_baseline = baseline_llama_cpp_python if baseline == "llama_cpp_python" else baseline_llama_server_single
-    baseline_seconds = run_baseline(sent, generator)
+    with serve_in_subprocess() if args.smoke else contextlib.nullcontext() as loopback:
+        if args.smoke:
+            config, args.queries, args.baseline = smoke_config(config, loopback.base_url), 1, "loopback_single"
+        workload = [dataset_workload(config, name, args.queries) for name in sorted(config["datasets"])]
+        with tempfile.TemporaryDirectory() as tmp:
+            graded, seconds, sent, tokens = workflow_path(workload, config, Path(tmp) / "cache")
+        samples = int((graded["status"] == "graded").sum())
+        expected_filled = int(graded.filter(pl.col("status") == "graded")["grade_expected"].is_not_null().sum())
+        baseline = args.baseline
+        if baseline == "auto":
+            baseline = "llama_cpp_python" if importlib.util.find_spec("llama_cpp") else "llama_server_single"
+        generator = ModelConfig.from_mapping(config["llm"]["generator"])
+        if baseline == "loopback_single":
+            baseline_seconds = one_at_a_time(loopback.base_url, sent)
+        else:
+            run_baseline = baseline_llama_cpp_python if baseline == "llama_cpp_python" else baseline_llama_server_single
+            baseline_seconds = run_baseline(sent, generator)
     print(f"prompts={len(sent)} graded_samples={samples}/{graded.height} grade_expected_filled={expected_filled} "
           f"calls={tokens['calls']} prompt_tokens={tokens['prompt_tokens']} "
           f"cached_prompt_tokens={tokens['cached_prompt_tokens']} completion_tokens={tokens['completion_tokens']}")

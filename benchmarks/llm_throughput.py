@@ -13,6 +13,7 @@ window; excess gets 429 + Retry-After). Phases, all in this run:
 
 Last line: ``sustained_fraction=<x> faults_unaccounted=<n> rerun_calls=<m>``.
 Run: ``PYTHONPATH=src HF_HUB_OFFLINE=1 LITELLM_LOCAL_MODEL_COST_MAP=True .venv/bin/python benchmarks/llm_throughput.py``
+(``--smoke``: 10 requests per phase, 2 queries: checks that it runs.)
 """
 
 from __future__ import annotations
@@ -93,7 +94,10 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--json", metavar="PATH", help="also write the results, with their provenance, to this JSON file")
+    parser.add_argument("--smoke", action="store_true", help="10 requests per phase, 2 queries: checks that it runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.requests, args.queries = 10, 2
     os.environ.setdefault("RR_LOOPBACK_KEY", "loopback")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

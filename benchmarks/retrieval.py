@@ -29,7 +29,8 @@ and the growth of the process's peak resident memory (VmHWM, reset before the se
 counts the libraries' own allocations.
 
 Usage: python benchmarks/retrieval.py [--queries 256] [--k 10] [--repeats 5] [--synthetic 200000]
-(best of the repeats, interleaved). Last line:
+(best of the repeats, interleaved; ``--smoke``: 8 queries, one repeat, a synthetic corpus of 5,000:
+checks that it runs). Last line:
 ``search_ratio=<x>`` (queries/s of exact_top_k / queries/s of numpy at the synthetic size).
 """
 
@@ -218,7 +219,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--synthetic", type=int, default=SYNTHETIC_CORPUS, help="the synthetic corpus's size")
     parser.add_argument("--json", metavar="PATH", help="also write the results, with their provenance, to this JSON file")
+    parser.add_argument("--smoke", action="store_true", help="a few queries, one repeat, a small corpus: checks that it runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.queries, args.repeats, args.synthetic = 8, 1, 5000
     available = {name: importlib.util.find_spec(library.module) is not None for name, library in LIBRARIES.items()}
     for name, library in LIBRARIES.items():
         if available[name]:

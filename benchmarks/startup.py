@@ -25,8 +25,9 @@ the same inputs, outputs, log, parameters, threads and wildcards as its rule
 (``workflow/rules/analysis.smk``, ``workflow/rules/decide.smk``); Snakemake's own preamble of a
 job (unpickling that object) is not timed.
 
-Usage: python benchmarks/startup.py [--repeats N] [--kinds KIND ...] [--json PATH]
-(``--kinds segments`` times the segments and verdict_segments jobs.)
+Usage: python benchmarks/startup.py [--repeats N] [--kinds KIND ...] [--json PATH] [--smoke]
+(``--kinds segments`` times the segments and verdict_segments jobs; ``--smoke`` times one segments
+job once, without writing the kernel cache first: checks that it runs.)
 Last line: ``<job>_cold_over_work=<r> ...`` for each job timed (e.g. ``correlations_fit``,
 ``verdict_segments_all``, ``figures``).
 """
@@ -69,6 +70,14 @@ class Named(list):
         """The names of the named items."""
         return self._names
 
+    def items(self) -> list[tuple[str, object]]:
+        """The named items with their names."""
+        return [(name, self.__dict__[name]) for name in self._names]
+
+    def get(self, name: str, default=None):
+        """The item named ``name``, else ``default``."""
+        return self.__dict__[name] if name in self._names else default
+
 
 def default_run_graded():
     """An analysis table of the default run's shape, with every target."""
@@ -89,11 +98,17 @@ def job_objects(folder: Path) -> dict[str, dict]:
     from snakemake.utils import validate
 
     sys.path.insert(0, str(REPO / "src"))
-    from retrieval_response.analysis.segments import VERDICT_SEGMENTATIONS
+    from retrieval_response.analysis.segments import VERDICT_SEGMENTATIONS, segment_minimum
 
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     validate(config, schema=str(REPO / "workflow/schemas/config.schema.yaml"))
     analysis = config["analysis"]
+    candidates = config["verdict"].get("candidates")
+
+    def minimum(segmentation: str) -> int:
+        """The rules' ``min_segment_samples`` of ``segmentation`` (``segments.segment_minimum``)."""
+        return segment_minimum(analysis["min_segment_samples"], segmentation)
+
     graded = str(folder / "graded.parquet")
     segmentations = analysis["segmentations"]
     figure_segmentations = sorted({*segmentations, "ratio"})  # FIGURE_SEGMENTATIONS, workflow/rules/analysis.smk
@@ -105,8 +120,9 @@ def job_objects(folder: Path) -> dict[str, dict]:
                        for name in ("correlations", "differences", "resamples")},
             "log": [str(folder / f"correlations_{segmentation}.log")], "wildcards": {"segmentation": segmentation},
             "threads": 2,
-            "params": {key: analysis.get(key) for key in ("alpha_grid", "corr_types", "min_segment_samples", "finer_keys",
-                                                          "bootstrap_resamples", "seed", "targets", "compat")},
+            "params": {**{key: analysis.get(key) for key in ("alpha_grid", "corr_types", "finer_keys",
+                                                             "bootstrap_resamples", "seed", "targets", "compat")},
+                       "min_segment_samples": minimum(segmentation)},
         }
     # rule segments: the figures' segmentations (they include the analysed ones replication reads)
     for segmentation in figure_segmentations:
@@ -115,8 +131,8 @@ def job_objects(folder: Path) -> dict[str, dict]:
             "output": {"segments": str(folder / f"segments_{segmentation}.parquet")},
             "log": [str(folder / f"segments_{segmentation}.log")], "wildcards": {"segmentation": segmentation},
             "threads": 1,
-            "params": {**{key: analysis.get(key) for key in ("min_segment_samples", "finer_keys", "targets")},
-                       "verdict_samples": False},
+            "params": {**{key: analysis.get(key) for key in ("finer_keys", "targets")},
+                       "min_segment_samples": minimum(segmentation), "verdict_samples": False},
         }
     for segmentation in VERDICT_SEGMENTATIONS:  # rule verdict_segments: the segments script, on the verdict's samples
         jobs[f"verdict_segments_{segmentation}"] = {
@@ -124,10 +140,10 @@ def job_objects(folder: Path) -> dict[str, dict]:
             "output": {"segments": str(folder / f"verdict_segments_{segmentation}.parquet")},
             "log": [str(folder / f"verdict_segments_{segmentation}.log")], "wildcards": {"segmentation": segmentation},
             "threads": 1,
-            "params": {"min_segment_samples": analysis["min_segment_samples"], "finer_keys": [],
-                       "targets": analysis.get("targets"), "verdict_samples": True},
+            "params": {"min_segment_samples": minimum(segmentation), "finer_keys": [],
+                       "targets": analysis.get("targets"), "verdict_samples": True, "candidates": candidates},
         }
-    jobs["verdict"] = {  # rule verdict
+    jobs["verdict"] = {  # rule verdict (without the judge's check tables: their rules are not timed here)
         "script": "verdict",
         "input": {"graded": graded,
                   "segments": [str(folder / f"verdict_segments_{s}.parquet") for s in VERDICT_SEGMENTATIONS]},
@@ -135,7 +151,7 @@ def job_objects(folder: Path) -> dict[str, dict]:
                    "rst": str(folder / "verdict.rst")},
         "log": [str(folder / "verdict.log")], "wildcards": {}, "threads": 2,
         "params": {**{key: analysis.get(key) for key in ("alpha_grid", "bootstrap_resamples", "seed", "targets")},
-                   "corr_type": analysis["corr_types"][0], "compat": analysis["compat"]},
+                   "corr_type": analysis["corr_types"][0], "compat": analysis["compat"], "candidates": candidates},
     }
     jobs["figures"] = {  # rule figures: its threads are the processes that draw the PNGs
         "script": "figures",
@@ -147,7 +163,7 @@ def job_objects(folder: Path) -> dict[str, dict]:
         "output": {"": str(folder / "figures")}, "log": [str(folder / "figures.log")], "wildcards": {},
         "threads": 2,
         "params": {"segmentations": segmentations, "figure_segmentations": figure_segmentations,
-                   "corr_types": analysis["corr_types"], "min_segment_samples": analysis["min_segment_samples"],
+                   "corr_types": analysis["corr_types"], "min_segment_samples": minimum(figure_segmentations[0]),
                    "rankers": config["rankers"]},
     }
     return jobs
@@ -162,7 +178,7 @@ def snakemake_object(job: dict) -> SimpleNamespace:
         return Named(value)
 
     return SimpleNamespace(input=named(job["input"]), output=named(job["output"]), log=named(job["log"]),
-                           params=SimpleNamespace(**job["params"]), wildcards=SimpleNamespace(**job["wildcards"]),
+                           params=Named(**job["params"]), wildcards=SimpleNamespace(**job["wildcards"]),
                            threads=job["threads"])
 
 
@@ -206,6 +222,7 @@ def main() -> None:
                         help="job kinds to time (the others only run once, for the inputs of the next)")
     parser.add_argument("--json", metavar="PATH", help="also write the results to this JSON file")
     parser.add_argument("--run-job", metavar="JOB", help=argparse.SUPPRESS)  # a child process: run one job
+    parser.add_argument("--smoke", action="store_true", help="one segments job, once: checks that it runs")
     args = parser.parse_args()
     if args.run_job:
         run_job(json.loads(args.run_job))
@@ -217,7 +234,12 @@ def main() -> None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
         installed = {**env, "NUMBA_CACHE_DIR": str(folder / "numba_installed")}
         cpu_before = children_cpu_seconds()
-        subprocess.run([sys.executable, "-m", "retrieval_response.analysis.kernel_cache"], check=True, env=installed)
+        if args.smoke:  # the first segments job only; it calls no kernel, so the cache is left unwritten
+            args.kinds, args.repeats = ["segments"], 1
+            jobs = dict([next((name, job) for name, job in jobs.items() if job["script"] == "segments")])
+        else:
+            subprocess.run([sys.executable, "-m", "retrieval_response.analysis.kernel_cache"], check=True,
+                           env=installed)
         kernel_cache_cpu = children_cpu_seconds() - cpu_before
         results = {}
         for name, job in jobs.items():

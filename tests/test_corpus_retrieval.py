@@ -16,9 +16,9 @@ from retrieval_response.ranking.corpus_retrieval import (
     bm25_retrieval,
     corpus_candidates,
     retrieval_depth,
-    retrieve_from_corpus,
 )
 from retrieval_response.ranking.cosine_ranking import write_ranked
+from retrieval_response.ranking.kinds import retrieve_from_corpus
 from retrieval_response.ranking.lexical import DEFAULTS, BM25Index, bm25_rank_samples, bm25_settings
 from retrieval_response.ranking.run_file import write_run
 from retrieval_response.tables.sample_rules import validate_ranked
@@ -47,7 +47,7 @@ CORPUS = pl.DataFrame({"doc_id": list("ABCDEFGH"), "text": list("abcdefgh")})
 def test_a_hand_worked_retrieval_becomes_candidates_and_ranked_samples():
     texts = texts_of({"B-0": (["A", "B"], ["D"]), "B-1": (["C"], [])})
     retrieved = pl.DataFrame({"id": ["B-0", "B-1"], "docids": [["E", "A", "D", "F"], ["C", "A", "B", "F"]]})
-    candidates, ranked, report = corpus_candidates(texts, retrieved, CORPUS, embedder_code="X", Ks=[2, 1])
+    candidates, ranked, report = corpus_candidates(texts, retrieved, CORPUS, ranker_code="X", Ks=[2, 1])
     first, second = ranked.to_dicts()
     # B-0: E (other 0 -> 2), A (positive 0), D (other 1 -> 3), F (other 2 -> 4); B, missed, has no position
     assert first["rank"] == [2, 0, 3, 4] and (first["Nc"], first["Np"]) == (5, 2)
@@ -72,7 +72,7 @@ def test_a_query_that_retrieves_only_its_positives_is_a_sample_with_every_measur
 
     texts = texts_of({"B-0": (positives, []), "B-1": (["C"], ["D"])})
     retrieved = pl.DataFrame({"id": ["B-0", "B-1"], "docids": [list(reversed(positives))[:2], ["C", "D"]]})
-    candidates, ranked, report = corpus_candidates(texts, retrieved, CORPUS, embedder_code="X", Ks=[1, 2])
+    candidates, ranked, report = corpus_candidates(texts, retrieved, CORPUS, ranker_code="X", Ks=[1, 2])
     validate_ranked(ranked, "ranked.parquet")
     assert ranked["id"].to_list() == ["B-0", "B-1"] == candidates["id"].to_list() and report.skipped == {}
     best = ranked.row(0, named=True)
@@ -109,7 +109,7 @@ def test_ranked_samples_equal_trec_eval_through_ir_measures(seed):
     texts = texts_of(rows).with_columns(p=pl.col("p_doc").list.eval(pl.format("text {}", pl.element())))
     retrieved = pl.DataFrame({"id": list(retrievals), "docids": list(retrievals.values())})
     Ks = [1, 2, 3, 5, 6]
-    candidates, ranked, report = corpus_candidates(texts, retrieved, corpus, embedder_code="X", Ks=Ks)
+    candidates, ranked, report = corpus_candidates(texts, retrieved, corpus, ranker_code="X", Ks=Ks)
     validate_ranked(ranked, "ranked.parquet")
     qrels = {q: {d: int(i < len(p)) for i, d in enumerate(p + n)} for q, (p, n) in rows.items()}
     run = {q: {d: float(len(r) - i) for i, d in enumerate(r)} for q, r in retrievals.items()}
@@ -163,11 +163,11 @@ def test_a_retrieval_exported_as_a_run_and_read_back_gives_identical_samples(tmp
     assert report["sampled"] == 3 and texts["answers"].to_list() == [["a0"], ["a1"], ["a2"]]
     corpus = corpus_table("beir", qrels)
     bm25 = {"kind": "lexical", "spec": {"backend": "bm25"}}
-    candidates, ranked, _ = retrieve_from_corpus(texts, corpus, bm25, embedder_code="BM25", Ks=[1, 2, 3])
+    candidates, ranked, _ = retrieve_from_corpus(texts, corpus, bm25, ranker_code="BM25", Ks=[1, 2, 3])
     run = tmp_path / "bm25.run"
     write_run(ranked, candidates, run, tag="mine")
     again_texts, again, report = retrieve_from_corpus(texts, corpus, {"kind": "run", "spec": None},
-                                                      embedder_code="BM25", Ks=[1, 2, 3], run_path=str(run))
+                                                      ranker_code="BM25", Ks=[1, 2, 3], run_path=str(run))
     assert again.equals(ranked) and again_texts.equals(candidates)
     assert report.skipped["not_in_run"] == 0
 
@@ -179,7 +179,7 @@ def test_a_run_naming_a_document_outside_the_corpus_fails_on_its_line(tmp_path):
     run.write_text("q0 Q0 doc1 1 2.0 r\nq0 Q0 nowhere 2 1.0 r\n")
     with pytest.raises(InputError, match=r"bad\.run: line 2: document 'nowhere' is not in the corpus"):
         retrieve_from_corpus(texts, corpus_table("beir", qrels), {"kind": "run", "spec": None},
-                             embedder_code="R", Ks=[1], run_path=str(run))
+                             ranker_code="R", Ks=[1], run_path=str(run))
 
 
 def test_run_ties_are_broken_by_the_rank_column_not_by_relevance(tmp_path):
@@ -189,7 +189,7 @@ def test_run_ties_are_broken_by_the_rank_column_not_by_relevance(tmp_path):
     # q0's positives are doc0 and doc4; equal scores, the run ranks the unjudged doc1 first
     run.write_text("q0 Q0 doc0 3 1.0 r\nq0 Q0 doc1 1 1.0 r\nq0 Q0 doc4 2 1.0 r\nq1 Q0 doc1 1 1.0 r\n")
     _, ranked, report = retrieve_from_corpus(texts, corpus_table("beir", qrels), {"kind": "run", "spec": None},
-                                             embedder_code="R", Ks=[1, 2], run_path=str(run))
+                                             ranker_code="R", Ks=[1, 2], run_path=str(run))
     first = ranked.row(0, named=True)
     assert first["P"] == [0.0, 0.5] and first["judged"] == [0.0, 0.5]
     assert report.skipped["not_in_run"] == 1  # q2
@@ -254,7 +254,7 @@ def run_against_trec_eval(tmp_path: Path, lengths: list[int], seed: int):
     run.write_text("\n".join(lines) + "\n")
     Ks = [1, 2, 3, 5]
     candidates, ranked, report = retrieve_from_corpus(texts_of(rows), corpus, {"kind": "run", "spec": None},
-                                                      embedder_code="R", Ks=Ks, run_path=str(run))
+                                                      ranker_code="R", Ks=Ks, run_path=str(run))
     validate_ranked(ranked, "ranked.parquet")
     ours = add_features(topk_selections(ranked, candidates), ranked)
     qrels = {q: {d: int(i < len(p)) for i, d in enumerate(p + n)} for q, (p, n) in rows.items()}
@@ -302,7 +302,7 @@ def test_a_short_retrieval_keeps_every_k_and_counts_no_unretrieved_positive(tmp_
     run = tmp_path / "short.run"
     run.write_text("".join(f"q0 Q0 doc{d} {i + 1} {10 - i} r\n" for i, d in enumerate([1, 2, 3, 5, 6])))
     candidates, ranked, report = retrieve_from_corpus(texts, corpus_table("beir", qrels), {"kind": "run", "spec": None},
-                                                      embedder_code="R", Ks=list(range(1, 11)), run_path=str(run))
+                                                      ranker_code="R", Ks=list(range(1, 11)), run_path=str(run))
     row = ranked.row(0, named=True)
     assert row["K"] == list(range(1, 11)) and row["P"] == [0.0] * 10 and row["R"] == [0.0] * 10
     assert row["rank"] == [2, 3, 4, 5, 6] and (row["Nc"], row["Np"]) == (7, 2)
@@ -328,7 +328,7 @@ def test_pools_without_an_indexed_word_are_one_error_naming_the_source():
     texts = pl.DataFrame({"id": ["S-0"], "subset": ["S"], "q": ["capital city"], "p": [UNINDEXABLE[:2]],
                           "n": [UNINDEXABLE[2:5]]})
     with pytest.raises(InputError) as error:
-        bm25_rank_samples(texts, {}, embedder_code="BM25", Nc=5, Np=2, Ks=[1], source="data/s.jsonl")
+        bm25_rank_samples(texts, {}, ranker_code="BM25", Nc=5, Np=2, Ks=[1], source="data/s.jsonl")
     assert (error.value.path, error.value.record) == ("data/s.jsonl", "file")
 
 
@@ -345,7 +345,7 @@ def test_retrieving_from_a_corpus_smaller_than_k_is_one_error_naming_the_source(
     texts = pl.DataFrame({"id": ["I-0"], "q": ["a query"]})
     with pytest.raises(InputError) as error:
         retrieve_from_corpus(texts, corpus, {"kind": "lexical", "spec": {}, "source": "ir_datasets x/y"},
-                             embedder_code="BM25", Ks=[1, 5])
+                             ranker_code="BM25", Ks=[1, 5])
     assert (error.value.path, error.value.record) == ("ir_datasets x/y", "file")
     assert f"holds {n_docs} documents, fewer than K = 5" in error.value.rule
 
@@ -373,11 +373,11 @@ def test_a_run_line_naming_a_query_not_in_the_queries_is_refused_at_start_up_on_
     texts, _ = prepare_judged_queries("beir", qrels, n_queries=None, seed=0)
     with pytest.raises(InputError) as in_job:
         if retrieval == "corpus":
-            retrieve_from_corpus(texts, corpus_table("beir", qrels), {"kind": "run", "spec": None}, embedder_code="R",
+            retrieve_from_corpus(texts, corpus_table("beir", qrels), {"kind": "run", "spec": None}, ranker_code="R",
                                  Ks=[1, 2], run_path=str(run), queries=query_ids("beir", qrels))
         else:
             rank_from_run(texts, run, documents=corpus_table("beir", qrels)["doc_id"], queries=query_ids("beir", qrels),
-                          embedder_code="R", Nc=3, Np=2, Ks=[1, 2])
+                          ranker_code="R", Nc=3, Np=2, Ks=[1, 2])
     assert str(in_job.value) == str(caught.value)
     run.write_text("q0\tQ0\tdoc0\t1\t2\tmine\nq2\tQ0\tdoc2\t1\t1\tmine\n")
     check_run_queries(config)

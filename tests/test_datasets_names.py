@@ -68,7 +68,7 @@ def test_hostile_id_or_embedder_in_published_files_is_refused(tmp_path, reader, 
     with pytest.raises(InputError) as caught:
         reader(source)
     assert_one_line(caught.value, source, "record 2 (id A-1)" if field == "E" else "record 2")
-    assert ("embedder label E" if field == "E" else "id ") in caught.value.rule
+    assert ("ranker label E" if field == "E" else "id ") in caught.value.rule
 
 
 def test_the_example_of_the_issue_is_refused_before_any_figure(tmp_path):

@@ -130,7 +130,7 @@ def test_proportional_cells_tie_and_cells_crossing_off_the_float_alpha_do_not(mu
 
 def test_the_guarantees_table_of_the_docs_is_the_committed_benchmark_output():
     """docs/ANALYSIS.md's table of each mode's largest difference is docs/exactness.json (written by
-    ``python benchmarks/exactness.py docs/exactness.json``), the maximum over targets, as ``.2g``."""
+    ``python benchmarks/exactness.py --json docs/exactness.json``), the maximum over targets, as ``.2g``."""
     import json
     import re
 

@@ -20,7 +20,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.samples import segment_table
-from retrieval_response.analysis.segments import NOT_COMPUTED, segment_labels
+from retrieval_response.analysis.segments import NO_SAMPLE_WITH_MEASURE, segment_labels
 from retrieval_response.analysis.targets import NAMES
 from retrieval_response.figures import inputs as figure_inputs
 from retrieval_response.figures.analysis_figures import figure_set, render_figures
@@ -215,7 +215,7 @@ def test_every_left_out_item_is_in_the_manifest(rendered, graded, target_tables)
                   if e["scope"] == f"{segmentation} segments" for m in e["measure"]}
         assert listed == set(small.select("E", "subset", "segment", "target", "measure", "n_samples", "reason").iter_rows())
         assert all(reason.startswith(f"n < {MINIMUM}: fewer than {MINIMUM} samples")
-                   or (reason.startswith(f"{NOT_COMPUTED}: ") and n == 0) for *_, n, reason in listed)
+                   or (reason.startswith(f"{NO_SAMPLE_WITH_MEASURE}: ") and n == 0) for *_, n, reason in listed)
 
     correlations, _, _ = target_tables
     nulls = correlations["ratio"].filter(pl.col("value").is_null(), corr_type="spearman")
@@ -351,7 +351,7 @@ def test_ratio_segment_uses_python_round():
 
 def test_grade_distribution_columns_sum_to_one(random_graded):
     dist = grade_distribution_matrix(random_graded.filter(subset="A"), grade_sizes(random_graded, 100))
-    assert dist.embedders == ["AML12v2", "E5Sv2", "ME5S"]
+    assert dist.rankers == ["AML12v2", "E5Sv2", "ME5S"]
     assert dist.fractions.shape == (3, len(GRADES), len(dist.segments))
     kept = dist.sizes > 0
     assert (dist.sizes[kept] >= 100).all()
@@ -364,7 +364,7 @@ def test_grade_distribution_columns_sum_to_one(random_graded):
 def test_grade_distribution_counts_match_a_direct_count(random_graded):
     dist = grade_distribution_matrix(random_graded.filter(subset="A"), grade_sizes(random_graded, 100))
     e, s = 0, dist.segments.index("1.0")
-    rows = random_graded.filter(pl.col("E") == dist.embedders[e], pl.col("grade").is_not_null(), subset="A")
+    rows = random_graded.filter(pl.col("E") == dist.rankers[e], pl.col("grade").is_not_null(), subset="A")
     rows = rows.filter((pl.col("K") / pl.col("Np")) == 1.0)
     assert dist.sizes[e, s] == rows.height
     assert dist.fractions[e, 2, s] == pytest.approx((rows["grade"] == 3).sum() / rows.height)
@@ -375,7 +375,7 @@ def test_small_segments_are_dropped(random_graded):
     dist = grade_distribution_matrix(random_graded.filter(subset="A"), grade_sizes(random_graded, 100))
     assert set(dist.segments) < all_segments
     empty = grade_distribution_matrix(random_graded.filter(subset="A"), grade_sizes(random_graded, 10**9))
-    assert empty.embedders == [] and empty.fractions.size == 0
+    assert empty.rankers == [] and empty.fractions.size == 0
 
 
 def test_grades_off_the_scale_are_rejected(random_graded):

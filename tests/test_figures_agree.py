@@ -14,9 +14,9 @@ import pytest
 from conftest import REPO
 from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.analysis.samples import segment_table
-from retrieval_response.analysis.segments import NOT_COMPUTED
+from retrieval_response.analysis.segments import NO_SAMPLE_WITH_MEASURE
 from retrieval_response.figures.analysis_figures import figure_set
-from retrieval_response.figures.labels import NOT_RUN, UNDEFINED, codes_legend, embedder_names, empty_terms
+from retrieval_response.figures.labels import NOT_RUN, UNDEFINED, codes_legend, empty_terms, ranker_names
 from retrieval_response.figures.manifest import write_manifest
 from retrieval_response.figures.run_end import REPORT_COMMAND, announce_results, results_line
 from retrieval_response.reports.doc_pages import MARKER
@@ -48,7 +48,7 @@ def partial_graded() -> pl.DataFrame:
 def partial(partial_graded):
     tables = analyse(partial_graded)
     figures, manifest = figure_set(partial_graded, *tables, corr_types=CORR_TYPES, min_segment_samples=MINIMUM,
-                                   embedders={"E5Sv2": {"backend": "sentence_transformers",
+                                   rankers={"E5Sv2": {"backend": "sentence_transformers",
                                                         "model": "intfloat/e5-small-v2"}})
     return figures, manifest, tables
 
@@ -104,7 +104,7 @@ def test_the_manifest_files_carry_the_words_and_the_codes(partial, tmp_path):
     document = json.loads((tmp_path / "figures.json").read_text())
     assert document["words"] == empty_terms(MINIMUM)
     assert document["codes"]["subsets"] == {"A": "arXiv", "Hp": "HotpotQA paragraphs", "M": "MS MARCO"}
-    assert set(document["codes"]["embedders"]) == {"E5Sv2", "ME5S"}
+    assert set(document["codes"]["rankers"]) == {"E5Sv2", "ME5S"}
     page = (tmp_path / "figures.html").read_text()
     for word in empty_terms(MINIMUM):
         assert f"<td>{word.replace('<', '&lt;')}</td>" in page
@@ -240,7 +240,7 @@ def test_every_figure_explains_its_codes(partial):
     (None, "PML3", "paraphrase-MiniLM-L3-v2"),
 ])
 def test_embedder_codes_come_from_the_config_then_the_shipped_codes(registry, code, name):
-    assert embedder_names(registry)[code] == name
+    assert ranker_names(registry)[code] == name
 
 
 def test_unknown_codes_say_where_they_come_from():
@@ -310,7 +310,7 @@ def test_figures_and_the_analysis_agree_on_every_segment_for_every_target():
                   if e["scope"] == f"{segmentation} segments" for m in e["measure"]}
         assert listed == set(left_out.select(*keys, "n_samples", "reason").iter_rows())
         small = left_out["reason"].str.starts_with(f"n < {MINIMUM}: ")
-        absent = left_out["reason"].str.starts_with(f"{NOT_COMPUTED}: ")
+        absent = left_out["reason"].str.starts_with(f"{NO_SAMPLE_WITH_MEASURE}: ")
         assert (small | absent).all() and table.filter("kept")["reason"].is_null().all()
         assert (left_out.filter(absent)["n_samples"] == 0).all(), "'not computed' only where no sample has the measure"
         for target in targets:

@@ -42,7 +42,7 @@ def test_precision_and_recall_against_a_hand_computed_example():
     # top-K: K=1 -> 1, K=2 -> 2, K=4 -> 3
     table = texts_table([{"id": "T-1", "subset": "T", "q": "q-north",
                           "p": ["east", "north", "diag"], "n": ["west", "south", "sw"]}])
-    ranked, report = rank_samples(table, encode, embedder_code="E", Nc=5, Np=3, Ks=[4, 1, 2])
+    ranked, report = rank_samples(table, encode, ranker_code="E", Nc=5, Np=3, Ks=[4, 1, 2])
     row = ranked.row(0, named=True)
     assert row["rank"] == [1, 2, 3, 0, 4]
     assert row["K"] == [1, 2, 4]
@@ -57,7 +57,7 @@ def test_one_positive_ranks_and_passes_the_invariants(tmp_path):
     # (the tie east/west by tie_keys: west first)
     table = texts_table([{"id": "T-1", "subset": "T", "q": "q-north",
                           "p": ["diag"], "n": ["north", "east", "west"]}])
-    ranked, report = rank_samples(table, encode, embedder_code="E", Nc=4, Np=1, Ks=[1, 2, 4])
+    ranked, report = rank_samples(table, encode, ranker_code="E", Nc=4, Np=1, Ks=[1, 2, 4])
     row = ranked.row(0, named=True)
     assert row["rank"] == [1, 0, 3, 2] and report.ranked == 1
     assert row["P"] == pytest.approx([0, 1 / 2, 1 / 4]) and row["R"] == [0.0, 1.0, 1.0]
@@ -68,7 +68,7 @@ def test_candidates_are_first_np_positives_then_first_negatives():
     # Extra positives / negatives beyond Np / Nc-Np must not enter the ranking.
     table = texts_table([{"id": "T-2", "subset": "T", "q": "q-east",
                           "p": ["north", "diag", "east"], "n": ["south", "east2"]}])
-    ranked, _ = rank_samples(table, encode, embedder_code="E", Nc=3, Np=2, Ks=[1, 3])
+    ranked, _ = rank_samples(table, encode, ranker_code="E", Nc=3, Np=2, Ks=[1, 3])
     # candidates: 0 north (0), 1 diag (0.707), 2 south (0) -> [1, 2, 0] (tie_keys: south first)
     assert ranked["rank"].to_list() == [[1, 2, 0]]
     assert ranked["P"].to_list() == [pytest.approx([1.0, 2 / 3])]
@@ -80,7 +80,7 @@ def test_queries_that_cannot_serve_the_design_are_skipped_and_counted():
         {"id": "T-2", "subset": "T", "q": "q-east", "p": ["east"], "n": ["west", "south", "sw"]},
         {"id": "T-3", "subset": "T", "q": "q-east", "p": ["east", "diag"], "n": ["west"]},
     ])
-    ranked, report = rank_samples(table, encode, embedder_code="E", Nc=4, Np=2, Ks=[2])
+    ranked, report = rank_samples(table, encode, ranker_code="E", Nc=4, Np=2, Ks=[2])
     assert ranked["id"].to_list() == ["T-1"]
     assert report.as_dict() == {"queries": 3, "ranked": 1,
                                 "skipped": {"too_few_positives": 1, "too_few_negatives": 1}}
@@ -88,7 +88,7 @@ def test_queries_that_cannot_serve_the_design_are_skipped_and_counted():
 
 def test_no_serving_query_gives_an_empty_table_with_the_ranked_schema():
     table = texts_table([{"id": "T-1", "subset": "T", "q": "q-east", "p": ["east"], "n": ["west"]}])
-    ranked, report = rank_samples(table, encode, embedder_code="E", Nc=3, Np=2, Ks=[1])
+    ranked, report = rank_samples(table, encode, ranker_code="E", Nc=3, Np=2, Ks=[1])
     assert ranked.height == 0 and report.ranked == 0
     assert ranked.schema["rank"] == pl.List(pl.Int32)
 
@@ -104,7 +104,7 @@ def good_ranked():
         {"id": "T-1", "subset": "T", "q": "q-north", "p": ["east", "north"], "n": ["west", "south", "diag"]},
         {"id": "T-2", "subset": "T", "q": "q-diag", "p": ["east", "south"], "n": ["north", "sw", "west"]},
     ])
-    return rank_samples(table, encode, embedder_code="E", Nc=5, Np=2, Ks=[1, 2, 3, 5])[0]
+    return rank_samples(table, encode, ranker_code="E", Nc=5, Np=2, Ks=[1, 2, 3, 5])[0]
 
 
 def test_a_good_table_passes_and_is_written(tmp_path):

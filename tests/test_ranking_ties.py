@@ -55,10 +55,10 @@ def no_candidate_run(tmp_path: Path, n_queries: int) -> pl.DataFrame:
 
 
 RANKERS = {
-    "cosine": lambda texts, tmp_path: rank_samples(texts, constant_encode, embedder_code="E", Nc=NC, Np=NP, Ks=[1]),
-    "bm25": lambda texts, tmp_path: bm25_rank_samples(texts, {}, embedder_code="E", Nc=NC, Np=NP, Ks=[1]),
+    "cosine": lambda texts, tmp_path: rank_samples(texts, constant_encode, ranker_code="E", Nc=NC, Np=NP, Ks=[1]),
+    "bm25": lambda texts, tmp_path: bm25_rank_samples(texts, {}, ranker_code="E", Nc=NC, Np=NP, Ks=[1]),
     "run, nothing ranked": lambda texts, tmp_path: run_rank_samples(
-        texts, no_candidate_run(tmp_path, texts.height), embedder_code="r", Nc=NC, Np=NP, Ks=[1]),
+        texts, no_candidate_run(tmp_path, texts.height), ranker_code="r", Nc=NC, Np=NP, Ks=[1]),
 }
 LABELLINGS = [list(pair) for pair in itertools.combinations(range(NC), NP)]
 """Every choice of the two positives among five candidates: the adversary picks which are relevant."""
@@ -94,6 +94,6 @@ def test_an_all_tied_ranking_has_the_precision_of_chance(ranker, tmp_path):
 def test_a_run_with_every_score_and_rank_tied_keeps_its_own_line_order(tmp_path, order, positives):
     texts = [f"t{i}" for i in range(NC)]
     table = texts_table([(positives, texts)])
-    ranked, _ = run_rank_samples(table, tied_run(tmp_path, 1, order), embedder_code="r", Nc=NC, Np=NP, Ks=[1])
+    ranked, _ = run_rank_samples(table, tied_run(tmp_path, 1, order), ranker_code="r", Nc=NC, Np=NP, Ks=[1])
     assert ranked_docs(table, ranked) == [[DOCS[i] for i in order]]
     assert ranked["P"][0][0] == (1.0 if order[0] in positives else 0.0)

@@ -59,13 +59,13 @@ def dataset(tmp_path):
 @pytest.mark.parametrize(("Nc", "Np"), [(5, 2), (9, 3)])
 def test_a_ranking_exported_as_a_run_reads_back_as_identical_samples(dataset, tmp_path, Nc, Np):
     qrels, texts, documents, queries = dataset
-    ranked, _ = rank_samples(texts, fake_encode, embedder_code="MINE", Nc=Nc, Np=Np, Ks=[1, 2, 3])
+    ranked, _ = rank_samples(texts, fake_encode, ranker_code="MINE", Nc=Nc, Np=Np, Ks=[1, 2, 3])
     assert ranked.height == N_QUERIES
     path = tmp_path / "mine.trec"
     write_run(ranked, texts, path, tag="MINE")
     assert run_tag(path) == "MINE"
     again, report = rank_from_run(texts, path, documents=documents, queries=queries,
-                                  embedder_code=run_tag(path), Nc=Nc, Np=Np, Ks=[1, 2, 3])
+                                  ranker_code=run_tag(path), Nc=Nc, Np=Np, Ks=[1, 2, 3])
     assert again.equals(ranked)
     assert report.as_dict()["candidates_not_in_run"] == 0
 
@@ -91,7 +91,7 @@ def test_score_orders_then_the_rank_column_breaks_ties_and_unranked_candidates_c
         "q0 Q0 extra1 4 0.95 r",  # not a candidate: ignored
         "q1 Q0 q1d0 1 1 r",
     ], tmp_path)
-    ranked, report = run_rank_samples(texts, run, embedder_code="r", Nc=5, Np=2, Ks=[1, 2, 5])
+    ranked, report = run_rank_samples(texts, run, ranker_code="r", Nc=5, Np=2, Ks=[1, 2, 5])
     rows = {row["id"]: row for row in ranked.iter_rows(named=True)}
     # q0d1, q0d5, q0d3, then the candidates the run does not rank, q0d0 and q0d4, by their texts' tie keys
     unranked = sorted([0, 3], key=lambda i: tie_keys([candidate_text(texts, "B-0", i)])[0])
@@ -127,7 +127,7 @@ def test_a_bad_run_record_is_one_error_naming_file_line_and_rule(dataset, tmp_pa
     path = tmp_path / "bad.trec"
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError) as caught:
-        rank_from_run(texts, path, documents=documents, queries=queries, embedder_code="r", Nc=5, Np=2, Ks=[1])
+        rank_from_run(texts, path, documents=documents, queries=queries, ranker_code="r", Nc=5, Np=2, Ks=[1])
     message = str(caught.value)
     assert "\n" not in message
     assert message.startswith(f"{path}: {record}: ")
@@ -138,7 +138,7 @@ def test_runs_need_document_ids(dataset, tmp_path):
     _, texts, _, _ = dataset
     run = run_table(["q0 Q0 q0d0 1 0.5 r"], tmp_path)
     with pytest.raises(ValueError, match="ranks documents by id"):
-        run_rank_samples(texts.drop("p_doc"), run, embedder_code="r", Nc=5, Np=2, Ks=[1])
+        run_rank_samples(texts.drop("p_doc"), run, ranker_code="r", Nc=5, Np=2, Ks=[1])
     with pytest.raises(ValueError, match="no document ids"):
         corpus_ids("generic", tmp_path / "run.trec")
 
@@ -156,27 +156,27 @@ def test_ids_with_spaces_survive_write_run_then_read_run(tmp_path, ids):
     """write_run writes tab-separated lines; read_run splits a line holding a tab at its tabs, so
     ids with inner white space read back as themselves, in pools and at corpus level."""
     from retrieval_response.datasets.layouts import corpus_table, prepare_judged_queries
-    from retrieval_response.ranking.corpus_retrieval import retrieve_from_corpus
+    from retrieval_response.ranking.kinds import retrieve_from_corpus
 
     qrels = beir_folder(tmp_path / "beir", *SPACED_IDS[ids])
     texts = read_texts("beir", qrels)
     documents, queries = corpus_ids("beir", qrels)
-    ranked, _ = rank_samples(texts, fake_encode, embedder_code="ML6", Nc=5, Np=2, Ks=[1, 2, 3])
+    ranked, _ = rank_samples(texts, fake_encode, ranker_code="ML6", Nc=5, Np=2, Ks=[1, 2, 3])
     path = tmp_path / "pools.trec"
     write_run(ranked, texts, path, tag="MINE")
     assert "\t" in path.read_text() and run_tag(path) == "MINE"
     run = read_run(path, documents=documents, queries=queries)
     assert set(run["docid"]) <= set(documents) and set(run["qid"]) <= set(queries)
-    again, _ = rank_from_run(texts, path, documents=documents, queries=queries, embedder_code="ML6", Nc=5, Np=2,
+    again, _ = rank_from_run(texts, path, documents=documents, queries=queries, ranker_code="ML6", Nc=5, Np=2,
                              Ks=[1, 2, 3])
     assert again.equals(ranked)
 
     judged, _ = prepare_judged_queries("beir", qrels, n_queries=None, seed=0)
     corpus = corpus_table("beir", qrels)
     bm25 = {"kind": "lexical", "spec": {"backend": "bm25"}}
-    candidates, retrieved, _ = retrieve_from_corpus(judged, corpus, bm25, embedder_code="BM25", Ks=[1, 2])
+    candidates, retrieved, _ = retrieve_from_corpus(judged, corpus, bm25, ranker_code="BM25", Ks=[1, 2])
     write_run(retrieved, candidates, tmp_path / "corpus.trec", tag="mine")
-    again_texts, again, _ = retrieve_from_corpus(judged, corpus, {"kind": "run", "spec": None}, embedder_code="BM25",
+    again_texts, again, _ = retrieve_from_corpus(judged, corpus, {"kind": "run", "spec": None}, ranker_code="BM25",
                                                  Ks=[1, 2], run_path=str(tmp_path / "corpus.trec"))
     assert again.equals(retrieved) and again_texts.equals(candidates)
 
@@ -196,7 +196,7 @@ UNWRITABLE_IDS = {
 def test_an_id_a_run_cannot_hold_is_refused_at_write_in_one_line(dataset, tmp_path, case):
     _, texts, _, _ = dataset
     bad, rule = UNWRITABLE_IDS[case]
-    ranked, _ = rank_samples(texts, fake_encode, embedder_code="ML6", Nc=5, Np=2, Ks=[1])
+    ranked, _ = rank_samples(texts, fake_encode, ranker_code="ML6", Nc=5, Np=2, Ks=[1])
     texts = texts.with_columns(p_doc=pl.col("p_doc").list.eval(pl.element().replace("q0d1", bad)))
     path = tmp_path / "out.trec"
     with pytest.raises(ValueError) as caught:

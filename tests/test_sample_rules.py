@@ -72,7 +72,7 @@ GRADED_BREAKS = {
     # case: (change of the row, the rule's message, a rule of every sample: the analysis table's too)
     "Nc above the bound": (lambda r: {"Nc": MAX_NC + 1}, f"Nc must lie in 1..{MAX_NC}: Nc = {MAX_NC + 1}", True),
     "Np above Nc": (lambda r: {"Np": 6}, "need 1 <= Np <= Nc: Np = 6, Nc = 5", True),
-    "E not a safe name": (lambda r: {"E": "a/b"}, "embedder label E must be a safe name: 'a/b' cannot be used", True),
+    "E not a safe name": (lambda r: {"E": "a/b"}, "ranker label E must be a safe name: 'a/b' cannot be used", True),
     "K = 0": (lambda r: {"K": 0}, "K must lie in 1..1000000: K = 0", True),
     "inK not 0/1": (lambda r: {"inK": [2, *r["inK"][1:]]}, "inK must hold only 0 and 1: [2, ", True),
     "inK longer than K": (lambda r: {"K": 3}, "len(inK) must lie in 1..K: len(inK) = 4, K = 3", True),
@@ -131,7 +131,7 @@ RANKED_ROW = 2
 RANKED_BREAKS = {
     "Nc above the bound": (lambda r: {"Nc": MAX_NC + 1}, f"Nc must lie in 1..{MAX_NC}: Nc = {MAX_NC + 1}"),
     "Np = 0": (lambda r: {"Np": 0}, "need 1 <= Np <= Nc: Np = 0, Nc = 5"),
-    "E not a safe name": (lambda r: {"E": "a b"}, "embedder label E must be a safe name: 'a b' cannot be used"),
+    "E not a safe name": (lambda r: {"E": "a b"}, "ranker label E must be a safe name: 'a b' cannot be used"),
     "rank outside 0..Nc-1": (lambda r: {"rank": [-1, *r["rank"][1:]]}, "rank values must lie in 0..Nc-1: -1 with Nc = 5"),
     "rank repeats": (lambda r: {"rank": [r["rank"][1], *r["rank"][1:]]}, "rank must not repeat a candidate: "),
     "rank of some candidates": (lambda r: {"rank": r["rank"][:3]},

@@ -9,7 +9,7 @@ from polars.testing import assert_frame_equal
 
 from retrieval_response.analysis.crossfit_bootstrap import distinct_order_alphas
 from retrieval_response.analysis.samples import segment_table
-from retrieval_response.analysis.segments import NOT_COMPUTED, VERDICT_SEGMENTATIONS
+from retrieval_response.analysis.segments import NO_SAMPLE_WITH_MEASURE, VERDICT_SEGMENTATIONS
 from retrieval_response.decide.comparisons import all_pairs, best_comparisons
 from retrieval_response.decide.reasons import REASONS, short_reason
 from retrieval_response.decide.summary import p_value, screen, verdict_text
@@ -355,11 +355,11 @@ def test_a_measure_no_sample_has_is_not_computed_rather_than_too_small():
     segments = segment_table(graded, segmentation="all", min_segment_samples=15)
     reasons = segments.filter(pl.col("measure").str.ends_with("_umbrela")).group_by("subset").agg(pl.col("reason"))
     reasons = {row["subset"]: set(row["reason"]) for row in reasons.iter_rows(named=True)}
-    assert reasons.pop("U") == {NOT_COMPUTED + ": no sample of the segment has the measure (for a judgment measure: "
+    assert reasons.pop("U") == {NO_SAMPLE_WITH_MEASURE + ": no sample of the segment has the measure (for a judgment measure: "
                                 "no judgments of this subset's texts)"}
     assert all(r == {None} for r in reasons.values())
     small = segment_table(graded.head(10), segmentation="all", min_segment_samples=15)  # judged, too few
     assert small.filter(pl.col("measure").is_in(["P", "T", "T_umbrela"]))["reason"].str.starts_with("n < 15: ").all()
     verdict = verdict_table(graded, **OPTIONS)
     codes = verdict.filter(pl.col("subset") == "U", pl.col("measure").str.ends_with("_umbrela"))["reason_code"]
-    assert set(codes) == {"not_computed"} and short_reason("not_computed") == "not computed"
+    assert set(codes) == {"not_computed"} and short_reason("not_computed") == NO_SAMPLE_WITH_MEASURE

@@ -6,9 +6,12 @@ import re
 
 import pytest
 
+from conftest import REPO
 from retrieval_response.infra.errors import InputError
+from retrieval_response.ranking.kinds import RANKER_KINDS
 from retrieval_response.workflow_config.plan import (
     DESIGN_PATTERN,
+    RunMode,
     dataset_designs,
     dataset_nps,
     dataset_units,
@@ -17,7 +20,10 @@ from retrieval_response.workflow_config.plan import (
     design_name,
     design_pairs,
     judges_against_gold,
+    planned_jobs,
+    ranker_kind,
     registered_rankers,
+    run_mode,
     runs_llm,
 )
 from retrieval_response.workflow_config.shipped_paths import resolve_shipped_paths, shipped_or_local
@@ -80,6 +86,75 @@ def test_design_by_name_gives_nc_np_and_sorted_k_or_names_the_key():
     with pytest.raises(InputError) as caught:
         design_by_name(cfg, "a", "Nc10_Np3", "run.yaml")
     assert str(caught.value) == "run.yaml: config key datasets.a.designs: no design Nc10_Np3"
+
+
+def mode_configs() -> dict[RunMode, dict]:
+    """A config of each run mode: datasets (pools and a corpus-level one, a BM25 ranker and a
+    dataset's run file), traces, published."""
+    datasets = config()
+    datasets["datasets"]["c"] = {"layout": "beir", "path": "c/qrels/test.tsv", "retrieval": "corpus",
+                                 "run": "c.run", "run_code": "R"}
+    datasets["rankers"]["BM25"] = {"backend": "bm25"}
+    datasets["rankers"]["E1"] = datasets["rankers"]["E2"] = {"backend": "gt_minilm_l6"}
+    common = {"llm": {"shards": 2, "grade_reference": "ideal"}, "analysis": {"segmentations": ["fit", "ratio"]},
+              "document_judgments": {"kinds": ["umbrela"]}}
+    return {RunMode.DATASETS: {**datasets, **common},
+            RunMode.TRACES: {**common, "datasets": {"t": {"layout": "traces", "path": "t.jsonl"}}},
+            RunMode.PUBLISHED: {**common, "datasets": {}, "published": {"graded": "g.json"}}}
+
+
+@pytest.mark.parametrize("mode", list(RunMode))
+def test_the_run_mode_is_decided_from_the_config(mode):
+    assert run_mode(mode_configs()[mode]) == mode
+
+
+def test_published_files_decide_the_mode_even_beside_datasets():
+    assert run_mode({**mode_configs()[RunMode.DATASETS], "published": {"graded": "g.json"}}) == RunMode.PUBLISHED
+
+
+def benchmarked_rules() -> set[str]:
+    """The rules of workflow/rules/*.smk with a ``benchmark:`` directive."""
+    rules, rule = set(), None
+    for path in sorted((REPO / "workflow/rules").glob("*.smk")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if match := re.match(r"\s*(?:rule|checkpoint)\s+(\w+)\s*:", line):
+                rule = match.group(1)
+            elif re.match(r"\s*benchmark:", line):
+                rules.add(rule)
+    return rules
+
+
+@pytest.mark.parametrize("mode", list(RunMode))
+def test_planned_jobs_cover_every_benchmarked_rule(mode):
+    """Every rule with a benchmark has its jobs in the table (reports.smk derives the run summary's
+    inputs from it, and stops on a rule without an entry)."""
+    jobs = planned_jobs(mode_configs()[mode])
+    assert len(benchmarked_rules()) >= 10
+    assert benchmarked_rules() <= set(jobs)
+
+
+def test_planned_jobs_follow_the_mode_and_the_units():
+    configs = mode_configs()
+    datasets, traces, published = (planned_jobs(configs[m]) for m in (RunMode.DATASETS, RunMode.TRACES,
+                                                                        RunMode.PUBLISHED))
+    units = dataset_units(configs[RunMode.DATASETS])
+    assert len(datasets["answer_topk"]) == len(datasets["grade"]) == 2 * len(units)
+    assert {(j["dataset"], j["ranker"]) for j in datasets["retrieve"]} == {("c", r) for r in ("BM25", "E1", "E2", "R")}
+    assert all(j["design"] != "corpus" for j in datasets["rank"])
+    assert ("c", "BM25") not in {(j["dataset"], j["ranker"]) for j in datasets["embed"]}
+    assert [j["dataset"] for j in datasets["prepare_corpus"]] == ["c"]
+    assert traces["prepare_traces"] == traces["grade_traces"] == [{"dataset": "t"}]
+    assert traces["collect_traces"] == traces["figures"] == [{}] and not traces["rank"]
+    assert traces["correlations"] == [{"segmentation": "all"}]  # traces have no Np
+    assert not datasets["collect_traces"] and not published["collect_traces"]
+    assert not any(published[rule] for rule in ("prepare_dataset", "answer_topk", "judge_documents"))
+    assert published["verdict"] == published["figures"] == [{}]
+
+
+def test_every_ranker_kind_has_its_ranking():
+    cfg = mode_configs()[RunMode.DATASETS]
+    kinds = {ranker_kind(cfg, d, r) for d, r, _ in dataset_units(cfg)}
+    assert kinds == set(RANKER_KINDS) == {"dense", "lexical", "run"}
 
 
 def test_published_mode_runs_no_llm_and_no_judge_check():

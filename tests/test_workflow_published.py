@@ -101,7 +101,7 @@ def test_published_files_alone_produce_tables_and_figures(published_run):
     assert results == ["Results: the forest plot is results/figures/forest_fit.png; every figure with its caption: "
                        f"snakemake --report report.html --configfile {tmp_path / 'config.yaml'}"]
     manifest = json.loads((tmp_path / "results/figures/figures.json").read_text())
-    assert manifest["codes"] == {"embedders": {"ML6": "all-MiniLM-L6-v2", "PML3": "paraphrase-MiniLM-L3-v2"},
+    assert manifest["codes"] == {"rankers": {"ML6": "all-MiniLM-L6-v2", "PML3": "paraphrase-MiniLM-L3-v2"},
                                  "subsets": {"A": "arXiv", "M": "MS MARCO"}}
     assert manifest["not_run"] == [] and all(e["reason"].startswith(("n < 20", "undefined"))
                                             for e in manifest["left_out"])

@@ -7,15 +7,19 @@ from retrieval_response.figures.run_end import announce_results, report_category
 # Correlation and difference tables per segmentation, the figures, the agreement table, and the
 # judge-vs-gold table and figure when some dataset's layout can carry gold answers. (A list, not a
 # function beside rules: see prepare.smk.)
-ANALYSIS_SEGMENTATIONS = ["all"] if TRACES else ANALYSIS["segmentations"]
+PUBLISHED_JUDGMENTS = (config.get("published") or {}).get("judgments") or []
+"""The published judgments tables (published.judgments); none outside published mode."""
+ANALYSIS_SEGMENTATIONS = plan.analysis_segmentations(config)
 """The segmentations correlated: traces have no Np, so all samples (segment all) only."""
 FIGURE_SEGMENTATIONS = (
-    ANALYSIS_SEGMENTATIONS if TRACES else sorted({*ANALYSIS_SEGMENTATIONS, "ratio"})
+    ANALYSIS_SEGMENTATIONS
+    if RUN_MODE == RunMode.TRACES
+    else sorted({*ANALYSIS_SEGMENTATIONS, "ratio"})
 )
 """The segments tables the figures read: every analysed segmentation, and ratio for the grade figure."""
 # The agreement of UMBRELA with a person's marks (traces.labelled_sheet) or with qrels.
 TRACE_AGREEMENT = (
-    TRACES
+    RUN_MODE == RunMode.TRACES
     and "umbrela" in JUDGMENT_KINDS
     and bool(LABELLED_SHEET or any(DATASETS[d].get("qrels") for d in TRACE_DATASETS))
 )
@@ -29,7 +33,7 @@ ANALYSIS_TARGETS = (
     + ([LABELLING_SHEET] if "umbrela" in JUDGMENT_KINDS else [])
     + (["results/analysis/umbrela_agreement.parquet"] if TRACE_AGREEMENT else [])
     + ([MONITOR_TABLE] if MONITOR else [])
-    if TRACES
+    if RUN_MODE == RunMode.TRACES
     else [
         f"results/analysis/{table}_{segmentation}.parquet"
         for segmentation in ANALYSIS["segmentations"]
@@ -44,7 +48,7 @@ ANALYSIS_TARGETS = (
     + (["results/analysis/agreement.parquet"] if HUMAN_GRADES else [])
     + (
         ["results/analysis/umbrela_agreement.parquet"]
-        if "umbrela" in JUDGMENT_KINDS or (PUBLISHED and PUBLISHED["judgments"])
+        if "umbrela" in JUDGMENT_KINDS or PUBLISHED_JUDGMENTS
         else []
     )
     + (
@@ -58,14 +62,14 @@ ANALYSIS_TARGETS = (
 )
 
 
-if PUBLISHED:
+if RUN_MODE == RunMode.PUBLISHED:
 
     rule collect_published:
         input:
-            graded=PUBLISHED["graded"],
-            ranked=PUBLISHED["ranked"] or [],
-            texts=PUBLISHED["texts"] or [],
-            judgments=PUBLISHED["judgments"],
+            graded=config["published"]["graded"],
+            ranked=config["published"]["ranked"] or [],
+            texts=config["published"]["texts"] or [],
+            judgments=PUBLISHED_JUDGMENTS,
         output:
             graded="results/analysis/graded.parquet",
         log:
@@ -78,7 +82,7 @@ if PUBLISHED:
         script:
             "../scripts/collect_published.py"
 
-elif not TRACES:
+elif RUN_MODE == RunMode.DATASETS:
 
     rule collect_graded:
         input:
@@ -281,15 +285,17 @@ rule umbrela_agreement:
     input:
         # published mode: the one samples_texts.json beside each judgments table
         texts=(
-            [PUBLISHED["texts"]] * len(PUBLISHED["judgments"])
-            if PUBLISHED
+            [config["published"]["texts"]] * len(PUBLISHED_JUDGMENTS)
+            if RUN_MODE == RunMode.PUBLISHED
             else (
                 [f"results/traces/{d}/texts.parquet" for d in TRACE_DATASETS]
-                if TRACES
+                if RUN_MODE == RunMode.TRACES
                 else TEXTS_TARGETS
             )
         ),
-        judgments=PUBLISHED["judgments"] if PUBLISHED else JUDGMENT_TARGETS,
+        judgments=(
+            PUBLISHED_JUDGMENTS if RUN_MODE == RunMode.PUBLISHED else JUDGMENT_TARGETS
+        ),
         # traces: a person's marks of the labelling sheet, else the qrels
         sheet=LABELLED_SHEET or [],
     output:
@@ -300,7 +306,7 @@ rule umbrela_agreement:
     conda:
         "../../envs/analysis.yaml"
     params:
-        published=bool(PUBLISHED),
+        published=RUN_MODE == RunMode.PUBLISHED,
         traces=TRACE_DATASETS,
         resamples=ANALYSIS["bootstrap_resamples"],
         seed=ANALYSIS["seed"],

@@ -8,8 +8,11 @@ cross-key rules, input files, alpha grid, prompts, API-key variables, no pasted 
 record of their files (``input_checks.check_trace_records``); then the secret parts of
 every ``api_base`` leave the config for the environment (``withhold_api_base_secrets``). A failure
 prints one line ``<config file>: config key <key>: <rule>`` to stderr and exits with status 1.
-What the config asks to build (designs, units, shards) comes from ``retrieval_response.workflow_config.plan`` and
-``retrieval_response.llm.sharding``; the target lists sit next to the rules whose paths they name.
+What the config asks to build (its run mode, designs, units, shards) comes from
+``retrieval_response.workflow_config.plan`` and ``retrieval_response.llm.sharding``; the target
+lists sit next to the rules whose paths they name. ``RUN_MODE`` (``plan.RunMode``: ``datasets``,
+``traces`` or ``published``) is what the whole run does, decided once here from the config; the
+rule files branch on it and on nothing else.
 """
 
 import os
@@ -27,6 +30,7 @@ from retrieval_response.llm.config import ModelConfig, withhold_api_base_secrets
 from retrieval_response.llm.jobs import job_threads, llm_cap, llm_jobs, llm_units
 from retrieval_response.llm.sharding import SHARD_PATTERN, shard_names
 from retrieval_response.workflow_config import checks, input_checks, plan, renamed_keys
+from retrieval_response.workflow_config.plan import RunMode
 from retrieval_response.workflow_config.shipped_paths import resolve_shipped_paths
 
 CONFIG_FILE = ", ".join(map(str, workflow.overwrite_configfiles or ["config.yaml"]))
@@ -90,17 +94,16 @@ startup_check(withhold_api_base_secrets, config["llm"], CONFIG_FILE)
 
 DATASETS = config["datasets"]
 RANKERS = config["rankers"]
-PUBLISHED = config.get("published")
 LLM = config["llm"]
 ANALYSIS = config["analysis"]
 SHARDS = shard_names(LLM["shards"])
 HUMAN_GRADES = config["analysis"]["human"]
-TRACES = plan.traces_mode(config)
+RUN_MODE = plan.run_mode(config)
 
 
 wildcard_constraints:
     dataset=NAME_PATTERN,
-    embedder=NAME_PATTERN,
+    ranker=NAME_PATTERN,
     design=plan.DESIGN_PATTERN,
     segmentation="|".join(sorted({*SEGMENTATIONS, *VERDICT_SEGMENTATIONS})),
     shard=SHARD_PATTERN,
@@ -135,20 +138,20 @@ def corpus_level(wildcards):
 
 
 def unit_texts(wildcards):
-    """The texts table of the unit (dataset, embedder, design) of the wildcards: the dataset's, or the
+    """The texts table of the unit (dataset, ranker, design) of the wildcards: the dataset's, or the
     candidates that a corpus-level ranker retrieved."""
     return plan.unit_texts(
-        config, wildcards.dataset, wildcards.embedder, wildcards.design
+        config, wildcards.dataset, wildcards.ranker, wildcards.design
     )
 
 
 def dataset_units():
-    """Every (dataset, embedder, design name) of the config, in a stable order."""
+    """Every (dataset, ranker code, design name) of the config, in a stable order."""
     return plan.dataset_units(config)
 
 
 def embedded_pairs():
-    """Every (dataset, embedder code) whose ranker is dense (served by the embed rule)."""
+    """Every (dataset, ranker code) whose ranker is dense (served by the embed rule)."""
     return plan.embedded_pairs(config)
 
 
@@ -161,14 +164,14 @@ def embed_inputs(wildcards):
 
 
 def rank_inputs(wildcards):
-    """Inputs of the rank rule: the texts, plus the vectors of a dense embedder, or the run file and
+    """Inputs of the rank rule: the texts, plus the vectors of a dense ranker, or the run file and
     the dataset's source files (qrels, corpus and queries, whose ids the run must name; none for ir_datasets)
     of a run; a lexical ranker needs the texts only."""
     inputs = {"texts": f"results/texts/{wildcards.dataset}.parquet"}
-    kind = plan.ranker_kind(config, wildcards.dataset, wildcards.embedder)
+    kind = plan.ranker_kind(config, wildcards.dataset, wildcards.ranker)
     if kind == "dense":
         inputs["vectors"] = (
-            f"results/embeddings/{wildcards.embedder}/{wildcards.dataset}.parquet"
+            f"results/embeddings/{wildcards.ranker}/{wildcards.dataset}.parquet"
         )
     elif kind == "run":
         inputs["run"] = DATASETS[wildcards.dataset]["run"]
@@ -181,10 +184,10 @@ def rank_inputs(wildcards):
 def ranker_params(wildcards):
     """What the rank script needs to know of the ranker: its kind, its registry entry (null for a run)
     and the dataset's layout and source (the corpus whose ids a run may name)."""
-    kind = plan.ranker_kind(config, wildcards.dataset, wildcards.embedder)
+    kind = plan.ranker_kind(config, wildcards.dataset, wildcards.ranker)
     return {
         "kind": kind,
-        "spec": None if kind == "run" else RANKERS[wildcards.embedder],
+        "spec": None if kind == "run" else RANKERS[wildcards.ranker],
         "layout": DATASETS[wildcards.dataset]["layout"],
         "source": dataset_source(wildcards),
     }

@@ -14,14 +14,14 @@ JUDGE_CHECK_TABLES = {
             "results/analysis/umbrela_agreement.parquet",
             TRACE_AGREEMENT
             or (
-                not TRACES
-                and ("umbrela" in JUDGMENT_KINDS or (PUBLISHED and PUBLISHED["judgments"]))
+                RUN_MODE != RunMode.TRACES
+                and ("umbrela" in JUDGMENT_KINDS or PUBLISHED_JUDGMENTS)
             ),
         ),
         (
             "judge",
             "results/analysis/judge_agreement.parquet",
-            not TRACES and plan.judges_against_gold(config),
+            RUN_MODE != RunMode.TRACES and plan.judges_against_gold(config),
         ),
         ("human", "results/analysis/agreement.parquet", bool(HUMAN_GRADES)),
     )

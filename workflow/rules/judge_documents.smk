@@ -1,7 +1,7 @@
 """Stage 3b: per-document LLM judgments (eRAG, UDCG, UMBRELA) of the ranked top-K texts.
 
 One job per dataset: every distinct (query id, text) pair that appears in any top-K of the
-dataset's ranked files (every embedder, design and K) is judged once per kind of
+dataset's ranked files (every ranker, design and K) is judged once per kind of
 ``document_judgments.kinds``, through the LLM client (cache, pacing, retries, journal). With no
 kind (the default) the stage has no job. Staleness as in llm.smk: the params hold the model
 sections the kinds use, the prompts are inputs; gold answers are not an input (the analysis scores

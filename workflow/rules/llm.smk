@@ -50,16 +50,16 @@ rule answer_ideal:
 rule answer_topk:
     input:
         texts=unit_texts,
-        ranked="results/ranked/{dataset}/{embedder}/{design}.parquet",
+        ranked="results/ranked/{dataset}/{ranker}/{design}.parquet",
         prompt=LLM["prompts"]["answer"],
         ids_checked=IDS_CHECKED,
     output:
-        answers="results/answers/topk/{dataset}/{embedder}/{design}/{shard}.parquet",
-        summary="results/answers/topk/{dataset}/{embedder}/{design}/{shard}.summary.json",
+        answers="results/answers/topk/{dataset}/{ranker}/{design}/{shard}.parquet",
+        summary="results/answers/topk/{dataset}/{ranker}/{design}/{shard}.summary.json",
     log:
-        "logs/answer_topk/{dataset}/{embedder}/{design}/{shard}.log",
+        "logs/answer_topk/{dataset}/{ranker}/{design}/{shard}.log",
     benchmark:
-        "results/benchmarks/answer_topk/{dataset}/{embedder}/{design}/{shard}.tsv"
+        "results/benchmarks/answer_topk/{dataset}/{ranker}/{design}/{shard}.tsv"
     conda:
         "../../envs/llm.yaml"
     threads: llm_threads("generator")
@@ -75,18 +75,18 @@ rule grade:
     input:
         texts=unit_texts,
         ideal="results/answers/ideal/{dataset}.parquet",
-        topk="results/answers/topk/{dataset}/{embedder}/{design}/{shard}.parquet",
+        topk="results/answers/topk/{dataset}/{ranker}/{design}/{shard}.parquet",
         prompt=LLM["prompts"]["grade"],
         # the prompt against the gold answers when llm.grade_reference asks for gold grades (none
         # otherwise): the change of this input, not a param, reruns the grades when the reference changes
         prompt_gold=GOLD_PROMPT,
     output:
-        graded="results/graded/{dataset}/{embedder}/{design}/{shard}.parquet",
-        summary="results/graded/{dataset}/{embedder}/{design}/{shard}.summary.json",
+        graded="results/graded/{dataset}/{ranker}/{design}/{shard}.parquet",
+        summary="results/graded/{dataset}/{ranker}/{design}/{shard}.summary.json",
     log:
-        "logs/grade/{dataset}/{embedder}/{design}/{shard}.log",
+        "logs/grade/{dataset}/{ranker}/{design}/{shard}.log",
     benchmark:
-        "results/benchmarks/grade/{dataset}/{embedder}/{design}/{shard}.tsv"
+        "results/benchmarks/grade/{dataset}/{ranker}/{design}/{shard}.tsv"
     conda:
         "../../envs/llm.yaml"
     threads: llm_threads("grader")
@@ -100,17 +100,17 @@ rule grade:
 
 rule merge_graded:
     input:
-        # the graded shards of one (dataset, embedder, design)
+        # the graded shards of one (dataset, ranker, design)
         shards=lambda wc: expand(
-            "results/graded/{dataset}/{embedder}/{design}/{shard}.parquet",
+            "results/graded/{dataset}/{ranker}/{design}/{shard}.parquet",
             shard=SHARDS,
             **wc,
         ),
     output:
-        graded="results/graded/{dataset}/{embedder}/{design}.parquet",
-        json="results/graded/{dataset}/{embedder}/{design}.json",
+        graded="results/graded/{dataset}/{ranker}/{design}.parquet",
+        json="results/graded/{dataset}/{ranker}/{design}.json",
     log:
-        "logs/merge_graded/{dataset}/{embedder}/{design}.log",
+        "logs/merge_graded/{dataset}/{ranker}/{design}.log",
     localrule: True
     conda:
         "../../envs/llm.yaml"

@@ -3,12 +3,12 @@ the verdict's recommended measure and each target per system and period, with bo
 and control-band flags (decide.monitor); the figures rule draws a figure per system from it.
 """
 
-MONITOR = TRACES and TIMED_TRACES
+MONITOR = RUN_MODE == RunMode.TRACES and TIMED_TRACES
 """True when the run monitors: traces, some of which have a time."""
 MONITOR_TABLE = "results/analysis/monitor.parquet"
 
 
-if TRACES:
+if RUN_MODE == RunMode.TRACES:
 
     rule monitor:
         input:

@@ -12,7 +12,9 @@ TEXTS_TARGETS = [
 # the analysis can use. The input is there with one dataset too, and ancient: a later rerun of
 # the check (a dataset added or re-prepared, a ranking redone) replans no LLM job of the datasets
 # that did not change. A traces config (one dataset, its own checks at start-up) has no such check.
-IDS_CHECKED = [] if TRACES else [ancient("results/texts/ids_checked.json")]
+IDS_CHECKED = (
+    [] if RUN_MODE == RunMode.TRACES else [ancient("results/texts/ids_checked.json")]
+)
 
 
 rule prepare_dataset:

@@ -10,12 +10,12 @@ rule rank:
     input:
         unpack(rank_inputs),
     output:
-        ranked="results/ranked/{dataset}/{embedder}/{design}.parquet",
-        report="results/ranked/{dataset}/{embedder}/{design}.report.json",
+        ranked="results/ranked/{dataset}/{ranker}/{design}.parquet",
+        report="results/ranked/{dataset}/{ranker}/{design}.report.json",
     log:
-        "logs/rank/{dataset}/{embedder}/{design}.log",
+        "logs/rank/{dataset}/{ranker}/{design}.log",
     benchmark:
-        "results/benchmarks/rank/{dataset}/{embedder}/{design}.tsv"
+        "results/benchmarks/rank/{dataset}/{ranker}/{design}.tsv"
     wildcard_constraints:
         design=plan.POOL_DESIGN_PATTERN,
     conda:
@@ -34,13 +34,13 @@ rule retrieve:
     input:
         unpack(rank_inputs),
     output:
-        ranked="results/ranked/{dataset}/{embedder}/corpus.parquet",
-        report="results/ranked/{dataset}/{embedder}/corpus.report.json",
-        texts="results/ranked/{dataset}/{embedder}/corpus.texts.parquet",
+        ranked="results/ranked/{dataset}/{ranker}/corpus.parquet",
+        report="results/ranked/{dataset}/{ranker}/corpus.report.json",
+        texts="results/ranked/{dataset}/{ranker}/corpus.texts.parquet",
     log:
-        "logs/retrieve/{dataset}/{embedder}.log",
+        "logs/retrieve/{dataset}/{ranker}.log",
     benchmark:
-        "results/benchmarks/retrieve/{dataset}/{embedder}.tsv"
+        "results/benchmarks/retrieve/{dataset}/{ranker}.tsv"
     conda:
         "../../envs/embed.yaml"
     params:

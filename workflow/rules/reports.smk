@@ -6,77 +6,33 @@ every stage, read from the benchmark files of the rules themselves (each rule's 
 pattern, filled with the jobs this config plans), and the run's provenance.
 """
 
-# Job summaries of every LLM job.
-LLM_SUMMARIES = (
-    [
-        str(rules.answer_ideal.output.summary).format(dataset=d)
-        for d in sorted(DATASETS)
-        if not plan.is_traces(config, d)
-    ]
-    + [
-        str(rule.output.summary).format(dataset=d, embedder=e, design=s, shard=shard)
-        for rule in (rules.answer_topk, rules.grade)
-        for d, e, s in dataset_units()
-        for shard in SHARDS
-    ]
-    + JUDGMENT_SUMMARIES
-    + TRACE_GRADE_SUMMARIES
-)
-
-# The benchmark file of every timed job of this config.
-STAGE_BENCHMARKS = (
-    [str(rules.prepare_traces.benchmark).format(dataset=d) for d in TRACE_DATASETS]
-    + [
-        str(rules.judge_documents.benchmark).format(dataset=d)
-        for d in (sorted(DATASETS) if JUDGMENT_KINDS else [])
-    ]
-    + [str(rules.grade_traces.benchmark).format(dataset=d) for d in TRACE_DATASETS]
-    + [
-        str(rules.collect_traces.benchmark),
-        str(rules.correlations.benchmark).format(segmentation="all"),
-        str(rules.verdict.benchmark),
-        str(rules.figures.benchmark),
-    ]
-    if TRACES
-    else [
-        str(rules.prepare_dataset.benchmark).format(dataset=d) for d in sorted(DATASETS)
-    ]
-    + sorted(
-        str(rules.embed.benchmark).format(embedder=e, dataset=d)
-        for d, e in embedded_pairs()
+# The wildcards of every job this config plans (plan.planned_jobs), by rule: the one table the
+# run summary's inputs are filled from. A rule with a benchmark and no entry stops the run here.
+PLANNED_JOBS = plan.planned_jobs(config)
+UNPLANNED = [
+    r.name for r in workflow.rules if r.benchmark and r.name not in PLANNED_JOBS
+]
+if UNPLANNED:
+    sys.exit(
+        f"workflow/rules: rule {', '.join(UNPLANNED)} has a benchmark but no entry in "
+        "retrieval_response.workflow_config.plan.planned_jobs"
     )
-    + [
-        str(rules.prepare_corpus.benchmark).format(dataset=d)
-        for d in sorted(DATASETS)
-        if plan.is_corpus_level(config, d)
-    ]
-    + [
-        str(rules.rank.benchmark).format(dataset=d, embedder=e, design=s)
-        for d, e, s in dataset_units()
-        if s != plan.CORPUS_DESIGN
-    ]
-    + [
-        str(rules.retrieve.benchmark).format(dataset=d, embedder=e)
-        for d, e, s in dataset_units()
-        if s == plan.CORPUS_DESIGN
-    ]
-    + [
-        str(rules.judge_documents.benchmark).format(dataset=d)
-        for d in (sorted(DATASETS) if JUDGMENT_KINDS else [])
-    ]
-    + [str(rules.answer_ideal.benchmark).format(dataset=d) for d in sorted(DATASETS)]
-    + [
-        str(rule.benchmark).format(dataset=d, embedder=e, design=s, shard=shard)
-        for rule in (rules.answer_topk, rules.grade)
-        for d, e, s in dataset_units()
-        for shard in SHARDS
-    ]
-    + [
-        str(rules.correlations.benchmark).format(segmentation=s)
-        for s in ANALYSIS["segmentations"]
-    ]
-    + [str(rules.verdict.benchmark), str(rules.figures.benchmark)]
-)
+
+# Job summaries of every LLM job: the ``summary`` output of each rule that has one.
+LLM_SUMMARIES = [
+    str(getattr(rules, r.name).output.summary).format(**wildcards)
+    for r in workflow.rules
+    if "summary" in r.output.keys()
+    for wildcards in PLANNED_JOBS.get(r.name, [])
+]
+
+# The benchmark file of every timed job of this config: each rule's own ``benchmark:`` pattern.
+STAGE_BENCHMARKS = [
+    str(getattr(rules, r.name).benchmark).format(**wildcards)
+    for r in workflow.rules
+    if r.benchmark
+    for wildcards in PLANNED_JOBS[r.name]
+]
 
 
 rule llm_summary:
@@ -110,18 +66,14 @@ rule run_summary:
         "../scripts/run_summary.py"
 
 
-# Everything the default target builds: in published mode the analysis only; for traces the verdict,
-# the traces report and the run summary; else the ranked and graded samples, the analysis and the
-# run summary.
-ALL_TARGETS = (
-    ANALYSIS_TARGETS
-    if PUBLISHED
-    else (
-        ANALYSIS_TARGETS + ["results/run_summary.json"]
-        if TRACES
-        else RANKED_TARGETS
-        + GRADED_TARGETS
-        + ANALYSIS_TARGETS
-        + ["results/run_summary.json"]
-    )
-)
+# Everything the default target builds, by run mode: in published mode the analysis only; for
+# traces the verdict, the traces report and the run summary; else the ranked and graded samples,
+# the analysis and the run summary.
+ALL_TARGETS = {
+    RunMode.PUBLISHED: ANALYSIS_TARGETS,
+    RunMode.TRACES: ANALYSIS_TARGETS + ["results/run_summary.json"],
+    RunMode.DATASETS: RANKED_TARGETS
+    + GRADED_TARGETS
+    + ANALYSIS_TARGETS
+    + ["results/run_summary.json"],
+}[RUN_MODE]

@@ -69,7 +69,7 @@ rule grade_traces:
         "../scripts/grade_traces.py"
 
 
-if TRACES:
+if RUN_MODE == RunMode.TRACES:
 
     rule collect_traces:
         input:
@@ -97,7 +97,7 @@ if TRACES:
             "../scripts/collect_traces.py"
 
 
-if TRACES and "umbrela" in JUDGMENT_KINDS:
+if RUN_MODE == RunMode.TRACES and "umbrela" in JUDGMENT_KINDS:
 
     rule labelling_sheet:
         input:

@@ -17,7 +17,7 @@ start = time.monotonic()
 texts = read_texts_table(snakemake.input.texts)
 ranked = select_shard(read_ranked_table(snakemake.input.ranked), snakemake.wildcards.shard)
 check_candidates(ranked, texts, snakemake.input.ranked, snakemake.input.texts)
-job = "/".join(snakemake.wildcards[k] for k in ("dataset", "embedder", "design", "shard"))
+job = "/".join(snakemake.wildcards[k] for k in ("dataset", "ranker", "design", "shard"))
 client = client_from_config(snakemake.config["llm"]["generator"], snakemake.config["llm"], snakemake.threads,
                             "answer_topk", job, snakemake.log[0])
 answers = topk_answers(ranked, texts, client, load_prompt(snakemake.input.prompt, ANSWER_FIELDS))

@@ -12,7 +12,7 @@ from retrieval_response.infra.logs import job_log
 log = job_log(snakemake.log[0])
 log.info("%s", hub_models.describe())
 store = EmbeddingStore(snakemake.params.store)
-embedder = make_embedder(snakemake.wildcards.embedder, snakemake.params.spec, threads=snakemake.threads)
+embedder = make_embedder(snakemake.wildcards.ranker, snakemake.params.spec, threads=snakemake.threads)
 texts = pl.read_parquet(snakemake.input.texts)
 if "corpus" in snakemake.input.keys():
     vectors = embed_corpus_dataset(texts, pl.read_parquet(snakemake.input.corpus), embedder, store)

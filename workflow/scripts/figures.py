@@ -17,7 +17,7 @@ manifest = render_figures(
     snakemake.output[0],
     corr_types=list(snakemake.params.corr_types),
     min_segment_samples=snakemake.params.min_segment_samples,
-    embedders=dict(snakemake.params.rankers),
+    rankers=dict(snakemake.params.rankers),
     verdict=pl.read_parquet(snakemake.input.verdict),
     monitor=pl.read_parquet(snakemake.input.monitor) if "monitor" in snakemake.input.keys() else None,
     processes=snakemake.threads,

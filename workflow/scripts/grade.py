@@ -15,7 +15,7 @@ from retrieval_response.tables.workflow_tables import gold_answers, read_texts_t
 
 log = job_log(snakemake.log[0])
 start = time.monotonic()
-job = "/".join(snakemake.wildcards[k] for k in ("dataset", "embedder", "design", "shard"))
+job = "/".join(snakemake.wildcards[k] for k in ("dataset", "ranker", "design", "shard"))
 client = client_from_config(snakemake.config["llm"]["grader"], snakemake.config["llm"], snakemake.threads,
                             "grade", job, snakemake.log[0])
 gold_prompt = (load_prompt(snakemake.input.prompt_gold, GRADE_GOLD_FIELDS, needs_reask=True)

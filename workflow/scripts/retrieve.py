@@ -6,8 +6,8 @@ import polars as pl
 
 from retrieval_response.infra.atomic import write_json, write_parquet
 from retrieval_response.infra.logs import job_log
-from retrieval_response.ranking.corpus_retrieval import retrieve_from_corpus
 from retrieval_response.ranking.cosine_ranking import write_ranked
+from retrieval_response.ranking.kinds import retrieve_from_corpus
 
 log = job_log(snakemake.log[0])
 ranker = snakemake.params.ranker
@@ -21,9 +21,9 @@ candidates, ranked, report = retrieve_from_corpus(
     pl.read_parquet(inputs.texts),
     pl.read_parquet(inputs.corpus),
     ranker,
-    embedder_code=snakemake.wildcards.embedder,
+    ranker_code=snakemake.wildcards.ranker,
     Ks=snakemake.params.K,
-    vectors=pl.read_parquet(inputs.vectors) if "vectors" in inputs.keys() else None,
+    vectors=inputs.vectors if "vectors" in inputs.keys() else None,
     run_path=inputs.run if "run" in inputs.keys() else None,
     queries=queries,
 )

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from retrieval_response.decide.reasons import REASONS
+
 SEGMENTATIONS = ("fit", "ratio")
 VERDICT_SEGMENTATIONS = ("fit", "all")
 """The segmentations a verdict is given for: narrow and wide, and all samples together."""
@@ -100,8 +102,10 @@ def too_few(minimum: int) -> str:
     return f"n < {minimum}"
 
 
-NOT_COMPUTED = "not computed"
-"""The first words of the reason of a segment where no sample has the measure (:func:`kept_and_reason`)."""
+NO_SAMPLE_WITH_MEASURE = REASONS["not_computed"]
+"""The first words of the reason of a segment where no sample has the measure (:func:`kept_and_reason`),
+the verdict's few words for its reason code ``not_computed``; the figures say it of a measure
+without any value (``figures.labels.MEASURE_NOT_COMPUTED``)."""
 
 
 def too_few_reason(minimum: int) -> str:
@@ -118,7 +122,7 @@ def kept_and_reason(n: pl.Expr, min_segment_samples: int, n_missing_target: pl.E
     measure on a subset without judgments), otherwise :func:`too_few_reason`."""
     kept = n >= min_segment_samples
     small = pl.lit(too_few_reason(min_segment_samples))
-    absent = pl.lit(f"{NOT_COMPUTED}: no sample of the segment has the measure (for a judgment measure: no "
+    absent = pl.lit(f"{NO_SAMPLE_WITH_MEASURE}: no sample of the segment has the measure (for a judgment measure: no "
                     "judgments of this subset's texts)")
     reason = small if n_missing_target is None else pl.when((n == 0) & (n_missing_target == 0)).then(absent).otherwise(small)
     return [kept.alias("kept"), pl.when(kept).then(pl.lit(None, pl.String)).otherwise(reason).alias("reason")]

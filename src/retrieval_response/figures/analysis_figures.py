@@ -8,16 +8,16 @@ segmentation, target), never from the data:
   the verdict's decision marked, a panel per target x subset x ranker on all samples;
   ``verdict_fit.png`` the same on narrow and wide segments (:mod:`verdict_figure`).
 - ``grades_ratio.png``: share of each grade per K/Np segment (the paper's Figs 2-4); a panel per subset,
-  rows = embedder x grade 1..5, each embedder's 5 cells in a column sum to 1.
+  rows = ranker x grade 1..5, each ranker's 5 cells in a column sum to 1.
 - ``heatmap_fit_<target>.png``: correlation of F, T, nDCG with the target on narrow (K < Np)
   and wide (K >= Np) segments (the paper's Fig 5); a panel per measure, columns = subset x {narrow, wide},
-  rows = correlation type x embedder.
+  rows = correlation type x ranker.
 - ``heatmap_ratio_<target>.png``: correlation per K/Np segment (the paper's Fig 6); a panel per subset,
-  rows = measure x embedder (the measures with alpha and nDCG that the table has), first correlation type.
+  rows = measure x ranker (the measures with alpha and nDCG that the table has), first correlation type.
 - ``diff_ratio_<target>.png``: paired differences of correlations per K/Np segment (the paper's Fig 7),
   '*' where the bootstrap interval excludes 0.
 - ``forest_fit.png``: each measure of the table (rows in the registry's order) with its correlation and
-  bootstrap interval, a dot per embedder; panel rows = subsets, columns = target x {narrow, wide}.
+  bootstrap interval, a dot per ranker; panel rows = subsets, columns = target x {narrow, wide}.
 - ``forest_ratio_<target>.png``: the same per K/Np segment.
 - ``forest_all.png``: the same on all samples (segmentation ``all``, the one of traces), panel
   columns = targets, a dot per ranker or system.
@@ -37,11 +37,11 @@ Tables may carry a ``target`` column (values in ``TARGETS``; absent means ``grad
 ``n < <minimum>`` (a segment, target and measure below the minimum sample count: not in the
 correlation tables, read from the analysis's segments table, which says so) and ``undefined``
 (a null value, with its ``null_reason``) are left out and listed;
-``not run`` (an embedder, subset and segment without any sample) is not left out: a heatmap shows
+``not run`` (a ranker, subset and segment without any sample) is not left out: a heatmap shows
 a white cell or no row, a forest plot no dot, and the manifest lists it under ``not_run``. Signed
 values use one diverging colour scale per kind, centred on 0 with fixed limits. A figure with
 nothing to draw is not written. Each figure's footer explains its empty-cell words and its
-embedder and subset codes.
+ranker and subset codes.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ from retrieval_response.figures.inputs import (
     small_reason,
     targets_of,
 )
-from retrieval_response.figures.labels import SUBSET_NAMES, embedder_names
+from retrieval_response.figures.labels import SUBSET_NAMES, ranker_names
 from retrieval_response.figures.manifest import Manifest, write_manifest
 from retrieval_response.figures.monitor_figure import monitor_figures
 from retrieval_response.figures.ratio_heatmaps import ratio_difference_figure, ratio_heatmap_figure
@@ -82,21 +82,21 @@ from retrieval_response.infra.atomic import write_text
 
 
 def _codes(graded: pl.DataFrame, registry: dict | None) -> dict[str, dict[str, str]]:
-    """What the embedder and subset codes of ``graded`` stand for: a subset whose ids do not all
+    """What the ranker and subset codes of ``graded`` stand for: a subset whose ids do not all
     start ``<subset>-`` is a dataset's name (traces keep their query ids)."""
-    names = embedder_names(registry)
+    names = ranker_names(registry)
     samples = with_subset_and_level(graded)
-    embedders = sorted(samples["E"].unique().to_list())
+    rankers = sorted(samples["E"].unique().to_list())
     prefixed = samples.group_by("subset").agg(pl.col("id").str.starts_with(pl.col("subset") + "-").all().alias("p"))
     prefixed = dict(prefixed.iter_rows())
-    return {"embedders": {e: names.get(e, "a code of the samples") for e in embedders},
+    return {"rankers": {e: names.get(e, "a code of the samples") for e in rankers},
             "subsets": {s: SUBSET_NAMES.get(s, f"ids starting {s}-" if prefixed[s] else f"the dataset {s}")
                         for s in sorted(prefixed)}}
 
 
 def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], differences: dict[str, pl.DataFrame],
                segments: dict[str, pl.DataFrame], *, corr_types: list[str], min_segment_samples: int,
-               embedders: dict | None = None, verdict: pl.DataFrame | None = None,
+               rankers: dict | None = None, verdict: pl.DataFrame | None = None,
                monitor: pl.DataFrame | None = None) -> tuple[dict[str, Figure], Manifest]:
     """Every figure that has something to draw, by file name (the verdict figures first), and the manifest.
 
@@ -104,12 +104,12 @@ def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], diff
     table; ``segments`` (``analysis.samples.segment_table``) decides which segments are
     left out and why, and ``segments["ratio"]`` which the grade figure draws. The
     heatmaps of fit segments show every type in ``corr_types``; the other figures the first
-    type of ``corr_types`` that the table has (the paper's figures are Spearman). ``embedders``:
+    type of ``corr_types`` that the table has (the paper's figures are Spearman). ``rankers``:
     the config's ``rankers`` registry, to say what its codes stand for. ``verdict``: the verdict
     table (decide/verdict.py), drawn and put in words in the manifest; None: no verdict figure.
     ``monitor``: the monitor table (decide/monitor.py), a figure per system; None: none.
     """
-    manifest = Manifest(min_segment_samples, codes=_codes(graded, embedders))
+    manifest = Manifest(min_segment_samples, codes=_codes(graded, rankers))
     figures: dict[str, Figure | None] = {}
     if verdict is not None:
         figures |= verdict_figures(verdict, manifest)
@@ -155,17 +155,17 @@ def figure_set(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], diff
 
 def render_figures(graded: pl.DataFrame, correlations: dict[str, pl.DataFrame], differences: dict[str, pl.DataFrame],
                    segments: dict[str, pl.DataFrame], folder: str | os.PathLike, *, corr_types: list[str],
-                   min_segment_samples: int, embedders: dict | None = None, verdict: pl.DataFrame | None = None,
+                   min_segment_samples: int, rankers: dict | None = None, verdict: pl.DataFrame | None = None,
                    monitor: pl.DataFrame | None = None, processes: int = 1) -> Manifest:
     """Write every figure with something to draw (see the module docstring) and the manifest
-    (figures.json, figures.html) into ``folder``; return the manifest. ``embedders``: the
+    (figures.json, figures.html) into ``folder``; return the manifest. ``rankers``: the
     config's ``rankers`` registry (what the codes stand for); ``verdict``: the verdict table;
     ``monitor``: the monitor table;
     ``processes``: how many processes draw the PNGs (:func:`~.render_pool.save_pngs`)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     figures, manifest = figure_set(graded, correlations, differences, segments, corr_types=corr_types,
-                                   min_segment_samples=min_segment_samples, embedders=embedders, verdict=verdict,
+                                   min_segment_samples=min_segment_samples, rankers=rankers, verdict=verdict,
                                    monitor=monitor)
     save_pngs(figures, folder, processes)
     if VERDICT_FIGURE in figures:

@@ -1,4 +1,4 @@
-"""Forest plots: each measure's correlation with its bootstrap interval, a dot per embedder (for
+"""Forest plots: each measure's correlation with its bootstrap interval, a dot per ranker (for
 traces: per system), on narrow / wide segments (``forest_fit.png``), per K/Np segment
 (``forest_ratio_<target>.png``) or on all samples (``forest_all.png``, the one of traces)."""
 
@@ -24,7 +24,7 @@ from retrieval_response.figures.inputs import (
 )
 from retrieval_response.figures.labels import (
     CORR_LABELS,
-    NOT_COMPUTED,
+    MEASURE_NOT_COMPUTED,
     NOT_RUN,
     TARGET_LABELS,
     TARGET_SHORT,
@@ -42,7 +42,7 @@ def _empty_note(gaps: Gaps, undefined: pl.DataFrame, minimum: int) -> str:
         return f"{too_few(minimum)}\n(n = {n_range(gaps.small['n_samples'])})"
     if not undefined.is_empty():
         return "\n".join(sorted(set(undefined.select(reason_of(undefined))["reason"].to_list())))
-    return NOT_RUN if not gaps.absent.is_empty() else NOT_COMPUTED
+    return NOT_RUN if not gaps.absent.is_empty() else MEASURE_NOT_COMPUTED
 
 
 def _forest_panel(title: str, rows: pl.DataFrame, gaps: Gaps, minimum: int) -> ForestPanel:
@@ -98,11 +98,11 @@ def _forest(rows: pl.DataFrame, gaps: Gaps, columns: list[tuple[str, str]], titl
     manifest.drawn.append({"file": name, **description,
                            "panels": [f"{r.label} / {p.title.splitlines()[0]}" for r in grid for p in r.panels
                                       if p.points is not None]})
-    embedders = sorted(rows["E"].unique().to_list())
+    rankers = sorted(rows["E"].unique().to_list())
     words = {p.note.split(":")[0].split("\n")[0] for r in grid for p in r.panels if p.points is None}
     return forest_figure(grid, measures=ordered_measures(rows["measure"].unique().to_list()),
-                         embedders=embedders, title=title, xlabel="correlation", crossfit=crossfit,
-                         footer=figure_footer(manifest, words, embedders, shown_groups, gaps.never_run,
+                         rankers=rankers, title=title, xlabel="correlation", crossfit=crossfit,
+                         footer=figure_footer(manifest, words, rankers, shown_groups, gaps.never_run,
                                                cells=False))
 
 
@@ -113,7 +113,7 @@ def _forest_title(corr_type: str, what: str) -> str:
 
 def fit_forest_figure(table: pl.DataFrame, gaps: Gaps, corr_type: str, manifest: Manifest) -> Figure | None:
     """Each measure's correlation with its bootstrap interval on narrow / wide segments: panel
-    rows = subsets, columns = target x {narrow, wide}, a dot per embedder; ``corr_type`` only."""
+    rows = subsets, columns = target x {narrow, wide}, a dot per ranker; ``corr_type`` only."""
     rows = table.filter(pl.col("corr_type") == corr_type, pl.col("segment").is_in(FIT_SEGMENTS))
     targets = [t for t in NAMES if t in set(rows["target"].to_list())]
     columns = [(t, s) for t in targets for s in FIT_SEGMENTS]
@@ -128,7 +128,7 @@ def fit_forest_figure(table: pl.DataFrame, gaps: Gaps, corr_type: str, manifest:
 def ratio_forest_figure(table: pl.DataFrame, gaps: Gaps, target: str, corr_type: str,
                         manifest: Manifest) -> Figure | None:
     """Each measure's correlation with ``target`` and its bootstrap interval per K/Np segment:
-    panel rows = subsets, columns = K/Np segments (wrapped), a dot per embedder."""
+    panel rows = subsets, columns = K/Np segments (wrapped), a dot per ranker."""
     rows = table.filter(pl.col("target") == target, pl.col("corr_type") == corr_type)
     segments = ratio_order(rows["segment"].to_list())
     return _forest(rows, gaps, [(target, s) for s in segments], [f"K/Np {s}" for s in segments],
@@ -141,7 +141,7 @@ def ratio_forest_figure(table: pl.DataFrame, gaps: Gaps, target: str, corr_type:
 def all_forest_figure(table: pl.DataFrame, gaps: Gaps, corr_type: str, manifest: Manifest) -> Figure | None:
     """Each measure's correlation with each target and its bootstrap interval on all samples
     (segmentation ``all``; traces, which have no Np, are analysed so): panel rows = subsets,
-    columns = targets, a dot per embedder or system; ``corr_type`` only."""
+    columns = targets, a dot per ranker or system; ``corr_type`` only."""
     rows = table.filter(pl.col("corr_type") == corr_type, pl.col("segment") == "all")
     targets = [t for t in NAMES if t in set(rows["target"].to_list())]
     what = " / ".join(TARGET_LABELS[t] for t in targets)

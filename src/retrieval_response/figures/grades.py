@@ -20,14 +20,14 @@ GRADES: tuple[int, ...] = (1, 2, 3, 4, 5)
 
 @dataclass(frozen=True)
 class GradeDistribution:
-    """Share of each grade per embedder and K/Np segment.
+    """Share of each grade per ranker and K/Np segment.
 
-    ``fractions[e, g, s]`` = share of grade GRADES[g] among the graded samples of embedder
-    ``embedders[e]`` in segment ``segments[s]`` (NaN where the segment has fewer than the
+    ``fractions[e, g, s]`` = share of grade GRADES[g] among the graded samples of ranker
+    ``rankers[e]`` in segment ``segments[s]`` (NaN where the segment has fewer than the
     minimum samples); ``sizes[e, s]`` = number of graded samples there (0 where dropped).
     """
 
-    embedders: list[str]
+    rankers: list[str]
     segments: list[str]
     fractions: np.ndarray
     sizes: np.ndarray
@@ -48,8 +48,8 @@ def grade_segments(segments: pl.DataFrame, minimum: int) -> pl.DataFrame:
 
 
 def grade_distribution_matrix(graded: pl.DataFrame, sizes: pl.DataFrame) -> GradeDistribution:
-    """Grade shares per (embedder, K/Np segment) over rows with a grade, in the segments ``sizes``
-    keeps (``E, segment, n_samples, kept``: :func:`grade_segments` of one subset); each kept (embedder,
+    """Grade shares per (ranker, K/Np segment) over rows with a grade, in the segments ``sizes``
+    keeps (``E, segment, n_samples, kept``: :func:`grade_segments` of one subset); each kept (ranker,
     segment) column of 5 shares sums to 1, and its size is the n_samples of ``sizes``."""
     require(graded, ("E", "Np", "K", "grade"), "graded")
     rows = graded.filter(pl.col("grade").is_not_null()).select("E", "Np", "K", "grade")
@@ -59,37 +59,37 @@ def grade_distribution_matrix(graded: pl.DataFrame, sizes: pl.DataFrame) -> Grad
     rows = rows.with_columns(segment_labels(rows, "ratio"))
     counts = rows.group_by("E", "segment", "grade").len()
     kept = sizes.filter(pl.col("kept")).select("E", "segment", size=pl.col("n_samples"))
-    embedders = sorted(kept["E"].unique().to_list())
+    rankers = sorted(kept["E"].unique().to_list())
     segments = ratio_order(kept["segment"].to_list())
-    fractions = np.full((len(embedders), len(GRADES), len(segments)), np.nan)
-    size_matrix = np.zeros((len(embedders), len(segments)), dtype=np.int64)
-    if not embedders:
-        return GradeDistribution(embedders, segments, fractions, size_matrix)
+    fractions = np.full((len(rankers), len(GRADES), len(segments)), np.nan)
+    size_matrix = np.zeros((len(rankers), len(segments)), dtype=np.int64)
+    if not rankers:
+        return GradeDistribution(rankers, segments, fractions, size_matrix)
     kept_counts = counts.join(kept, on=["E", "segment"])
-    e = kept_counts["E"].replace_strict(embedders, list(range(len(embedders))), return_dtype=pl.Int64).to_numpy()
+    e = kept_counts["E"].replace_strict(rankers, list(range(len(rankers))), return_dtype=pl.Int64).to_numpy()
     s = kept_counts["segment"].replace_strict(segments, list(range(len(segments))), return_dtype=pl.Int64).to_numpy()
     g = kept_counts["grade"].to_numpy().astype(np.int64) - GRADES[0]
     size_matrix[e, s] = kept_counts["size"].to_numpy()
     fractions[e, :, s] = 0.0
     fractions[e, g, s] = kept_counts["len"].to_numpy() / kept_counts["size"].to_numpy()
-    return GradeDistribution(embedders, segments, fractions, size_matrix)
+    return GradeDistribution(rankers, segments, fractions, size_matrix)
 
 
 def _empty_words(subset: str, dist: GradeDistribution, gaps: Gaps, minimum: int) -> np.ndarray:
-    """(embedders x grades, segments) the word of each empty cell: "not run" where the embedder has
+    """(rankers x grades, segments) the word of each empty cell: "not run" where the ranker has
     no sample of the segment in ``subset``, else "n < <minimum>" (too few graded samples); "" elsewhere."""
     absent = set(gaps.absent.filter(pl.col("subset") == subset).select("E", "segment").iter_rows())
-    words = np.full((len(dist.embedders), len(GRADES), len(dist.segments)), "", dtype=object)
-    for e, embedder in enumerate(dist.embedders):
+    words = np.full((len(dist.rankers), len(GRADES), len(dist.segments)), "", dtype=object)
+    for e, ranker in enumerate(dist.rankers):
         for c, segment in enumerate(dist.segments):
             if dist.sizes[e, c] == 0:
-                words[e, :, c] = NOT_RUN if (embedder, segment) in absent else too_few(minimum)
-    return words.reshape(len(dist.embedders) * len(GRADES), len(dist.segments))
+                words[e, :, c] = NOT_RUN if (ranker, segment) in absent else too_few(minimum)
+    return words.reshape(len(dist.rankers) * len(GRADES), len(dist.segments))
 
 
 def _grade_panel(subset: str, dist: GradeDistribution, gaps: Gaps, minimum: int) -> HeatmapPanel:
-    """A subset's panel; an embedder's column without enough graded samples says why (:func:`_empty_words`)."""
-    values = dist.fractions.reshape(len(dist.embedders) * len(GRADES), len(dist.segments))
+    """A subset's panel; a ranker's column without enough graded samples says why (:func:`_empty_words`)."""
+    values = dist.fractions.reshape(len(dist.rankers) * len(GRADES), len(dist.segments))
     words = _empty_words(subset, dist, gaps, minimum)
     col_labels = []
     for s, segment in enumerate(dist.segments):
@@ -99,7 +99,7 @@ def _grade_panel(subset: str, dist: GradeDistribution, gaps: Gaps, minimum: int)
         title=subset, values=values,
         text=np.where(np.isnan(values), words.astype(str), np.char.mod("%.2f", np.nan_to_num(values))),
         notes=np.full(values.shape, ""),
-        row_labels=[f"{e}  grade {g}" for e in dist.embedders for g in GRADES],
+        row_labels=[f"{e}  grade {g}" for e in dist.rankers for g in GRADES],
         col_labels=col_labels, group_rows=len(GRADES), not_drawn=words == NOT_RUN,
     )
 
@@ -116,7 +116,7 @@ def grades_figure(graded: pl.DataFrame, segments: pl.DataFrame, gaps: Gaps, mani
     for subset in sorted(samples["subset"].unique().to_list()):
         dist = grade_distribution_matrix(samples.filter(pl.col("subset") == subset),
                                          sizes.filter(pl.col("subset") == subset))
-        if dist.embedders:
+        if dist.rankers:
             panels.append(_grade_panel(subset, dist, gaps, minimum))
         else:
             manifest.leave_out(name, small_reason(minimum, "no K/Np segment with at least {minimum} graded samples; "
@@ -127,7 +127,7 @@ def grades_figure(graded: pl.DataFrame, segments: pl.DataFrame, gaps: Gaps, mani
                            "segmentation": "ratio", "panels": [p.title for p in panels]})
     return heatmap_figure(
         panels, title=(f"Distribution of the LLM grade per K/Np segment (segments with >= {minimum} graded samples); "
-                       "each embedder's 5 cells in a column sum to 1"),
+                       "each ranker's 5 cells in a column sum to 1"),
         xlabel="K/Np segment (round(K/Np, 1)) and its number of graded samples",
         cmap=SHARE_SCALE.cmap, norm=SHARE_SCALE.norm, colorbar_label="share of samples",
         footer=figure_footer(manifest, panel_words(panels), samples["E"].unique().to_list(),

@@ -89,8 +89,8 @@ def record_small(manifest: Manifest, small: pl.DataFrame, segmentation: str, fin
 
 
 def absent_segments(segments: pl.DataFrame, finer: list[str]) -> pl.DataFrame:
-    """Segments (E, subset, finer keys, segment, ``group``) without any sample, for every embedder
-    of ``segments`` (a segments table) and every (subset, finer keys, segment) that some embedder
+    """Segments (E, subset, finer keys, segment, ``group``) without any sample, for every ranker
+    of ``segments`` (a segments table) and every (subset, finer keys, segment) that some ranker
     has: the combinations that were never run, which figures do not show as left out."""
     keys = segment_keys(finer)
     present = segments.select(keys).unique()
@@ -101,7 +101,7 @@ def absent_segments(segments: pl.DataFrame, finer: list[str]) -> pl.DataFrame:
 
 def whole_groups(absent: pl.DataFrame, present_segments: pl.DataFrame) -> pl.DataFrame:
     """(E, group) pairs of ``absent`` that miss every segment the group has in ``present_segments``
-    (columns group, segment): an embedder never run on that subset."""
+    (columns group, segment): a ranker never run on that subset."""
     per_group = present_segments.select("group", "segment").unique().group_by("group").len("all")
     return (absent.group_by("E", "group").len("missing").join(per_group, on="group")
             .filter(pl.col("missing") == pl.col("all")).select("E", "group").sort("group", "E"))
@@ -172,15 +172,15 @@ def not_run_note(never_run: pl.DataFrame, groups) -> str:
     shown = never_run.filter(pl.col("group").is_in(list(groups)))
     if shown.is_empty():
         return ""
-    by_embedder = shown.group_by("E").agg(pl.col("group").unique().sort()).sort("E")
+    by_ranker = shown.group_by("E").agg(pl.col("group").unique().sort()).sort("E")
     return f"{NOT_RUN}: " + "; ".join(f"{row['E']} on {', '.join(row['group'])}"
-                                      for row in by_embedder.iter_rows(named=True))
+                                      for row in by_ranker.iter_rows(named=True))
 
 
 def split_undefined(rows: pl.DataFrame, item: str, scope: str, manifest: Manifest) -> pl.DataFrame:
     """Record the rows of ``rows`` with a null value as left out of ``scope``, one entry per
     (target, correlation type, subset, segment, reason) listing the measures (or differences)
-    and embedders concerned; return the other rows."""
+    and rankers concerned; return the other rows."""
     keys = ["target", "corr_type", "group", "segment", "reason"]
     undefined = (
         rows.filter(is_undefined("value")).with_columns(reason_of(rows))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retrieval_response.analysis.segments import too_few
+from retrieval_response.analysis.segments import NO_SAMPLE_WITH_MEASURE, too_few
 from retrieval_response.analysis.targets import TARGETS
 
 TARGET_LABELS = {name: target.label for name, target in TARGETS.items()}
@@ -17,11 +17,12 @@ CORR_LABELS = {"spearman": "Spearman", "pearson": "Pearson", "kendall_b": "Kenda
 # --------------------------------------------------------------------------- empty panels and cells
 
 NOT_RUN = "not run"
-"""A cell or panel of an embedder, subset and segment without any sample (never drawn as left out)."""
+"""A cell or panel of a ranker, subset and segment without any sample (never drawn as left out)."""
 UNDEFINED = "undefined"
 """A cell or panel whose correlation is undefined; the manifest gives the reason."""
-NOT_COMPUTED = "not computed"
-"""A measure or difference that the analysis did not compute (not in the table)."""
+MEASURE_NOT_COMPUTED = NO_SAMPLE_WITH_MEASURE
+"""A cell or panel of a measure or difference without any value: not in the correlation table, or
+no sample of the segment has it (the segments table's reason, in the same words)."""
 CANNOT_DECIDE = "cannot decide"
 """A verdict panel whose family is in the verdict table without any measure it could compare."""
 
@@ -34,9 +35,10 @@ def empty_terms(minimum: int) -> dict[str, str]:
                           "(min_segment_samples); the analysis computes no correlation there",
         UNDEFINED: "left out: the correlation is undefined (fewer than 2 samples, a constant measure or target, "
                    "or the table's null_reason, e.g. a target the grader did not return)",
-        NOT_RUN: "not left out: no sample of this embedder in this subset and segment (the embedder was not run "
+        NOT_RUN: "not left out: no sample of this ranker in this subset and segment (the ranker was not run "
                  "on that dataset, or no design reaches the segment)",
-        NOT_COMPUTED: "not left out: the analysis did not compute this measure (analysis.measures)",
+        MEASURE_NOT_COMPUTED: "not left out: the analysis has no value of this measure, as no sample has it (a "
+                              "judgment measure without document_judgments.kinds, for one)",
         CANNOT_DECIDE: "not left out: the verdict could compare no measure of this family; the reason follows "
                        "(verdict.txt has it in full)",
     }
@@ -44,8 +46,8 @@ def empty_terms(minimum: int) -> dict[str, str]:
 
 EMPTY_SHORT = {
     UNDEFINED: "correlation undefined",
-    NOT_RUN: "no sample of this embedder there",
-    NOT_COMPUTED: "measure not computed",
+    NOT_RUN: "no sample of this ranker there",
+    MEASURE_NOT_COMPUTED: "measure not computed",
     CANNOT_DECIDE: "no measure could be compared, the reason follows",
 }
 
@@ -56,13 +58,13 @@ def empty_legend(minimum: int, terms, cells: bool = True) -> str:
     figures.json)"; ``cells``: the figure is a heatmap (grey and white cells)."""
     short = {too_few(minimum): f"fewer than {minimum} samples", **EMPTY_SHORT}
     left_out = [f"'{t}' = {short[t]}" for t in (too_few(minimum), UNDEFINED) if t in terms]
-    other = [f"'{t}' = {short[t]}" for t in (NOT_RUN, NOT_COMPUTED, CANNOT_DECIDE) if t in terms]
+    other = [f"'{t}' = {short[t]}" for t in (NOT_RUN, MEASURE_NOT_COMPUTED, CANNOT_DECIDE) if t in terms]
     parts = ([", ".join(left_out) + f" (left out{': grey' if cells else ''}, listed in figures.json)"]
              if left_out else []) + ([", ".join(other) + (" (white)" if cells else "")] if other else [])
     return "empty: " + "; ".join(parts) if parts else ""
 
 
-# --------------------------------------------------------------------------- subset and embedder codes
+# --------------------------------------------------------------------------- subset and ranker codes
 
 
 def _subset_names() -> dict[str, str]:
@@ -82,18 +84,18 @@ BACKEND_MODELS = {
     "paraphrase_minilm_l3_onnx": "paraphrase-MiniLM-L3-v2 (ONNX)",
 }
 """The model behind each offline embedding backend."""
-KNOWN_EMBEDDERS = {
+KNOWN_RANKERS = {
     "ML6": "all-MiniLM-L6-v2", "ME5S": "multilingual-e5-small", "PML3": "paraphrase-MiniLM-L3-v2",
     "AML12v2": "all-MiniLM-L12-v2", "E5Sv2": "e5-small-v2", "MQML6Cv1": "multi-qa-MiniLM-L6-cos-v1",
 }
-"""The embedder codes of the shipped configs and the paper's published samples (used when the
+"""The ranker codes of the shipped configs and the paper's published samples (used when the
 run's config does not name the code, as in published mode)."""
 
 
-def embedder_names(registry: dict | None) -> dict[str, str]:
-    """Embedder code -> model, from a config's ``rankers`` registry (its ``model``, else the
-    backend's model), on top of :data:`KNOWN_EMBEDDERS`."""
-    names = dict(KNOWN_EMBEDDERS)
+def ranker_names(registry: dict | None) -> dict[str, str]:
+    """Ranker code -> model, from a config's ``rankers`` registry (its ``model``, else the
+    backend's model), on top of :data:`KNOWN_RANKERS`."""
+    names = dict(KNOWN_RANKERS)
     for code, spec in (registry or {}).items():
         spec = spec if isinstance(spec, dict) else {}
         model = spec.get("model") or BACKEND_MODELS.get(spec.get("backend"), spec.get("backend"))
@@ -102,15 +104,15 @@ def embedder_names(registry: dict | None) -> dict[str, str]:
     return names
 
 
-def codes_legend(embedders, subsets, names: dict[str, str], subset_names: dict[str, str] | None = None) -> str:
-    """"embedders: ML6 = all-MiniLM-L6-v2, ...; subsets: Hp = HotpotQA paragraphs, ...": the codes
-    ``embedders`` and ``subsets`` (groups such as "Hp, Np 2" count by their subset) explained
+def codes_legend(rankers, subsets, names: dict[str, str], subset_names: dict[str, str] | None = None) -> str:
+    """"rankers: ML6 = all-MiniLM-L6-v2, ...; subsets: Hp = HotpotQA paragraphs, ...": the codes
+    ``rankers`` and ``subsets`` (groups such as "Hp, Np 2" count by their subset) explained
     (``subset_names`` first: the manifest's codes); an unknown code says where it comes from."""
     subset_names = subset_names or {}
-    codes = sorted(set(embedders))
+    codes = sorted(set(rankers))
     parts = []
     if codes:
-        parts.append("embedders: " + ", ".join(f"{c} = {names.get(c, 'a code of the samples')}" for c in codes))
+        parts.append("rankers: " + ", ".join(f"{c} = {names.get(c, 'a code of the samples')}" for c in codes))
     subset_codes = sorted({s.split(",")[0] for s in subsets})
     if subset_codes:
         parts.append("subsets: " + ", ".join(

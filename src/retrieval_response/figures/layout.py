@@ -11,7 +11,7 @@ from matplotlib.colors import Normalize
 
 from retrieval_response.analysis.segments import too_few
 from retrieval_response.figures.inputs import Gaps, not_run_note
-from retrieval_response.figures.labels import NOT_COMPUTED, NOT_RUN, UNDEFINED, codes_legend, empty_legend
+from retrieval_response.figures.labels import MEASURE_NOT_COMPUTED, NOT_RUN, UNDEFINED, codes_legend, empty_legend
 from retrieval_response.figures.manifest import Manifest
 from retrieval_response.figures.plotting import HeatmapPanel
 
@@ -62,7 +62,7 @@ def heatmap_cells(rows: pl.DataFrame, gaps: Gaps, layout: CellLayout, minimum: i
     shape = (len(layout.row_keys), len(layout.col_keys))
     values, sizes = np.full(shape, np.nan), np.zeros(shape, dtype=np.int64)
     present, marks = np.zeros(shape, dtype=bool), np.full(shape, "", dtype=object)
-    words = np.full(shape, NOT_COMPUTED, dtype=object)
+    words = np.full(shape, MEASURE_NOT_COMPUTED, dtype=object)
     row_key = cell_key(layout.row_columns).alias("row_key")
     col_key = pl.col(layout.col_column).cast(pl.String).alias("col_key")
     if rows.select(row_key, col_key).is_duplicated().any():
@@ -120,16 +120,16 @@ SHARE_SCALE = ColourScale("YlGnBu", Normalize(0.0, 1.0))
 """Shares of samples (not signed): sequential, 0 to 1."""
 
 
-def figure_footer(manifest: Manifest, words, embedders, groups, never_run: pl.DataFrame | None = None,
+def figure_footer(manifest: Manifest, words, rankers, groups, never_run: pl.DataFrame | None = None,
                   cells: bool = True) -> str:
     """The footer of a figure: the empty-cell ``words`` it shows with their meaning (``cells``: a
-    heatmap's grey and white cells), the embedders never run on some of its ``groups`` (not drawn),
-    and its embedder and subset codes."""
+    heatmap's grey and white cells), the rankers never run on some of its ``groups`` (not drawn),
+    and its ranker and subset codes."""
     parts = [empty_legend(manifest.min_segment_samples, set(words), cells)]
     if never_run is not None:
         note = not_run_note(never_run, groups)
         parts.append(note + " (not drawn)" if note else "")
-    parts.append(codes_legend(embedders, groups, manifest.codes.get("embedders", {}), manifest.codes.get("subsets", {})))
+    parts.append(codes_legend(rankers, groups, manifest.codes.get("rankers", {}), manifest.codes.get("subsets", {})))
     return ". ".join(p[:1].upper() + p[1:] for p in parts if p) + "."
 
 

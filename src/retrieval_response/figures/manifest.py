@@ -1,6 +1,6 @@
 """The manifest of a figure run: every figure drawn (with its panels), everything left out with the
 reason, the combinations without samples ("not run"), the words of empty panels and what the
-subset and embedder codes stand for; written as ``figures.json`` and ``figures.html``, which
+subset and ranker codes stand for; written as ``figures.json`` and ``figures.html``, which
 opens on the verdict (its figure, embedded, and its words) when the run has one.
 
 Every left-out reason starts with the word its panel or cell shows (:func:`labels.empty_terms`):
@@ -34,7 +34,7 @@ class Manifest:
     minimum, which are missing from every figure of that segmentation), the item's keys and a
     ``reason`` that starts with the word the figure shows. Exact duplicates are recorded once.
     ``not_run``: (segmentation, E, subset[, segment]) without any sample; figures show them as
-    "not run" (or leave their rows out), never as left out. ``codes``: what the embedder and subset
+    "not run" (or leave their rows out), never as left out. ``codes``: what the ranker and subset
     codes of the figures stand for. ``verdict_figure`` (a file of ``drawn``) and ``verdict_text``:
     the verdict that figures.html opens on (None and "": the run has none); ``verdict_segments``
     the segments the verdict has (traces: ``all`` only).
@@ -44,7 +44,7 @@ class Manifest:
     drawn: list[dict] = field(default_factory=list)
     left_out: list[dict] = field(default_factory=list)
     not_run: list[dict] = field(default_factory=list)
-    codes: dict[str, dict[str, str]] = field(default_factory=lambda: {"embedders": {}, "subsets": {}})
+    codes: dict[str, dict[str, str]] = field(default_factory=lambda: {"rankers": {}, "subsets": {}})
     verdict_figure: str | None = None
     verdict_text: str = ""
     verdict_segments: list[str] = field(default_factory=list)
@@ -100,7 +100,7 @@ def manifest_html(manifest: Manifest, verdict_png: bytes | None = None) -> str:
         f"<table>{cells(['word', 'meaning'], 'th')}{words}</table>\n<h2>Left out ({len(manifest.left_out)})</h2>\n"
         f"<p>Segments need at least {manifest.min_segment_samples} samples with the measure and the target.</p>\n"
         f"<table>{cells(['scope', 'item', 'reason'], 'th')}{left}</table>\n"
-        f"<h2>Not run ({len(manifest.not_run)})</h2>\n<p>Embedders, subsets and segments without any sample: "
+        f"<h2>Not run ({len(manifest.not_run)})</h2>\n<p>Rankers, subsets and segments without any sample: "
         "not left out, there is nothing to draw.</p>\n"
         f"<table>{cells(['segmentation', 'E', 'subset', 'segment'], 'th')}{not_run}</table>\n"
         f"<h2>Codes</h2>\n<table>{cells(['kind', 'code', 'stands for'], 'th')}{codes}</table>\n</body></html>\n"

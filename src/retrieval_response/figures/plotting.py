@@ -218,7 +218,7 @@ def _draw_heatmap(axes, panel: HeatmapPanel, colour_map, norm: Normalize, rotati
 @dataclass(frozen=True)
 class ForestPanel:
     """One forest-plot panel: ``points`` has columns measure, E, value, ci_low, ci_high,
-    value_crossfit (one row per measure x embedder); with no points, ``note`` says why."""
+    value_crossfit (one row per measure x ranker); with no points, ``note`` says why."""
 
     title: str
     points: pl.DataFrame | None
@@ -257,10 +257,10 @@ def value_limits(values: np.ndarray) -> tuple[float, float]:
     return max(-1.05, low - pad), min(1.05, high + pad)
 
 
-def forest_figure(rows: list[ForestRow], *, measures: list[str], embedders: list[str], title: str,
+def forest_figure(rows: list[ForestRow], *, measures: list[str], rankers: list[str], title: str,
                   xlabel: str, crossfit: bool, footer: str = "") -> Figure:
     """A grid of forest plots: one y position per measure (in ``measures`` order, top to bottom),
-    one colour per embedder; a filled dot is the correlation, its line the bootstrap interval, an
+    one colour per ranker; a filled dot is the correlation, its line the bootstrap interval, an
     open diamond (when ``crossfit``) the cross-fitted value. Rows wider than the page wrap; x is
     shared by all panels, with a dashed line at 0; ``footer`` is set at the bottom, above the legend.
     A fixed layout (:func:`place_panel_grid`): FOREST_PANEL_WIDTH_INCHES per panel, beside the
@@ -278,22 +278,22 @@ def forest_figure(rows: list[ForestRow], *, measures: list[str], embedders: list
     grid[0, 0].set_ylim(len(measures) - 0.5, -0.5)
     grid[0, 0].set_yticks(range(len(measures)), measures, fontsize=FONT)
     grid[0, 0].xaxis.set_major_locator(MaxNLocator(nbins=4))
-    colours = {e: colormaps["tab10"](i % 10) for i, e in enumerate(embedders)}
+    colours = {e: colormaps["tab10"](i % 10) for i, e in enumerate(rankers)}
     for r, (label, panels) in enumerate(wrapped):
         for c in range(n_cols):
             axes = grid[r, c]
             if c >= len(panels):
                 axes.set_visible(False)
                 continue
-            _draw_forest_panel(axes, panels[c], measures, embedders, colours, crossfit)
+            _draw_forest_panel(axes, panels[c], measures, rankers, colours, crossfit)
             axes.tick_params(axis="x", labelbottom=True, labelsize=FONT)
             axes.tick_params(axis="y", length=0, labelsize=FONT)
         grid[r, 0].set_ylabel(label, fontsize=FONT_TITLE, fontweight="bold")
     for axes in grid[-1]:
         axes.set_xlabel(xlabel, fontsize=FONT)
     footer = wrap(footer, width, FONT) if footer else ""
-    legend = figure.legend(handles=_forest_legend(embedders, colours, crossfit), loc="lower center",
-                           ncols=min(len(embedders) + 2, max(2, int(width // 1.8))), fontsize=FONT, frameon=False,
+    legend = figure.legend(handles=_forest_legend(rankers, colours, crossfit), loc="lower center",
+                           ncols=min(len(rankers) + 2, max(2, int(width // 1.8))), fontsize=FONT, frameon=False,
                            title=footer or None, title_fontsize=FONT)
     legend.get_title().set_color(NOTE_COLOUR)  # the footer sits above the legend's entries
     row_titles = [max(text_inches(p.title, FONT)[1] for p in panels) for _, panels in wrapped]
@@ -329,7 +329,7 @@ def place_panel_grid(figure: Figure, grid: np.ndarray, title: str, legend, *, le
     _set_titles(figure, title, "")
 
 
-def _draw_forest_panel(axes, panel: ForestPanel, measures, embedders, colours, crossfit) -> None:
+def _draw_forest_panel(axes, panel: ForestPanel, measures, rankers, colours, crossfit) -> None:
     axes.set_title(panel.title, fontsize=FONT, y=1.0, pad=TITLE_PAD_POINTS)
     axes.axvline(0.0, color="#888888", linewidth=0.8, linestyle="--", zorder=0)
     axes.hlines(np.arange(1, len(measures)) - 0.5, 0, 1, transform=axes.get_yaxis_transform(), color="#eeeeee",
@@ -338,14 +338,14 @@ def _draw_forest_panel(axes, panel: ForestPanel, measures, embedders, colours, c
         axes.text(0.5, 0.5, panel.note, transform=axes.transAxes, ha="center", va="center",
                   fontsize=FONT_NOTE, color=NOTE_COLOUR, wrap=True)
         return
-    step = 0.7 / max(len(embedders), 1)
+    step = 0.7 / max(len(rankers), 1)
     points = panel.points.with_columns(
         y=pl.col("measure").replace_strict(measures, list(range(len(measures))), return_dtype=pl.Float64)
-        + (pl.col("E").replace_strict(embedders, list(range(len(embedders))), return_dtype=pl.Float64)
-           - (len(embedders) - 1) / 2) * step
+        + (pl.col("E").replace_strict(rankers, list(range(len(rankers))), return_dtype=pl.Float64)
+           - (len(rankers) - 1) / 2) * step
     )
-    for embedder, part in points.partition_by("E", as_dict=True).items():
-        colour = colours[embedder[0]]
+    for ranker, part in points.partition_by("E", as_dict=True).items():
+        colour = colours[ranker[0]]
         y = part["y"].to_numpy()
         axes.hlines(y, part["ci_low"].fill_null(np.nan).to_numpy(), part["ci_high"].fill_null(np.nan).to_numpy(),
                     color=colour, linewidth=1.4)
@@ -355,9 +355,9 @@ def _draw_forest_panel(axes, panel: ForestPanel, measures, embedders, colours, c
                       markeredgecolor=colour, markersize=4.5, markeredgewidth=1.0)
 
 
-def _forest_legend(embedders, colours, crossfit) -> list[Line2D]:
+def _forest_legend(rankers, colours, crossfit) -> list[Line2D]:
     handles = [Line2D([], [], color=colours[e], marker="o", markersize=5, linewidth=1.4, label=e)
-               for e in embedders]
+               for e in rankers]
     if crossfit:
         handles.append(Line2D([], [], color="black", marker="D", markerfacecolor="none", linestyle="none",
                               markersize=5, label="alpha cross-fitted"))

@@ -35,8 +35,8 @@ from retrieval_response.measures.registry import heatmap_measures
 
 def _ratio_panels(rows: pl.DataFrame, gaps: Gaps, item: str, items: list[str], name: str,
                   manifest: Manifest, mark: pl.Expr | None = None) -> list[HeatmapPanel]:
-    """A panel per group: rows = item (measure or difference) x embedder, columns = its K/Np
-    segments; an embedder never run on the group has no rows there. ``gaps.small`` has a column
+    """A panel per group: rows = item (measure or difference) x ranker, columns = its K/Np
+    segments; a ranker never run on the group has no rows there. ``gaps.small`` has a column
     ``item`` (:func:`~.tables.target_gaps`, :func:`~.tables.difference_gaps`)."""
     by_item = pl.DataFrame({item: items})
     cell_gaps = Gaps(gaps.small.filter(pl.col(item).is_in(items)), gaps.absent.join(by_item, how="cross"),
@@ -48,15 +48,15 @@ def _ratio_panels(rows: pl.DataFrame, gaps: Gaps, item: str, items: list[str], n
             manifest.leave_out(name, f"{UNDEFINED}: every correlation of this subset; panel not drawn", subset=group)
             continue
         never = set(gaps.never_run.filter(pl.col("group") == group)["E"].to_list())
-        embedders = sorted(set(rows["E"].unique().to_list()) - never)
-        layout = CellLayout([item, "E"], [f"{i}\x1f{e}" for i in items for e in embedders], "segment",
+        rankers = sorted(set(rows["E"].unique().to_list()) - never)
+        layout = CellLayout([item, "E"], [f"{i}\x1f{e}" for i in items for e in rankers], "segment",
                             ratio_order(part["segment"].to_list()))
         in_group = Gaps(*(f.filter(pl.col("group") == group) for f in (cell_gaps.small, cell_gaps.absent)),
                         gaps.never_run, gaps.sizes)
         cells = heatmap_cells(part, in_group, layout, manifest.min_segment_samples, mark)
         panels.append(HeatmapPanel(group, cells.values, cells.text, cells.notes,
-                                   [f"{i}  {e}" for i in items for e in embedders],
-                                   with_sizes(layout.col_keys, cells.common), len(embedders), cells.not_drawn))
+                                   [f"{i}  {e}" for i in items for e in rankers],
+                                   with_sizes(layout.col_keys, cells.common), len(rankers), cells.not_drawn))
     return panels
 
 
@@ -72,7 +72,7 @@ def _figure(panels: list[HeatmapPanel], rows: pl.DataFrame, gaps: Gaps, manifest
 def ratio_heatmap_figure(table: pl.DataFrame, gaps: Gaps, target: str, corr_type: str,
                          manifest: Manifest) -> Figure | None:
     """Correlation of each measure with ``target`` per K/Np segment: a panel per
-    subset, rows = measure x embedder, columns = K/Np segments; ``corr_type`` only, on
+    subset, rows = measure x ranker, columns = K/Np segments; ``corr_type`` only, on
     :data:`CORRELATION_SCALE`."""
     name = f"heatmap_ratio_{target}.png"
     rows = table.filter(pl.col("target") == target, pl.col("corr_type") == corr_type,
@@ -93,7 +93,7 @@ def ratio_heatmap_figure(table: pl.DataFrame, gaps: Gaps, target: str, corr_type
 def ratio_difference_figure(table: pl.DataFrame, gaps: Gaps, target: str, corr_type: str,
                             manifest: Manifest) -> Figure | None:
     """Paired differences of correlations with ``target`` per K/Np segment: a panel per subset,
-    rows = difference x embedder, on :data:`DIFFERENCE_SCALE` (diverging, centred on 0), '*'
+    rows = difference x ranker, on :data:`DIFFERENCE_SCALE` (diverging, centred on 0), '*'
     where the bootstrap interval [ci_low, ci_high] excludes 0."""
     name = f"diff_ratio_{target}.png"
     rows = table.filter(pl.col("target") == target, pl.col("corr_type") == corr_type)

@@ -1,7 +1,7 @@
 """Names from data or config that become parts of file paths: one rule, checked in one place.
 
-A dataset name, an embedder code, a design name, a subset (id prefix), a query id or an
-embedder label ``E`` may end up in an output path. Each is accepted only when it is a *safe
+A dataset name, a ranker code, a design name, a subset (id prefix), a query id or an
+ranker label ``E`` may end up in an output path. Each is accepted only when it is a *safe
 name*: it matches :data:`NAME_PATTERN` (an ASCII letter or digit, then letters, digits and
 ``. _ + -``, never two dots in a row) and has at most :data:`MAX_NAME_LENGTH` characters.
 Such a name is one path component that is neither ``.`` nor ``..``, holds no separator

@@ -3,7 +3,8 @@ the layout every later stage reads (docs/CORPUS.md#pools-or-a-corpus).
 
 A ranker retrieves, per query, the first ``depth`` = min(2 max(K), D) documents of the corpus
 (D documents): by cosine (:func:`dense_retrieval`), by BM25 (:func:`bm25_retrieval`) or in the
-order of a run file (:func:`run_retrieval`). :func:`corpus_candidates` then writes, per query,
+order of a run file (:func:`run_retrieval`), as ``kinds.retrieve_from_corpus`` picks by the
+ranker's kind. :func:`corpus_candidates` then writes, per query,
 
 - the candidate texts table (the texts layout): ``p`` = the query's judged positives (grade > 0,
   highest first), so Np = the number of judged positives; ``n`` = the retrieved documents that
@@ -32,13 +33,10 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
-from retrieval_response.embedding.dataset import vector_lookup
-from retrieval_response.infra.errors import InputError
 from retrieval_response.measures.ranked import evaluate_run, run_order
 from retrieval_response.ranking.corpus_search import exact_top_k, top_k_of_scores
 from retrieval_response.ranking.cosine_ranking import RANKED_SCHEMA, RankingReport
-from retrieval_response.ranking.lexical import BM25Index, bm25_settings
-from retrieval_response.ranking.run_file import check_run_matches, read_run
+from retrieval_response.ranking.lexical import BM25Index
 
 NOT_IN_RUN = "not_in_run"
 CORPUS_RANKED_SCHEMA = {**RANKED_SCHEMA, "judged": pl.List(pl.Float64)}
@@ -104,7 +102,7 @@ def retrieved_from_run(texts: pl.DataFrame, run: pl.DataFrame, depth: int) -> tu
 
 
 def corpus_candidates(
-    texts: pl.DataFrame, retrieved: pl.DataFrame, corpus: pl.DataFrame, *, embedder_code: str, Ks: list[int]
+    texts: pl.DataFrame, retrieved: pl.DataFrame, corpus: pl.DataFrame, *, ranker_code: str, Ks: list[int]
 ) -> tuple[pl.DataFrame, pl.DataFrame, RankingReport]:
     """(candidate texts table, ranked table, report) of the retrievals ``retrieved`` (``id, docids``:
     distinct document ids, best first, any number >= 1 each) of the queries of ``texts`` (a judged
@@ -137,7 +135,7 @@ def corpus_candidates(
     candidates = serving.select(*texts.columns, "n_judged").cast({**texts.schema, "n_judged": pl.List(pl.Boolean)})
     measures = _measures_at_k(texts.join(candidates.select("id"), on="id", how="semi"), retrieved, Ks)
     ranked = _ranked_table(candidates.join(per_query, on="id", how="left", maintain_order="left")
-                           .join(measures, on="id", how="left", maintain_order="left"), embedder_code, Ks)
+                           .join(measures, on="id", how="left", maintain_order="left"), ranker_code, Ks)
     report = RankingReport(queries=texts.height, ranked=candidates.height, skipped={})
     return candidates, ranked, report
 
@@ -157,53 +155,16 @@ def _measures_at_k(texts: pl.DataFrame, retrieved: pl.DataFrame, Ks: list[int]) 
         P=pl.col("P@K"), R=pl.col("R@K"), judged=pl.col("judged@K")).rename({"qid": "id"})
 
 
-def _ranked_table(frame: pl.DataFrame, embedder_code: str, Ks: list[int]) -> pl.DataFrame:
+def _ranked_table(frame: pl.DataFrame, ranker_code: str, Ks: list[int]) -> pl.DataFrame:
     """The ranked layout (``CORPUS_RANKED_SCHEMA``) of ``frame`` (id, subset, p, n, rank, and P, R,
     judged over ``Ks`` from :func:`_measures_at_k`): Np = len(p), Nc = Np + len(n)."""
     return (
         frame.with_columns(Np=pl.col("p").list.len().cast(pl.Int32))
         .with_columns(Nc=pl.col("Np") + pl.col("n").list.len().cast(pl.Int32),
-                      K=pl.lit(Ks, dtype=pl.List(pl.Int32)), E=pl.lit(embedder_code, dtype=pl.String))
+                      K=pl.lit(Ks, dtype=pl.List(pl.Int32)), E=pl.lit(ranker_code, dtype=pl.String))
         .select(list(CORPUS_RANKED_SCHEMA))
         .cast(CORPUS_RANKED_SCHEMA)
     )
-
-
-def retrieve_from_corpus(
-    texts: pl.DataFrame, corpus: pl.DataFrame, ranker: Mapping, *, embedder_code: str, Ks: list[int],
-    vectors: pl.DataFrame | None = None, run_path: str | None = None, queries: pl.Series | None = None,
-) -> tuple[pl.DataFrame, pl.DataFrame, RankingReport]:
-    """``corpus_candidates`` of the retrievals of one ranker (``ranker``: ``kind`` dense, lexical or
-    run, and its registry ``spec``): dense from ``vectors`` (the embed rule's table of queries and
-    corpus texts), lexical by BM25 over the corpus, run from the run file ``run_path`` (its
-    documents checked against the corpus, its query ids against ``queries``, the dataset's, as on
-    the pool path (``run_file.read_run``), and by ``run_file.check_run_matches``). The report
-    counts the queries a run does not rank. InputError naming the ranker's source for a corpus of
-    fewer than max(K) documents."""
-    if Ks and corpus.height < max(Ks):  # checked at start-up for beir and trec; an ir_datasets corpus here
-        raise InputError(str(ranker.get("source") or "the corpus"), "file",
-                         f"the corpus holds {corpus.height} documents, fewer than K = {max(Ks)}: a query retrieves "
-                         "at least max(K) documents")
-    depth = retrieval_depth(Ks, corpus.height)
-    not_in_run = 0
-    if ranker["kind"] == "run":
-        run = read_run(run_path, documents=corpus["doc_id"], queries=queries)
-        check_run_matches(run, texts["source_id"], run_path)
-        retrieved, not_in_run = retrieved_from_run(texts, run, depth)
-    elif ranker["kind"] == "lexical":
-        settings = bm25_settings(embedder_code, ranker["spec"])
-        indexes = bm25_retrieval(texts["q"].to_list(), corpus["text"].to_list(), settings, depth,
-                                 str(ranker.get("source") or "the corpus"))
-        retrieved = retrieved_from_indexes(texts, corpus, indexes)
-    else:
-        encode = vector_lookup(vectors)
-        indexes = dense_retrieval(encode(texts["q"].to_list(), "query"), encode(corpus["text"].to_list(), "passage"), depth)
-        retrieved = retrieved_from_indexes(texts, corpus, indexes)
-    candidates, ranked, report = corpus_candidates(texts, retrieved, corpus, embedder_code=embedder_code, Ks=Ks)
-    if ranker["kind"] == "run":
-        report.skipped[NOT_IN_RUN] = not_in_run
-    report.notes["mean_at_K"] = means_at_k(ranked)
-    return candidates, ranked, report
 
 
 def means_at_k(ranked: pl.DataFrame) -> dict[str, dict[str, float]]:

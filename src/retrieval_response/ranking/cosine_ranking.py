@@ -105,7 +105,7 @@ def precision_recall(rank: np.ndarray, Np: int, Ks: list[int]) -> tuple[np.ndarr
 
 
 def rank_samples(
-    texts: pl.DataFrame, encode: Encode, *, embedder_code: str, Nc: int, Np: int, Ks: list[int]
+    texts: pl.DataFrame, encode: Encode, *, ranker_code: str, Nc: int, Np: int, Ks: list[int]
 ) -> tuple[pl.DataFrame, RankingReport]:
     """Ranked samples of every serving query of ``texts`` (id, subset, q, p, n) for design (Nc, Np).
 
@@ -123,10 +123,10 @@ def rank_samples(
         query_vectors = encode(serving["q"].to_list(), "query")
         candidate_vectors = encode(candidate_texts, "passage").reshape(Q, Nc, -1)
         rank = cosine_rank(query_vectors, candidate_vectors, tie_keys(candidate_texts).reshape(Q, Nc))
-    return ranked_table(serving, rank, embedder_code=embedder_code, Np=Np, Ks=Ks), report
+    return ranked_table(serving, rank, ranker_code=ranker_code, Np=Np, Ks=Ks), report
 
 
-def ranked_table(serving: pl.DataFrame, rank: np.ndarray, *, embedder_code: str, Np: int, Ks: list[int]) -> pl.DataFrame:
+def ranked_table(serving: pl.DataFrame, rank: np.ndarray, *, ranker_code: str, Np: int, Ks: list[int]) -> pl.DataFrame:
     """The ranked layout (``RANKED_SCHEMA``) of ``serving`` (id, subset) with candidate order ``rank``
     (int (Q, Nc), row q for query q); P and R at each K of the sorted list ``Ks``."""
     Q, Nc = serving.height, rank.shape[1]
@@ -135,7 +135,7 @@ def ranked_table(serving: pl.DataFrame, rank: np.ndarray, *, embedder_code: str,
         {
             "id": serving["id"],
             "subset": serving["subset"],
-            "E": pl.Series([embedder_code] * Q, dtype=pl.String),
+            "E": pl.Series([ranker_code] * Q, dtype=pl.String),
             "Nc": pl.Series([Nc] * Q, dtype=pl.Int32),
             "Np": pl.Series([Np] * Q, dtype=pl.Int32),
             "K": pl.Series(np.tile(np.asarray(Ks, dtype=np.int32), (Q, 1))).cast(pl.List(pl.Int32)),

@@ -99,14 +99,14 @@ def candidate_collection(texts: pl.DataFrame) -> list[str]:
 
 
 def bm25_rank_samples(
-    texts: pl.DataFrame, spec: Mapping, *, embedder_code: str, Nc: int, Np: int, Ks: list[int],
+    texts: pl.DataFrame, spec: Mapping, *, ranker_code: str, Nc: int, Np: int, Ks: list[int],
     source: str = "the texts table",
 ) -> tuple[pl.DataFrame, RankingReport]:
     """Ranked samples of design (Nc, Np) of every serving query of ``texts``, by BM25 (``spec``: the
     registry entry) over the collection ``candidate_collection(texts)``; the ranked layout and the
     skip report, as ``cosine_ranking.rank_samples``. ``source`` names the texts in the InputError
     of a collection without an indexed word (:class:`BM25Index`)."""
-    settings = bm25_settings(embedder_code, spec)
+    settings = bm25_settings(ranker_code, spec)
     Ks = design_ks(Ks, Nc, Np)
     serving, report = select_serving(texts, Nc, Np)
     rank = np.zeros((0, Nc), dtype=np.int32)
@@ -118,4 +118,4 @@ def bm25_rank_samples(
         exploded = candidates.explode("text").join(lookup, on="text", how="left", maintain_order="left")
         scores = index.scores(serving["q"].to_list(), exploded["column"].to_numpy().reshape(serving.height, Nc))
         rank = order_by_score(scores, tie_keys(exploded["text"].to_list()).reshape(serving.height, Nc))
-    return ranked_table(serving, rank, embedder_code=embedder_code, Np=Np, Ks=Ks), report
+    return ranked_table(serving, rank, ranker_code=ranker_code, Np=Np, Ks=Ks), report

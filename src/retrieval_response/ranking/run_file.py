@@ -129,7 +129,7 @@ def candidate_documents(serving: pl.DataFrame, Nc: int, Np: int) -> pl.DataFrame
 
 
 def run_rank_samples(
-    texts: pl.DataFrame, run: pl.DataFrame, *, embedder_code: str, Nc: int, Np: int, Ks: list[int]
+    texts: pl.DataFrame, run: pl.DataFrame, *, ranker_code: str, Nc: int, Np: int, Ks: list[int]
 ) -> tuple[pl.DataFrame, RankingReport]:
     """Ranked samples of design (Nc, Np) ordered by ``run`` (``read_run``), in the ranked layout.
 
@@ -156,7 +156,7 @@ def run_rank_samples(
     )
     report.notes["candidates_not_in_run"] = int(ordered["score"].null_count())
     rank = ordered["candidate"].to_numpy().reshape(serving.height, Nc)
-    return ranked_table(serving, rank, embedder_code=embedder_code, Np=Np, Ks=Ks), report
+    return ranked_table(serving, rank, ranker_code=ranker_code, Np=Np, Ks=Ks), report
 
 
 def unwritable_id(value: str) -> str | None:
@@ -230,11 +230,11 @@ def check_run_matches(run: pl.DataFrame, source_ids: pl.Series, path: str | os.P
 
 
 def rank_from_run(texts: pl.DataFrame, run_path: str | os.PathLike, *, documents: pl.Series,
-                  queries: pl.Series, embedder_code: str, Nc: int, Np: int,
+                  queries: pl.Series, ranker_code: str, Nc: int, Np: int,
                   Ks: list[int]) -> tuple[pl.DataFrame, RankingReport]:
     """``read_run`` of ``run_path`` checked against ``documents`` and ``queries`` and by
     :func:`check_run_matches` against the queries of ``texts``, then ``run_rank_samples``."""
     run = read_run(run_path, documents=documents, queries=queries)
     check_run_matches(run, texts["source_id"], run_path)
-    return run_rank_samples(texts, run, embedder_code=embedder_code, Nc=Nc, Np=Np, Ks=Ks)
+    return run_rank_samples(texts, run, ranker_code=ranker_code, Nc=Nc, Np=Np, Ks=Ks)
 

@@ -196,7 +196,7 @@ def paper_jobs(root: Path) -> pl.DataFrame:
 
 def exactness_compared(root: Path) -> pl.DataFrame:
     """``mode, fewest, most``: the fewest and the most defined values compared per row of
-    ``docs/exactness.json`` (``python benchmarks/exactness.py docs/exactness.json``), per mode."""
+    ``docs/exactness.json`` (``python benchmarks/exactness.py --json docs/exactness.json``), per mode."""
     rows = pl.from_dicts(_read_json(root, EXACTNESS))
     return rows.group_by("mode", maintain_order=True).agg(fewest=pl.col("compared").min(),
                                                           most=pl.col("compared").max())

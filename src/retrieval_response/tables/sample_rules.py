@@ -161,7 +161,7 @@ def _name_rules() -> Rules:
         ~safe_name_expr(pl.col(column)),
         pl.col(column).map_elements(lambda v: f"{shown_value(v)} cannot be used in a file name ({SAFE_NAME_RULE})",
                                     return_dtype=pl.String))
-        for column, what in (("id", "id"), ("E", "embedder label E"))}
+        for column, what in (("id", "id"), ("E", "ranker label E"))}
 
 
 def id_subset_rules() -> Rules:

@@ -82,7 +82,7 @@ def graded_by_driver(n_queries: int, driver: str, seed: int = 0, *,
 def synthetic_analysis_table(designs: dict[str, tuple[int, int, int, tuple[int, ...]]], embedders: tuple[str, ...],
                              seed: int = 0) -> pl.DataFrame:
     """An analysis table (``results/analysis/graded.parquet``'s columns) with every target: per
-    subset of ``designs`` (subset -> (queries, Nc, Np, K values)), query, embedder and K one
+    subset of ``designs`` (subset -> (queries, Nc, Np, K values)), query, ranker and K one
     sample of a seeded random ranking of the Nc candidates, a grade that rises with the positives
     in the top K, its probability-weighted grade (continuous) and three answer scores."""
     rng = np.random.default_rng(seed)

@@ -54,6 +54,7 @@ from retrieval_response.workflow_config.input_checks import (
 )
 from retrieval_response.workflow_config.plan import (
     LEXICAL_BACKENDS,
+    RunMode,
     dataset_designs,
     design_cutoffs,
     design_name,
@@ -61,9 +62,9 @@ from retrieval_response.workflow_config.plan import (
     judges_against_gold,
     judgment_kinds,
     registered_rankers,
+    run_mode,
     runs_llm,
     trace_grade_prompts,
-    traces_mode,
 )
 
 LLM_ROLES = ("generator", "grader")
@@ -249,7 +250,7 @@ def check_prompts(config: Mapping, config_file: str) -> None:
     prompts = config["llm"]["prompts"]
     kinds = judgment_kinds(config)
     checked = [("answer", ANSWER_FIELDS, False), ("grade", GRADE_FIELDS, True)]
-    if traces_mode(config):
+    if run_mode(config) == RunMode.TRACES:
         checked = [("answer", ANSWER_FIELDS, False)] if "erag" in kinds else []
         asked = {key for name in config["datasets"] for key in trace_grade_prompts(config, name)}
         checked += [(key, fields, True) for prefix, key, fields in (("context", "grade_context", GRADE_CONTEXT_FIELDS),
@@ -296,7 +297,7 @@ def check_targets(config: Mapping, config_file: str) -> None:
     ``llm.grade_reference: both``, an expected grade ``logprobs`` of the grader, the gold targets
     a layout with gold answers (``plan.judges_against_gold``) (traces are
     checked on their records: ``input_checks.check_trace_records``; published files on theirs)."""
-    if traces_mode(config) or config.get("published") or not config["datasets"]:
+    if run_mode(config) != RunMode.DATASETS or not config["datasets"]:
         return
     for target in config["analysis"].get("targets") or ():
         if target in ("feedback", "grade_context", "grade_context_expected"):

@@ -1,7 +1,9 @@
-"""What a schema-valid config asks the workflow to build: designs, (dataset, embedder, design) units,
-and the optional analyses. The requests of the LLM stages that are decided beside the units (the
+"""What a schema-valid config asks the workflow to build: its run mode, designs, (dataset, ranker,
+design) units, and the optional analyses. The requests of the LLM stages that are decided beside the units (the
 ideal answers of each dataset) are :mod:`.llm_requests`.
 
+The run mode (:class:`RunMode`, :func:`run_mode`) is what the whole run does: run its datasets,
+analyse traces, or analyse published files; the rule files branch on it and on nothing else.
 A design is one (Nc, Np) pair with its cut-offs K; its path component is ``Nc<Nc>_Np<Np>``
 (:data:`POOL_DESIGN_PATTERN`). A dataset runs its own ``designs`` and ``rankers`` when it lists
 them, else the top-level ``designs`` and every registered ranker. A dataset with
@@ -16,11 +18,13 @@ the rank rule scores the texts itself), both entries of the ``rankers`` registry
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import StrEnum
 from pathlib import Path
 
 from retrieval_response.datasets.layouts import LAYOUTS_WITHOUT_GOLD, TRACES_LAYOUT
 from retrieval_response.datasets.sampling import design_name as sampling_design_name
 from retrieval_response.infra.errors import InputError
+from retrieval_response.llm.sharding import shard_names
 
 POOL_DESIGN_PATTERN = r"Nc[0-9]+_Np[0-9]+"
 """Regular expression of the name of a (Nc, Np) design."""
@@ -28,6 +32,38 @@ CORPUS_DESIGN = "corpus"
 """The design name of a corpus-level dataset's units."""
 DESIGN_PATTERN = f"{POOL_DESIGN_PATTERN}|{CORPUS_DESIGN}"
 """Regular expression of a design name (the workflow's wildcard constraint)."""
+
+
+class RunMode(StrEnum):
+    """What a whole run does, decided once from the config (:func:`run_mode`). The workflow sets
+    ``RUN_MODE`` from it in workflow/rules/common.smk, and the rule files read that."""
+
+    DATASETS = "datasets"
+    """Prepare each dataset, rank it (over its (Nc, Np) pools, or over its whole corpus with
+    ``retrieval: corpus``: a choice of each dataset, :func:`is_corpus_level`), answer, grade and
+    analyse, with the verdict and the run summary."""
+    TRACES = "traces"
+    """Analyse a deployed system's traces (``layout: traces``, docs/TRACES.md): no ranking, no
+    ideal answers, no Np; the verdict and the run summary."""
+    PUBLISHED = "published"
+    """Analyse the published files of ``published:`` only: no preparation, ranking or LLM call."""
+
+
+def run_mode(config: Mapping) -> RunMode:
+    """:attr:`RunMode.PUBLISHED` when the config gives ``published`` files (its datasets, if any,
+    are not run), else :attr:`RunMode.TRACES` when its datasets are traces (all of them, or none:
+    checked at start-up), else :attr:`RunMode.DATASETS`."""
+    if config.get("published"):
+        return RunMode.PUBLISHED
+    if any(is_traces(config, name) for name in config["datasets"]):
+        return RunMode.TRACES
+    return RunMode.DATASETS
+
+
+def analysis_segmentations(config: Mapping) -> list[str]:
+    """The segmentations the analysis correlates: ``all`` only in :attr:`RunMode.TRACES` (traces
+    have no Np, so no narrow / wide or K/Np segments), else ``analysis.segmentations``."""
+    return ["all"] if run_mode(config) == RunMode.TRACES else list(config["analysis"]["segmentations"])
 
 
 def design_name(design: Mapping) -> str:
@@ -97,11 +133,6 @@ def run_code(config: Mapping, dataset: str) -> str | None:
 def is_traces(config: Mapping, dataset: str) -> bool:
     """True when ``dataset`` is a deployed system's traces (``layout: traces``, docs/TRACES.md)."""
     return config["datasets"][dataset]["layout"] == TRACES_LAYOUT
-
-
-def traces_mode(config: Mapping) -> bool:
-    """True when the config analyses traces (its datasets are all traces: checked at start-up)."""
-    return any(is_traces(config, name) for name in config["datasets"])
 
 
 def trace_datasets(config: Mapping) -> list[str]:
@@ -236,8 +267,8 @@ def design_by_name(config: Mapping, dataset: str, name: str, config_file: str) -
 
 
 def runs_llm(config: Mapping) -> bool:
-    """True when the config prepares datasets (and so calls the LLMs), False in published mode."""
-    return bool(config["datasets"])
+    """True when the run calls the LLMs: it has datasets (or traces) to run, not in published mode."""
+    return run_mode(config) != RunMode.PUBLISHED and bool(config["datasets"])
 
 
 def grades_gold(config: Mapping) -> bool:
@@ -249,7 +280,7 @@ def grades_gold(config: Mapping) -> bool:
 def judges_against_gold(config: Mapping) -> bool:
     """True when the LLM judge is checked against gold answers: in published mode when
     ``published.texts`` is given, else when some dataset's layout can carry gold answers."""
-    if config.get("published"):
+    if run_mode(config) == RunMode.PUBLISHED:
         return bool(config["published"].get("texts"))
     return any(
         dataset["layout"] not in LAYOUTS_WITHOUT_GOLD for dataset in config["datasets"].values()
@@ -259,7 +290,7 @@ def judges_against_gold(config: Mapping) -> bool:
 def judgment_kinds(config: Mapping) -> list[str]:
     """The document-judgment kinds to run (``document_judgments.kinds``, in the stage's order
     erag, udcg, umbrela); none in published mode, which has no texts to judge."""
-    if config.get("published") or not config["datasets"]:
+    if not runs_llm(config):
         return []
     asked = set((config.get("document_judgments") or {}).get("kinds") or [])
     return [kind for kind in ("erag", "udcg", "umbrela") if kind in asked]
@@ -282,8 +313,40 @@ def dataset_unit_texts(config: Mapping, dataset: str) -> list[str]:
 
 
 def dataset_ranked_files(config: Mapping, dataset: str) -> list[str]:
-    """The ranked-sample files of ``dataset`` (every embedder and design), in unit order; a traces
+    """The ranked-sample files of ``dataset`` (every ranker and design), in unit order; a traces
     dataset's traces table (the ranked layout, one row per trace)."""
     if is_traces(config, dataset):
         return [f"results/traces/{dataset}/traces.parquet"]
     return [f"results/ranked/{d}/{e}/{s}.parquet" for d, e, s in dataset_units(config) if d == dataset]
+
+
+def planned_jobs(config: Mapping) -> dict[str, list[dict[str, str]]]:
+    """The wildcards of every job the config plans, by rule name, for each rule whose jobs leave a
+    file per job that the run summary collects (a ``benchmark:`` file, an LLM job's summary): the
+    one table they are derived from (workflow/rules/reports.smk fills each rule's own patterns with
+    it, and stops at start-up on a rule with a benchmark and no entry here). Rules not defined in
+    the run mode (``collect_traces`` outside traces) have an empty list."""
+    mode = run_mode(config)
+    ran = sorted(config["datasets"]) if mode == RunMode.DATASETS else []
+    units = dataset_units(config) if mode == RunMode.DATASETS else []
+    traces = trace_datasets(config) if mode == RunMode.TRACES else []
+    shards = shard_names(config["llm"]["shards"])
+    one = [{}]
+    sharded = [{"dataset": d, "ranker": r, "design": s, "shard": shard} for d, r, s in units for shard in shards]
+    return {
+        "prepare_dataset": [{"dataset": d} for d in ran],
+        "prepare_corpus": [{"dataset": d} for d in ran if is_corpus_level(config, d)],
+        "embed": [{"dataset": d, "ranker": r} for d, r in (embedded_pairs(config) if units else [])],
+        "rank": [{"dataset": d, "ranker": r, "design": s} for d, r, s in units if s != CORPUS_DESIGN],
+        "retrieve": [{"dataset": d, "ranker": r} for d, r, s in units if s == CORPUS_DESIGN],
+        "judge_documents": [{"dataset": d} for d in sorted(config["datasets"])] if judgment_kinds(config) else [],
+        "answer_ideal": [{"dataset": d} for d in ran],
+        "answer_topk": sharded,
+        "grade": sharded,
+        "prepare_traces": [{"dataset": d} for d in traces],
+        "grade_traces": [{"dataset": d} for d in traces],
+        "collect_traces": one if mode == RunMode.TRACES else [],
+        "correlations": [{"segmentation": s} for s in analysis_segmentations(config)],
+        "verdict": one,
+        "figures": one,
+    }
