@@ -3,20 +3,25 @@ its traces options, and the files the config names (datasets, runs, qrels, publi
 grades): they exist, a corpus holds enough documents, an ir_datasets dataset can be read, and a
 traces file's records follow the format. :func:`.checks.check_config` runs them in its order;
 each raises one InputError ``<config file>: config key <key>: <rule>`` at the first problem, except
-:func:`check_trace_records`, which reads the traces files record by record (the workflow's main
-process runs it after ``check_config``) and raises every bad record at once, one line each.
+:func:`check_trace_records`, which reads the traces files (the workflow's main process runs it after
+``check_config``) and raises every bad record at once, one line each; it checks a dataset once per
+content (:data:`TRACE_CHECKS`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from retrieval_response.datasets import ir_datasets_layout
+from retrieval_response.datasets import ir_datasets_layout, traces
 from retrieval_response.datasets.judged_corpus import beir_qrels, corpus_file, has_records
 from retrieval_response.datasets.layouts import CORPUS_LAYOUTS, TRACES_LAYOUT, check_options, row_subset
-from retrieval_response.datasets.traces import read_qrels, read_trace_records
+from retrieval_response.datasets.traces import checked_records, read_qrels
+from retrieval_response.infra.atomic import write_json
 from retrieval_response.infra.errors import InputError
+from retrieval_response.tables import sample_rules
 from retrieval_response.workflow_config.plan import judgment_kinds, trace_datasets, trace_files
 
 
@@ -131,16 +136,75 @@ def check_corpus_sizes(config: Mapping, config_file: str) -> None:
                          "a query retrieves at least max(K) documents")
 
 
-def check_trace_records(config: Mapping) -> None:
+TRACE_CHECKS = Path(".snakemake/retrieval_response/traces_checked.json")
+"""Where the start-up check of traces remembers (in the run's folder) each file's content hash by its
+path, size and modification time, and the datasets it found good by their key
+(:func:`trace_check_key`)."""
+HASH_CHUNK = 1 << 20
+
+
+def content_hash(path: str | Path) -> str:
+    """The blake2b digest (16 bytes, hex) of the bytes of ``path``, read in chunks of 1 MiB."""
+    digest = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as stream:
+        while chunk := stream.read(HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def known_hash(path: str | Path, files: dict) -> str:
+    """The content hash of ``path``: the one ``files`` holds for its absolute path when its size and
+    modification time (ns) are those recorded, else :func:`content_hash`, recorded in ``files``."""
+    stat = Path(path).stat()
+    entry = files.get(str(Path(path).resolve()))
+    if entry and (entry["size"], entry["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
+        return entry["blake2b"]
+    digest = content_hash(path)
+    files[str(Path(path).resolve())] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "blake2b": digest}
+    return digest
+
+
+def trace_check_key(config: Mapping, name: str, files: dict) -> str:
+    """The key of a traces dataset's start-up check: blake2b of its files' paths and content hashes
+    (:func:`known_hash`), its ``feedback_labels``, its qrels file's content hash and the source of
+    the modules that hold the rules (``datasets.traces``, ``tables.sample_rules``): the same key,
+    the same outcome."""
+    dataset = config["datasets"][name]
+    rules = b"".join(Path(module.__file__).read_bytes() for module in (traces, sample_rules))
+    key = {"files": [[str(path), known_hash(path, files)] for path in trace_files(config, name)],
+           "feedback_labels": dataset.get("feedback_labels") or {},
+           "qrels": known_hash(dataset["qrels"], files) if dataset.get("qrels") else None,
+           "rules": hashlib.blake2b(rules, digest_size=16).hexdigest()}
+    return hashlib.blake2b(json.dumps(key, sort_keys=True).encode("utf-8"), digest_size=16).hexdigest()
+
+
+def check_trace_records(config: Mapping, cache: str | Path | None = None) -> None:
     """Every record of every traces dataset's files follows the traces format, and its qrels file
-    parses (``datasets.traces.read_trace_records``, ``read_qrels``): the bad records of a dataset
+    parses (``datasets.traces.checked_records``, ``read_qrels``): the bad records of a dataset
     raised at once, one line ``<file>: line N: <rule>`` each. It reads the files, so the workflow
-    runs it in its main process only, after :func:`check_config` (which checks they exist)."""
+    runs it in its main process only, after :func:`check_config` (which checks they exist). With
+    ``cache`` (a JSON file, :data:`TRACE_CHECKS`), a dataset whose :func:`trace_check_key` was found
+    good before is not read again, and a file whose size and modification time are unchanged is not
+    hashed again."""
+    memo = {"files": {}, "checked": []}
+    if cache is not None and Path(cache).is_file():
+        try:
+            memo = {**memo, **json.loads(Path(cache).read_text(encoding="utf-8"))}
+        except (ValueError, OSError):
+            pass
+    before = json.dumps(memo, sort_keys=True)
     for name in trace_datasets(config):
+        key = trace_check_key(config, name, memo["files"]) if cache is not None else None
+        if key in memo["checked"]:
+            continue
         dataset = config["datasets"][name]
-        read_trace_records(trace_files(config, name), dataset.get("feedback_labels"))
+        checked_records(trace_files(config, name), dataset.get("feedback_labels"))
         if dataset.get("qrels"):
             read_qrels(dataset["qrels"])
+        if key is not None:
+            memo["checked"].append(key)
+    if cache is not None and json.dumps(memo, sort_keys=True) != before:
+        write_json(memo, cache)
 
 
 def check_numbered_subsets(config: Mapping, config_file: str) -> None:
