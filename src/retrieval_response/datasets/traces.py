@@ -309,17 +309,21 @@ def read_trace_file(path: str | Path) -> pl.DataFrame:
 
 def _doc_clashes(records: pl.DataFrame) -> pl.DataFrame:
     """``_trace, _doc_clash`` of every record one of whose documents has another text than the first
-    record that gives its id (where that is): the first such document of the record."""
-    where = pl.format("{} {}", pl.col(FILE), pl.col(RECORD))
+    record that gives its id (where that is): the first such document of the record. The documents
+    are compared by 64-bit hashes of their ids and texts, then those of the ids found again by
+    their strings (a hash collision reports nothing)."""
+    text = pl.col("docs").struct.field("text")
     docs = (records.select("_trace", "docs", _pos=pl.int_ranges(pl.col("docs").list.len()))
             .filter(pl.col("docs").list.len() > 0).explode("docs", "_pos")
-            .select("_trace", "_pos", _id=pl.col("docs").struct.field("id"),
-                    _hash=pl.col("docs").struct.field("text").hash())
-            .drop_nulls())
+            .select("_trace", "_pos", "docs", _key=pl.col("docs").struct.field("id").hash(), _hash=text.hash())
+            .filter(pl.col("docs").struct.field("id").is_not_null() & text.is_not_null()))
+    suspects = docs.filter(pl.col("_hash") != pl.col("_hash").first().over("_key"))["_key"].unique()
+    docs = docs.filter(pl.col("_key").is_in(suspects)).select(
+        "_trace", "_pos", _id=pl.col("docs").struct.field("id"), _text=text)
     clashes = (docs.with_columns(_first=pl.col("_trace").first().over("_id"),
-                                 _other=pl.col("_hash") != pl.col("_hash").first().over("_id"))
+                                 _other=pl.col("_text") != pl.col("_text").first().over("_id"))
                .filter("_other").group_by("_trace").agg(pl.all().sort_by("_pos").first()))
-    at = records.select(_first="_trace", _at=where)
+    at = records.select(_first="_trace", _at=pl.format("{} {}", pl.col(FILE), pl.col(RECORD)))
     return clashes.join(at, on="_first", how="left").select(
         "_trace", _doc_clash=pl.format("document {} has another text at {}", quoted(pl.col("_id")), pl.col("_at")))
 

@@ -487,7 +487,7 @@ def trace_record_rules(labels: Sequence[str]) -> Rules:
             docs.list.eval(doc_text.str.strip_chars() == "").list.any(),
             pl.format("{}.text is blank", _first_doc(docs, doc_text.str.strip_chars() == ""))),
         "a document id appears once in a trace": Rule(
-            docs.list.eval(doc_id.is_duplicated()).list.any(),
+            docs.list.eval(doc_id).list.n_unique() != docs.list.len(),
             pl.format("{}.id {} is repeated within the trace", _first_doc(docs, ~doc_id.is_first_distinct()),
                       quoted(docs.list.eval(doc_id.filter(doc_id.is_duplicated())).list.first()))),
         "feedback must be a number or a label that the dataset's feedback_labels maps to one": Rule(
