@@ -6,7 +6,8 @@ against reading the same file with polars alone.
 Every stage runs in a fresh Python process (this script with ``--stage``), one after the other, and
 is measured in wall seconds, CPU seconds (user + system of the process and its children) and peak
 memory (the largest resident set of the process or of a child it waited for,
-``resource.getrusage``):
+``resource.getrusage``; the files are written by a child too, so that each stage's process starts
+small):
 
 - ``polars_read`` (the baseline): ``pl.read_ndjson`` of the JSON-lines file with the traces' fields
   and types (``docs`` a list of structs), ``pl.read_ndjson`` of the gunzipped bytes for the gzip'd
@@ -148,7 +149,7 @@ def sample_expr(queries: int, seed: int):
 
     share = -(-queries // pl.col("E").n_unique())
     order = pl.col("id").hash(seed).rank("ordinal").over("E")
-    return pl.col("id").is_in(pl.col("id").filter(order <= share).unique())
+    return pl.col("id").is_in(pl.col("id").filter(order <= share).unique().implode())
 
 
 def stage_sampling(out: str, queries: int, seed: int) -> dict:
@@ -169,7 +170,7 @@ def stage_collect(out: str, seed: int) -> dict:
 
     rng = np.random.default_rng(seed)
     traces = pl.read_parquet(Path(out) / "sample.parquet")
-    texts = pl.scan_parquet(Path(out) / "texts.parquet").filter(pl.col("id").is_in(traces["id"].unique())).collect()
+    texts = pl.scan_parquet(Path(out) / "texts.parquet").filter(pl.col("id").is_in(traces["id"].unique().implode())).collect()
     pairs = texts.select("id", text=pl.concat_list("p", "n")).explode("text")
     judgments = pairs.with_columns(
         umbrela_label=pl.Series(rng.integers(0, 4, pairs.height), dtype=pl.Int8), umbrela_status=pl.lit("ok"),
@@ -180,7 +181,13 @@ def stage_collect(out: str, seed: int) -> dict:
     return {"samples": table.height}
 
 
-STAGES = {"polars_read": stage_polars_read, "startup": stage_startup, "dry_run": stage_dry_run,
+def stage_generate(folder: str, queries: int, systems: int, k: int, seed: int) -> dict:
+    """:func:`generate` in a child process, so that this process stays small (a child's peak memory
+    starts from its parent's resident set at the fork)."""
+    return {name: str(path) for name, path in generate(Path(folder), queries, systems, k, seed).items()}
+
+
+STAGES = {"generate": stage_generate, "polars_read": stage_polars_read, "startup": stage_startup, "dry_run": stage_dry_run,
           "prepare_traces": stage_prepare, "sampling": stage_sampling, "collect_traces": stage_collect}
 
 
@@ -254,7 +261,8 @@ def main() -> None:
         args.queries, args.sample = 200, 20
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        paths = generate(folder, args.queries, args.systems, args.k, args.seed)
+        generated = run_stage("generate", tmp, args.queries, args.systems, args.k, args.seed)
+        paths = {name: Path(generated[name]) for name in FORMATS}
         formats = measure(folder, paths, args.sample, args.seed)
     peak = max(stage["peak_gb"] for result in formats.values() for stage in result["stages"].values())
     for name, result in formats.items():

@@ -79,6 +79,7 @@ TYPE_BAD = [
     (_trace("q10", ["a"], gold=[1]), "gold must be a string or an array of strings"),
     ("[1, 2]", "expected a JSON object, found array"),
     ('{"query_id": "q11", ', "malformed JSON line"),
+    (json.dumps(_trace("q12", ["a"])).replace("answer to", "\\ud800 answer to"), "a lone surrogate"),
 ]
 # records that break a rule on values: polars expressions over the whole dataset
 VALUE_BAD = [

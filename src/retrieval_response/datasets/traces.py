@@ -86,6 +86,8 @@ _ARROW_SCHEMA = pa.schema([
     ("docs", pa.list_(pa.struct([("id", pa.string()), ("text", pa.string())]))),
 ])
 """The fields Arrow's JSON reader reads with their types fixed (feedback and gold take two types)."""
+JSON_BLOCK = 32 << 20
+"""Bytes of JSON lines Arrow's reader parses at a time: the longest line it reads."""
 _GOLD_ARRAY = r'^\[\s*(?:"(?:[^"\\]|\\.)*"\s*(?:,\s*"(?:[^"\\]|\\.)*"\s*)*)?\]$'
 """A JSON array of strings, as polars writes a ``gold`` array it reads as text."""
 
@@ -244,8 +246,9 @@ def _json_records(path: Path) -> pl.DataFrame:
     if not data.strip():
         return pl.DataFrame(schema={k: v for k, v in RECORD_SCHEMA.items() if k != FILE})
     try:
-        table = pa_json.read_json(pa.BufferReader(data), parse_options=pa_json.ParseOptions(
-            explicit_schema=_ARROW_SCHEMA, unexpected_field_behavior="ignore"))
+        table = pa_json.read_json(pa.BufferReader(data), read_options=pa_json.ReadOptions(block_size=JSON_BLOCK),
+                                  parse_options=pa_json.ParseOptions(explicit_schema=_ARROW_SCHEMA,
+                                                                     unexpected_field_behavior="ignore"))
         coerced, suspect = _coerced_fields(data)
     except (pa.ArrowInvalid, pl.exceptions.PolarsError) as error:
         _diagnose(path, _json_lines(data), str(error).splitlines()[0])
@@ -318,7 +321,7 @@ def _doc_clashes(records: pl.DataFrame) -> pl.DataFrame:
             .select("_trace", "_pos", "docs", _key=pl.col("docs").struct.field("id").hash(), _hash=text.hash())
             .filter(pl.col("docs").struct.field("id").is_not_null() & text.is_not_null()))
     suspects = docs.filter(pl.col("_hash") != pl.col("_hash").first().over("_key"))["_key"].unique()
-    docs = docs.filter(pl.col("_key").is_in(suspects)).select(
+    docs = docs.filter(pl.col("_key").is_in(suspects.implode())).select(
         "_trace", "_pos", _id=pl.col("docs").struct.field("id"), _text=text)
     clashes = (docs.with_columns(_first=pl.col("_trace").first().over("_id"),
                                  _other=pl.col("_text") != pl.col("_text").first().over("_id"))
