@@ -167,3 +167,16 @@ def test_the_start_up_check_reads_a_dataset_once_per_content(tmp_path, monkeypat
     with pytest.raises(InputError, match="label 'meh' is not mapped"):
         input_checks.check_trace_records(config, cache)
     assert len(reads) == 4, "a refused dataset is not remembered"
+
+
+def test_a_parquet_file_with_more_document_fields_reads_id_and_text(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(QRELS)
+    _jsonl(tmp_path / "traces.jsonl")
+    _parquet(tmp_path / "plain.parquet")
+    frame = pl.read_parquet(tmp_path / "plain.parquet")
+    scored = pl.col("docs").list.eval(pl.struct(score=pl.lit(0.5), text=pl.element().struct.field("text"),
+                                                id=pl.element().struct.field("id")))
+    frame.with_columns(docs=scored).write_parquet(tmp_path / "traces.parquet")
+    assert [t.equals(e) for t, e in zip(_prepared(tmp_path / "traces.parquet", qrels),
+                                        _prepared(tmp_path / "traces.jsonl", qrels), strict=True)] == [True, True]

@@ -257,10 +257,10 @@ def _json_records(path: Path) -> pl.DataFrame:
     frame = pl.from_arrow(table)
     if coerced.height != frame.height:
         raise InputError(path, "file", "cannot be read as traces: the JSON readers disagree on its records")
-    record = (pl.Series(labels) if labels is not None
-              else pl.format("line {}", pl.lit(_line_numbers(data, frame.height))))
-    return frame.with_columns(coerced).select(pl.lit(record).alias(RECORD) if isinstance(record, pl.Series) else
-                                              record.alias(RECORD), *[k for k in RECORD_SCHEMA if k not in (FILE, RECORD)])
+    if labels is None:
+        labels = pl.select(pl.format("line {}", pl.lit(_line_numbers(data, frame.height)))).to_series()
+    return frame.with_columns(coerced).select(pl.lit(pl.Series(RECORD, labels, pl.String)),
+                                              *[k for k in RECORD_SCHEMA if k not in (FILE, RECORD)])
 
 
 PARQUET_TYPES = {
@@ -293,7 +293,9 @@ def _parquet_records(path: Path) -> pl.DataFrame:
         **{c: pl.lit(None) for c in PARQUET_TYPES if c not in frame.columns},
     ).select(
         pl.format("row {}", pl.int_range(1, pl.len() + 1)).alias(RECORD), "query_id", "query",
-        pl.col("docs").cast(pl.List(DOC)) if "docs" in schema else pl.lit(None, pl.List(DOC)).alias("docs"),
+        pl.col("docs").list.eval(pl.struct(pl.element().struct.field("id").cast(pl.String),
+                                           pl.element().struct.field("text").cast(pl.String)))
+        if "docs" in schema else pl.lit(None, pl.List(DOC)).alias("docs"),
         "answer", pl.col("feedback").cast(pl.String),
         (pl.concat_list(pl.col("gold")) if gold is not None and gold.dtype == pl.String
          else pl.col("gold").cast(pl.List(pl.String))),
