@@ -455,7 +455,7 @@ def trace_record_rules(labels: Sequence[str]) -> Rules:
     """The rules on the values of the records of traces files (``datasets.traces``: columns
     ``_file, _record, query_id, query`` (stripped), ``docs, answer``, ``feedback`` as written,
     ``_feedback`` its number (null when unmapped), ``system`` (the file's name where null),
-    ``_default_system``, ``_doc_clash``), given the ``labels`` of ``feedback_labels``: the four
+    ``_doc_clash``), given the ``labels`` of ``feedback_labels``: the four
     fields given; ``query_id`` non-empty; ``query``, ``answer`` and each document's ``text``
     non-blank; one query text per ``query_id`` (the first record's); ``docs`` non-empty, each
     document ``{id, text}`` with a non-empty id, ids distinct within the record; ``feedback`` a
