@@ -270,6 +270,18 @@ PARQUET_TYPES = {
 """The types a Parquet traces file's columns may have (a column of nulls has any)."""
 
 
+def _parquet_docs(dtype: pl.DataType | None) -> pl.Expr:
+    """The ``docs`` column of a Parquet traces file of type ``dtype`` as a list of ``{id, text}``
+    structs: cast when its structs hold those two fields, else those two fields picked (null when
+    there is no such column)."""
+    if dtype is None or dtype == pl.Null:
+        return pl.lit(None, pl.List(DOC)).alias("docs")
+    if [field.name for field in dtype.inner.fields] == ["id", "text"]:
+        return pl.col("docs").cast(pl.List(DOC))
+    return pl.col("docs").list.eval(pl.struct(pl.element().struct.field("id").cast(pl.String),
+                                              pl.element().struct.field("text").cast(pl.String)))
+
+
 def _parquet_records(path: Path) -> pl.DataFrame:
     """The records of a Parquet traces file (:data:`RECORD_SCHEMA` without the file), rows labelled
     ``row N``; InputError naming a column of another type (:data:`PARQUET_TYPES`)."""
@@ -293,9 +305,7 @@ def _parquet_records(path: Path) -> pl.DataFrame:
         **{c: pl.lit(None) for c in PARQUET_TYPES if c not in frame.columns},
     ).select(
         pl.format("row {}", pl.int_range(1, pl.len() + 1)).alias(RECORD), "query_id", "query",
-        pl.col("docs").list.eval(pl.struct(pl.element().struct.field("id").cast(pl.String),
-                                           pl.element().struct.field("text").cast(pl.String)))
-        if "docs" in schema else pl.lit(None, pl.List(DOC)).alias("docs"),
+        _parquet_docs(schema.get("docs")),
         "answer", pl.col("feedback").cast(pl.String),
         (pl.concat_list(pl.col("gold")) if gold is not None and gold.dtype == pl.String
          else pl.col("gold").cast(pl.List(pl.String))),
