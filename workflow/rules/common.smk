@@ -5,7 +5,7 @@ renamed in this release are read under their new names (``renamed_keys.resolve_r
 old name prints one notice line, old and new together stop the run), then the JSON schema, then the
 library's ``retrieval_response.workflow_config.checks`` (wildcard values, safe path names,
 cross-key rules, input files, alpha grid, prompts, API-key variables, no pasted key) and, for traces, every
-record of their files (``input_checks.check_trace_records``); then the secret parts of
+record of their files, once per content (``input_checks.check_trace_records``); then the secret parts of
 every ``api_base`` leave the config for the environment (``withhold_api_base_secrets``). A failure
 prints one line ``<config file>: config key <key>: <rule>`` to stderr and exits with status 1.
 What the config asks to build (designs, units, shards) comes from ``retrieval_response.workflow_config.plan`` and
@@ -70,9 +70,11 @@ startup_check(
     PeriodicityDetector().is_periodic,
 )
 startup_check(checks.check_config, config, CONFIG_FILE)
-# Traces files are read record by record: once, in the main process (a dry run too).
+# Traces files are read in the main process (a dry run too), once per content (TRACE_CHECKS).
 if workflow.is_main_process:
-    startup_check(input_checks.check_trace_records, config, CONFIG_FILE)
+    startup_check(
+        input_checks.check_trace_records, config, CONFIG_FILE, input_checks.TRACE_CHECKS
+    )
 plan.resolve_beir_folders(config)
 startup_check(plan.resolve_run_codes, config, CONFIG_FILE)
 # Run files name queries of their dataset: read once, in the main process (a dry run too).
