@@ -15,7 +15,10 @@ JUDGE_CHECK_TABLES = {
             TRACE_AGREEMENT
             or (
                 not TRACES
-                and ("umbrela" in JUDGMENT_KINDS or (PUBLISHED and PUBLISHED["judgments"]))
+                and (
+                    "umbrela" in JUDGMENT_KINDS
+                    or (PUBLISHED and PUBLISHED["judgments"])
+                )
             ),
         ),
         (
