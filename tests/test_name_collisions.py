@@ -36,7 +36,9 @@ def write(path: Path, records: list[dict]) -> str:
 
 @pytest.mark.parametrize(("name", "system"), [
     ("bm25.v1.jsonl", "bm25.v1"), ("bm25.v1.json", "bm25.v1"), ("bm25.v1.ndjson", "bm25.v1"), ("BM25.JSONL", "BM25"),
-    ("bm25", "bm25"), ("logs.v2.txt", "logs.v2.txt"), ("prod.jsonl.gz", "prod.jsonl.gz"), ("prod logs.jsonl", None),
+    ("bm25", "bm25"), ("logs.v2.txt", "logs.v2.txt"), ("prod.jsonl.gz", "prod"), ("prod.JSON.gz", "prod"),
+    ("a.v1.ndjson.gz", "a.v1"), ("prod.parquet", "prod"), ("prod.parquet.gz", "prod.parquet.gz"), ("prod.gz", "prod.gz"),
+    ("prod logs.jsonl", None),
     (".jsonl", None),
 ])
 def test_a_files_system_is_its_name_without_its_traces_extension_only(name, system):

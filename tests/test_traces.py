@@ -19,6 +19,7 @@ from retrieval_response.analysis.correlation_tables import analysis_tables
 from retrieval_response.datasets.traces import read_traces
 from retrieval_response.decide.verdict import verdict_table
 from retrieval_response.infra.errors import InputError, InputErrors, JobFailure
+from retrieval_response.infra.paths import SAFE_NAME_RULE
 from retrieval_response.llm.cache import ResponseCache
 from retrieval_response.llm.client import LLMClient
 from retrieval_response.llm.config import ModelConfig, PacingConfig
@@ -70,44 +71,71 @@ def test_the_tables_of_two_systems_share_one_candidate_list_per_query(tmp_path):
     assert report["systems"] == ["bm25", "dense", "v1"] and report["traces"] == 3
 
 
-def test_every_bad_record_gets_one_line_and_nothing_is_read(tmp_path):
-    good = _trace("q0", ["a"])
-    bad = [
-        ({"query": "q?", "docs": [], "answer": "x"}, "missing field query_id"),
-        (_trace(7, ["a"]), "query_id must be a non-empty string, found integer"),
-        (_trace("q2", ["a"]) | {"answer": ["x"]}, "answer must be a non-blank string, found array"),
-        (_trace("q3", []), "docs is empty"),
-        (_trace("q4", ["a"]) | {"docs": "a"}, "docs must be an array of documents, found string"),
-        (_trace("q5", ["a", "b", "a"]), "docs[3].id 'a' is repeated within the trace"),
-        (_trace("q6", ["a"]) | {"docs": [{"id": "a", "text": 3}]}, "docs[1].text must be a non-blank string"),
-        ('{"query_id": "q7", "query": "q?", "docs": [{"id": "a", "text": "text of a"}], "answer": "x", '
-         '"feedback": NaN}', "feedback nan is not a finite number"),
-        (_trace("q8", ["a"], feedback="meh"), "feedback label 'meh' is not mapped to a number"),
-        (_trace("q9", ["a"], feedback=True), "feedback must be a number or a label, not a boolean"),
-        (_trace("q10", ["a"], gold=[1]), "gold must be a string or an array of strings"),
-        (_trace("q11", ["a"], system="../x"), "system '../x' cannot be used in a file name"),
-        (_trace("q0", ["a"]), "a second trace of query 'q0' by system 'traces'"),
-        (_trace("q0", ["a"], system="s2") | {"query": "another?"}, "query 'q0' has two texts, 'another?' here"),
-        (_trace("q12", ["a"]) | {"docs": [{"id": "a", "text": "other"}]}, "document 'a' has another text"),
-        ("[1, 2]", "expected a JSON object"),
-    ]
-    path = _write(tmp_path / "traces.jsonl", [good, *(record for record, _ in bad)])
+GOOD = _trace("q0", ["a"])
+# records that break a JSON type rule: the columnar reader refuses the file, read again record by record
+TYPE_BAD = [
+    (_trace(7, ["a"]), "query_id must be a string, found integer"),
+    (_trace("q2", ["a"]) | {"answer": ["x"]}, "answer must be a string, found array"),
+    (_trace("q4", ["a"]) | {"docs": "a"}, "docs must be an array of documents, found string"),
+    (_trace("q6", ["a"]) | {"docs": [{"id": "a", "text": 3}]}, "docs[1].text must be a string, found integer"),
+    (_trace("q6", ["a"]) | {"docs": [{"id": "a", "text": "t"}, 5]}, "docs[2] must be an object with id and text"),
+    ('{"query_id": "q7", "query": "q?", "docs": [{"id": "a", "text": "text of a"}], "answer": "x", '
+     '"feedback": NaN}', "feedback nan is not a finite number"),
+    (_trace("q9", ["a"], feedback=True), "feedback must be a number or a label, not a boolean"),
+    (_trace("q10", ["a"], gold=[1]), "gold must be a string or an array of strings"),
+    ("[1, 2]", "expected a JSON object, found array"),
+    ('{"query_id": "q11", ', "malformed JSON line"),
+    (json.dumps(_trace("q12", ["a"])).replace("answer to", "\\ud800 answer to"), "a lone surrogate"),
+]
+# records that break a rule on values: polars expressions over the whole dataset
+VALUE_BAD = [
+    ({"query": "q?", "docs": [{"id": "a", "text": "text of a"}], "answer": "x"}, "missing field query_id"),
+    (_trace("q1", ["a"]) | {"query": "  "}, "query must be a non-blank string"),
+    (_trace("q3", []), "docs is empty"),
+    (_trace("q5", ["a", "b", "a"]), "docs[3].id 'a' is repeated within the trace"),
+    (_trace("q6", ["a"]) | {"docs": [{"id": "a", "text": "text of a"}, {"id": "b"}]}, "docs[2] has no text"),
+    (_trace("q8", ["a"], feedback="meh"), "label 'meh' is not mapped (mapped now: up)"),
+    (_trace("q11", ["a"], system="../x"), "system '../x': use 1 to 100 ASCII letters"),
+    (_trace("q0", ["a"]), "a second trace of query 'q0' by system 'traces' (the first is at {path} line 1)"),
+    (_trace("q0", ["a"], system="s2") | {"query": "another?"},
+     "query 'q0' has two texts, 'another?' here and 'question q0?' at {path} line 1"),
+    (_trace("q12", ["a"]) | {"docs": [{"id": "a", "text": "other"}]},
+     "document 'a' has another text at {path} line 1"),
+]
+
+
+@pytest.mark.parametrize(("record", "rule"), TYPE_BAD + VALUE_BAD)
+def test_a_bad_record_is_one_line_naming_its_file_line_and_rule(tmp_path, record, rule):
+    path = _write(tmp_path / "traces.jsonl", [GOOD, record])
     with pytest.raises(InputError) as caught:
         read_traces([path], feedback_labels={"up": 1})
-    error = caught.value
-    if isinstance(error, InputErrors):
-        lines = str(error).splitlines()
-    else:
-        lines = [str(error)]
-    # a record that is not an object stops the JSON reader itself: it is the one line then
-    assert lines == [f"{path}: line 17: expected a JSON object, found array"]
-    path = _write(tmp_path / "traces.jsonl", [good, *(record for record, _ in bad[:-1])])
+    [line] = str(caught.value).splitlines()
+    assert line.startswith(f"{path}: line 2: ") and rule.format(path=path) in line, line
+
+
+@pytest.mark.parametrize("bad", [TYPE_BAD, VALUE_BAD], ids=["type", "value"])
+def test_every_bad_record_is_reported_once_in_one_pass_and_nothing_is_read(tmp_path, bad):
+    path = _write(tmp_path / "traces.jsonl", [GOOD, *(record for record, _ in bad)])
     with pytest.raises(InputErrors) as caught:
         read_traces([path], feedback_labels={"up": 1})
     lines = str(caught.value).splitlines()
-    assert len(lines) == len(bad) - 1
-    for number, (line, (_, rule)) in enumerate(zip(lines, bad[:-1], strict=True), start=2):
-        assert line.startswith(f"{path}: line {number}: ") and rule in line, line
+    assert len(lines) == len(bad)
+    for number, (line, (_, rule)) in enumerate(zip(lines, bad, strict=True), start=2):
+        assert line.startswith(f"{path}: line {number}: ") and rule.format(path=path) in line, line
+
+
+# each record breaks its rule its own way (one rule broken the same way by many records is one line)
+@pytest.mark.parametrize("bad", [
+    lambda n: _trace(f"t{n}", [f"d{i}" for i in range(n)]) | {"docs": [{"id": f"d{i}", "text": "t"} for i in range(n)] + [5]},
+    lambda n: _trace(f"b{n}", ["a"], feedback=f"label{n}"),
+], ids=["type", "value"])
+def test_many_bad_records_are_capped_with_a_count_of_the_rest(tmp_path, bad):
+    path = _write(tmp_path / "traces.jsonl", [GOOD, *(bad(n) for n in range(InputErrors.MAX_LINES + 5))])
+    with pytest.raises(InputErrors) as caught:
+        read_traces([path])
+    lines = str(caught.value).splitlines()
+    assert len(lines) == InputErrors.MAX_LINES + 1 and lines[-1] == f"{path}: ... and 5 more broken records"
+    assert [line.split(": ")[1] for line in lines[:-1]] == [f"line {n}" for n in range(2, InputErrors.MAX_LINES + 2)]
 
 
 def _constructed(n_queries: int, seed: int) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
@@ -194,21 +222,19 @@ def test_a_newcomers_traces_file_is_refused_at_start_up_with_one_line_per_mistak
     with pytest.raises(InputErrors) as caught:
         check_trace_records(config, "run.yaml")
     assert str(caught.value).splitlines() == [
-        f"{path}: line 1: feedback label 'thumbs_up' is not mapped to a number: add it to the dataset's "
-        "feedback_labels (mapped now: down, up)",
-        f'{path}: line 2: docs[1] has no text: each document is {{"id", "text"}}',
-        f"{path}: line 3: query 'q1' has two texts, 'who wrote dune' here and 'Who wrote Dune?' at {path} line 1: "
-        "give one text per query_id",
-        f"{path}: line 4: system 'team/bm25-v2' cannot be used in a file name: use 1 to 100 ASCII letters, digits "
-        "and . _ + -, starting with a letter or digit",
+        f"{path}: line 1: feedback must be a number or a label that the dataset's feedback_labels maps to one: "
+        "label 'thumbs_up' is not mapped (mapped now: down, up)",
+        f'{path}: line 2: each document is {{"id", "text"}}: docs[1] has no text',
+        f"{path}: line 3: give one text per query_id: query 'q1' has two texts, 'who wrote dune' here and "
+        f"'Who wrote Dune?' at {path} line 1",
+        f"{path}: line 4: system cannot be used in a file name: system 'team/bm25-v2': {SAFE_NAME_RULE}",
     ], "a bad record's query text still counts: the clash shows in the same pass"
     unnamed = _write(tmp_path / "prod logs.jsonl", [_trace("q1", ["a"]), _trace("q2", ["a"]) | {"system": None}])
     with pytest.raises(InputError) as caught:
         read_traces([unnamed])
     assert str(caught.value).splitlines() == [
         f"{unnamed}: lines 1, 2: no system, and the file's name cannot be one: add a system field or rename the "
-        "file (1 to 100 ASCII letters, digits and . _ + -, starting with a letter or digit)"], \
-        "a rule broken by several records is one line naming them"
+        f"file: {SAFE_NAME_RULE}"], "a rule broken by several records is one line naming them"
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 d1\n")
     _write(path, [{"query_id": "q1", "query": "Who?", "docs": [dune], "answer": "Herbert."}])

@@ -21,7 +21,7 @@ from retrieval_response.analysis.segments import (
     kept_and_reason,
     segment_minimum,
 )
-from retrieval_response.datasets.traces import MAX_LISTED, NOT_JSON, read_trace_records, read_traces, sample_queries
+from retrieval_response.datasets.traces import MAX_LISTED, NOT_JSON, checked_records, read_traces, sample_queries
 from retrieval_response.decide.verdict import MIN_QUERIES
 from retrieval_response.figures.feedback_rate import wilson_interval
 from retrieval_response.infra.errors import InputError
@@ -69,7 +69,7 @@ def test_a_file_that_is_not_json_is_refused_in_one_line(tmp_path, text):
     path = tmp_path / "logs.csv"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(InputError) as caught:
-        read_trace_records([path])
+        checked_records([path])
     assert str(caught.value).startswith(f"{path}: file: {NOT_JSON}") and "\n" not in str(caught.value)
     assert "malformed JSON" not in str(caught.value)
 
@@ -88,12 +88,13 @@ def test_a_rule_broken_by_many_records_is_one_line_naming_them(tmp_path, n_bad):
     records.insert(1, _trace("qx", []))
     path = _write(tmp_path / "prod.jsonl", records)
     with pytest.raises(InputError) as caught:
-        read_trace_records([path], {"up": 1})
+        checked_records([path], {"up": 1})
     lines = str(caught.value).splitlines()
     assert len(lines) == 2 and len(set(lines)) == 2, "each message once"
     listed = [n for n in range(1, n_bad + 2) if n != 2][:MAX_LISTED]
     more = f" and {n_bad - MAX_LISTED} more" if n_bad > MAX_LISTED else ""
-    assert lines[0].startswith(f"{path}: lines {', '.join(map(str, listed))}{more}: feedback label 'thumbs_up'")
+    assert lines[0].startswith(f"{path}: lines {', '.join(map(str, listed))}{more}: feedback must be a number or a label "
+                               "that the dataset's feedback_labels maps to one: label 'thumbs_up'")
     assert lines[1].startswith(f"{path}: line 2: docs is empty")
 
 
@@ -129,12 +130,13 @@ def test_traces_keys_apply_to_traces_configs_only(tmp_path):
         check_config(config, "run.yaml", {})
 
 
-def _systems_traces(layout: str) -> list[tuple[str, str, dict]]:
+def _systems_traces(layout: str) -> pl.DataFrame:
     """Traces of 300 queries: every system answers every query (shared), each its own queries
     (disjoint: 200 for a, 100 for b), or a answers all and b a tenth (nested)."""
     owners = {"shared": lambda q: ("a", "b", "c"), "disjoint": lambda q: ("a",) if q < 200 else ("b",),
               "nested": lambda q: ("a", "b") if q % 10 == 0 else ("a",)}[layout]
-    return [("f", f"line {q}", {"query_id": f"q{q:03d}", "system": s}) for q in range(300) for s in owners(q)]
+    return pl.DataFrame([(f"q{q:03d}", s) for q in range(300) for s in owners(q)], schema=["query_id", "system"],
+                        orient="row")
 
 
 @pytest.mark.parametrize("layout", ["shared", "disjoint", "nested"])
@@ -143,8 +145,8 @@ def test_the_sample_of_queries_keeps_each_systems_share(layout, n):
     traces = _systems_traces(layout)
     chosen = sample_queries(traces, n, seed=7)
     assert len(chosen) == min(n, 300) and chosen == sample_queries(traces, n, seed=7)
-    per_system = Counter(t["system"] for _, _, t in traces if t["query_id"] in chosen)
-    all_of = Counter(t["system"] for _, _, t in traces)
+    per_system = Counter(traces.filter(pl.col("query_id").is_in(list(chosen)))["system"].to_list())
+    all_of = Counter(traces["system"].to_list())
     for system, size in all_of.items():
         assert abs(per_system[system] - min(n, 300) * size / 300) <= max(1.0, 0.1 * min(n, 300) * size / 300)
     if n < 300:

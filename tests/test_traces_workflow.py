@@ -98,7 +98,7 @@ def test_a_bad_traces_file_stops_the_run_at_start_up_with_one_line_per_record(wo
     lines = [line for line in proc.stderr.splitlines() if "traces.jsonl: " in line]
     assert lines == [
         "traces.jsonl: line 2: docs is empty: a trace needs the documents the answer was written from",
-        "traces.jsonl: line 3: feedback label 'meh' is not mapped to a number: add it to the dataset's "
-        "feedback_labels (mapped now: down, up)"], proc.stderr
+        "traces.jsonl: line 3: feedback must be a number or a label that the dataset's feedback_labels maps to "
+        "one: label 'meh' is not mapped (mapped now: down, up)"], proc.stderr
     written = {p.name for p in run.iterdir()} - {"config.yaml", "traces.jsonl", ".snakemake"}
     assert not written, "nothing is written"

@@ -5,7 +5,7 @@ renamed in this release are read under their new names (``renamed_keys.resolve_r
 old name prints one notice line, old and new together stop the run), then the JSON schema, then the
 library's ``retrieval_response.workflow_config.checks`` (wildcard values, safe path names,
 cross-key rules, input files, alpha grid, prompts, API-key variables, no pasted key) and, for traces, every
-record of their files (``input_checks.check_trace_records``); then the secret parts of
+record of their files, once per content (``input_checks.check_trace_records``); then the secret parts of
 every ``api_base`` leave the config for the environment (``withhold_api_base_secrets``). A failure
 prints one line ``<config file>: config key <key>: <rule>`` to stderr and exits with status 1.
 What the config asks to build (its run mode, designs, units, shards) comes from
@@ -76,11 +76,14 @@ startup_check(
     PeriodicityDetector().is_periodic,
 )
 startup_check(checks.check_config, config, CONFIG_FILE)
-# Traces files are read record by record: once, in the main process (a dry run too). Whether a
-# trace has a time (the monitor rule runs then) is known there; a job's own Snakemake (on a cluster
-# node) takes it from the monitor table, which every job after the monitor finds written.
+# Traces files are read in the main process (a dry run too), once per content (TRACE_CHECKS).
+# Whether a trace has a time (the monitor rule runs then) is known there, from the cache too; a
+# job's own Snakemake (on a cluster node) takes it from the monitor table, which every job after
+# the monitor finds written.
 if workflow.is_main_process:
-    TIMED_TRACES = startup_check(input_checks.check_trace_records, config, CONFIG_FILE)
+    TIMED_TRACES = startup_check(
+        input_checks.check_trace_records, config, CONFIG_FILE, input_checks.TRACE_CHECKS
+    )
 else:
     TIMED_TRACES = os.path.exists("results/analysis/monitor.parquet")
 plan.resolve_beir_folders(config)

@@ -114,7 +114,7 @@ INT_DIGITS = 4300
 """The most digits a JSON integer is read with (Python's default limit of int conversion)."""
 
 
-def _loads(path: Path, where: str, text: str) -> object:
+def load_json(path: str | Path, where: str, text: str) -> object:
     """``json.loads(text)``; InputError at ``where`` for an integer longer than :data:`INT_DIGITS`."""
     try:
         return json.loads(text, parse_int=_json_int)
@@ -125,7 +125,7 @@ def _loads(path: Path, where: str, text: str) -> object:
 def parse_json_array(path: Path, text: str) -> list[Record]:
     """Records of a JSON array document, labelled ``record 1`` ...; each item must be a JSON object."""
     try:
-        items = _loads(path, "file", text)
+        items = load_json(path, "file", text)
     except json.JSONDecodeError as error:
         raise InputError(path, f"line {error.lineno}", f"malformed JSON: {error.msg}, at column {error.colno}") from error
     if not isinstance(items, list):
@@ -151,7 +151,7 @@ def iter_json_lines(path: Path, lines: Iterable[str]) -> Iterator[Record]:
         if not line.strip():
             continue
         try:
-            item = _loads(path, f"line {number}", line)
+            item = load_json(path, f"line {number}", line)
         except json.JSONDecodeError as error:
             raise InputError(path, f"line {number}", f"malformed JSON line: {error.msg}, at column {error.colno}") from error
         if not isinstance(item, dict):

@@ -30,7 +30,8 @@ The rules are the relations the samples obey (docs/METHODS.md#samples):
   the samples of one (id, E, Nc, Np) at several K prefixes of one ranking (``rank``, ``inK``);
   against a ranked table
   (:func:`check_graded_against_ranked`): ``rank = ranked.rank[:K]``, ``inK = (ranked.rank[:K] < Np)``;
-- traces analysis tables: :func:`trace_sample_rules`.
+- traces analysis tables: :func:`trace_sample_rules`;
+- the records of a traces file (:func:`trace_record_rules`), as ``datasets.traces`` reads them.
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ PRECISION_TOLERANCE = 1e-9
 RECORD = "_record"
 """The column of a frame that locates each row in its file (``record 3``, ``line 7``); without it a
 row is ``row N``."""
+
+FILE = "_file"
+"""The column of a frame read from several files that names each row's file (else the path given)."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,8 @@ def check_rules(frame: pl.DataFrame, path: str | os.PathLike, rules: Rules) -> N
     """InputError, one line ``<path>: <record>: <rule>[: <detail>]`` per row of ``frame`` that breaks
     a rule, naming its first broken rule in the order of ``rules`` (a null counts as broken); the
     record is its ``_record`` (``record N``, ``line N``) or ``row N``, with the id when ``frame``
-    has one that is a safe name. Each rule is evaluated on the rows that broke none before it, so a
+    has one that is a safe name; the path is the row's ``_file`` where ``frame`` has that column.
+    Each rule is evaluated on the rows that broke none before it, so a
     later rule may assume the earlier ones hold. Nothing when every row keeps every rule."""
     remaining = frame.with_row_index(_ROW)
     label = _row_label(frame.columns)
@@ -115,14 +120,16 @@ def check_rules(frame: pl.DataFrame, path: str | os.PathLike, rules: Rules) -> N
             continue
         message = pl.lit(text) if rule.detail is None else pl.concat_str(
             pl.lit(f"{text}: "), rule.detail.cast(pl.String).fill_null("null"))
-        columns = {_ROW: pl.col(_ROW), "_label": label, "_rule": message}
+        columns = {_ROW: pl.col(_ROW), "_label": label, "_rule": message,
+                   "_path": pl.col(FILE) if FILE in frame.columns else pl.lit(str(path))}
         rows = (remaining.select(**columns).filter(broken) if rule.context
                 else remaining.filter(broken).select(**columns))
         found.append(rows)
         remaining = remaining.filter(~broken)
     if found:
         report = pl.concat(found).sort(_ROW)
-        raise_all([InputError(path, record, rule) for record, rule in report.select("_label", "_rule").iter_rows()])
+        raise_all([InputError(where, record, rule)
+                   for where, record, rule in report.select("_path", "_label", "_rule").iter_rows()])
 
 
 def _check_columns(frame: pl.DataFrame, path: str | os.PathLike, columns: Sequence[str], what: str) -> None:
@@ -421,3 +428,92 @@ def analysis_rules(columns: Sequence[str]) -> Rules:
             pl.col("np_2K").is_not_null() & ~pl.col("np_2K").is_between(_ink.list.sum(), _np),
             pl.format("np_2K = {}, sum(inK) = {}, Np = {}", pl.col("np_2K"), _ink.list.sum(), _np))
     return rules
+
+
+def quoted(text: pl.Expr) -> pl.Expr:
+    """Per row, ``'text'`` for an error line: line breaks shown as ``\\n`` (the line cuts a long value,
+    ``infra.errors.shorten_values``)."""
+    text = text.str.replace_all("\n", "\\n", literal=True).str.replace_all("\r", "\\r", literal=True)
+    return pl.concat_str(pl.lit("'"), text, pl.lit("'"))
+
+
+def _first_doc(docs: pl.Expr, broken: pl.Expr) -> pl.Expr:
+    """``docs[i]``: the 1-based position of the first document of a record for which ``broken``
+    (an expression of ``pl.element()``, a document struct) holds."""
+    return pl.format("docs[{}]", docs.list.eval(broken.fill_null(True)).list.arg_max() + 1)
+
+
+def _missing_of_first(docs: pl.Expr, broken: pl.Expr) -> pl.Expr:
+    """``id``, ``text`` or ``id and no text``: what the first document of a record for which
+    ``broken`` holds lacks."""
+    doc = docs.list.get(docs.list.eval(broken.fill_null(True)).list.arg_max())
+    no_id, no_text = doc.struct.field("id").is_null(), doc.struct.field("text").is_null()
+    return (pl.when(doc.is_null() | (no_id & no_text)).then(pl.lit("id and no text"))
+            .when(no_id).then(pl.lit("id")).otherwise(pl.lit("text")))
+
+
+TIME_RULE = "time must be an ISO 8601 date or date and time string (2026-03-01 or 2026-03-01T14:05:00Z)"
+"""The rule a traces record's ``time`` breaks when it is no ISO 8601 string (``datasets.traces.iso_time``)."""
+
+
+def trace_record_rules(labels: Sequence[str]) -> Rules:
+    """The rules on the values of the records of traces files (``datasets.traces``: columns
+    ``_file, _record, query_id, query`` (stripped), ``docs, answer``, ``feedback`` as written,
+    ``_feedback`` its number (null when unmapped), ``time`` as written, ``_time`` its UTC datetime
+    (null when it is no ISO 8601 string), ``system`` (the file's name where null),
+    ``_secret_system`` (whether the system looks like a secret, ``infra.secrets.looks_like_secret``),
+    ``_doc_clash``), given the ``labels`` of ``feedback_labels``: the four
+    fields given; ``query_id`` non-empty; ``query``, ``answer`` and each document's ``text``
+    non-blank; one query text per ``query_id`` (the first record's); ``docs`` non-empty, each
+    document ``{id, text}`` with a non-empty id, ids distinct within the record; ``feedback`` a
+    finite number or a mapped label; ``time`` an ISO 8601 date or date and time
+    (:data:`TIME_RULE`); ``system`` not a secret, a safe name; one record per (system, query_id);
+    one text per document id (``_doc_clash``: where another was seen first)."""
+    where = pl.format("{} {}", pl.col(FILE), pl.col(RECORD))
+    query_id, query, docs, feedback = pl.col("query_id"), pl.col("query"), pl.col("docs"), pl.col("feedback")
+    doc_id, doc_text = pl.element().struct.field("id"), pl.element().struct.field("text")
+    first_query = query.first().over("query_id")
+    system = pl.col("system")
+    no_field = doc_id.is_null() | doc_text.is_null()
+    mapped = ", ".join(labels) or "none"
+    return {
+        **{f"missing field {name}": pl.col(name).is_null() for name in ("query_id", "query", "docs", "answer")},
+        "query_id must be a non-empty string": query_id == "",
+        "query must be a non-blank string": query == "",
+        "give one text per query_id": Rule(query != first_query, pl.format(
+            "query {} has two texts, {} here and {} at {}", quoted(query_id), quoted(query), quoted(first_query),
+            where.first().over("query_id")), context=True),
+        "answer must be a non-blank string": pl.col("answer").str.strip_chars() == "",
+        "docs is empty: a trace needs the documents the answer was written from": docs.list.len() == 0,
+        'each document is {"id", "text"}': Rule(
+            docs.list.eval(pl.element().is_null() | no_field).list.any(),
+            pl.format("{} has no {}", _first_doc(docs, pl.element().is_null() | no_field),
+                      _missing_of_first(docs, pl.element().is_null() | no_field))),
+        "a document's id must be a non-empty string": Rule(
+            docs.list.eval(doc_id == "").list.any(), pl.format("{}.id is empty", _first_doc(docs, doc_id == ""))),
+        "a document's text must be a non-blank string": Rule(
+            docs.list.eval(doc_text.str.strip_chars() == "").list.any(),
+            pl.format("{}.text is blank", _first_doc(docs, doc_text.str.strip_chars() == ""))),
+        "a document id appears once in a trace": Rule(
+            docs.list.eval(doc_id).list.n_unique() != docs.list.len(),
+            pl.format("{}.id {} is repeated within the trace", _first_doc(docs, ~doc_id.is_first_distinct()),
+                      quoted(docs.list.eval(doc_id.filter(doc_id.is_duplicated())).list.first()))),
+        "feedback must be a number or a label that the dataset's feedback_labels maps to one": Rule(
+            feedback.is_not_null() & pl.col("_feedback").is_null(),
+            pl.format("label {} is not mapped (mapped now: {})", quoted(feedback), pl.lit(mapped))),
+        "feedback must be a finite number": Rule(pl.col("_feedback").is_not_null() & ~pl.col("_feedback").is_finite(),
+                                                 pl.format("feedback {}", feedback)),
+        TIME_RULE: Rule(pl.col("time").is_not_null() & pl.col("_time").is_null(),
+                        pl.format("found {}", quoted(pl.col("time")))),
+        "no system, and the file's name cannot be one: add a system field or rename the file": Rule(
+            system.is_null(), pl.lit(SAFE_NAME_RULE)),
+        "system looks like an API key or token, which would reach every result (the value is not shown)":
+            pl.col("_secret_system"),
+        "system cannot be used in a file name": Rule(
+            ~safe_name_expr(system), pl.format("system {}: {}", quoted(system), pl.lit(SAFE_NAME_RULE))),
+        "one trace per system and query_id": Rule(
+            ~pl.struct(system, query_id).is_first_distinct(),
+            pl.format("a second trace of query {} by system {} (the first is at {})", quoted(query_id), quoted(system),
+                      where.first().over(system, query_id)), context=True),
+        "give one text per document id in the dataset": Rule(pl.col("_doc_clash").is_not_null(), pl.col("_doc_clash")),
+    }

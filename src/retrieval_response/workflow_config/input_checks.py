@@ -3,22 +3,30 @@ its traces options, and the files the config names (datasets, runs, qrels, publi
 grades): they exist, a corpus holds enough documents, an ir_datasets dataset can be read, and a
 traces file's records follow the format. :func:`.checks.check_config` runs them in its order;
 each raises one InputError ``<config file>: config key <key>: <rule>`` at the first problem, except
-:func:`check_trace_records`, which reads the traces files record by record (the workflow's main
-process runs it after ``check_config``) and raises every bad record at once, one line each, and
-:func:`check_run_queries`, which reads the run files and the queries they rank.
+:func:`check_trace_records`, which reads the traces files (the workflow's main process runs it after
+``check_config``) and raises every bad record at once, one line per rule and file (it checks a
+dataset once per content, :data:`TRACE_CHECKS`), and :func:`check_run_queries`, which reads the run
+files and the queries they rank.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from retrieval_response.datasets import ir_datasets_layout
+import polars as pl
+
+from retrieval_response.datasets import ir_datasets_layout, traces
 from retrieval_response.datasets.judged_corpus import beir_qrels, corpus_file, has_records
 from retrieval_response.datasets.layouts import CORPUS_LAYOUTS, TRACES_LAYOUT, check_options, row_subset
-from retrieval_response.datasets.traces import read_qrels, read_trace_records
+from retrieval_response.datasets.traces import checked_records, read_qrels
+from retrieval_response.infra.atomic import write_json
 from retrieval_response.infra.errors import InputError
+from retrieval_response.tables import sample_rules
 from retrieval_response.tables.labelling_sheet import read_labelled_sheet
+from retrieval_response.tables.sample_rules import FILE, RECORD
 from retrieval_response.workflow_config.plan import judgment_kinds, trace_datasets, trace_files, trace_grade_prompts
 
 
@@ -185,6 +193,48 @@ def check_run_queries(config: Mapping) -> None:
                                                        allow_downloads=config["models"]["allow_downloads"]))
 
 
+TRACE_CHECKS = Path(".snakemake/retrieval_response/traces_checked.json")
+"""Where the start-up check of traces remembers (in the run's folder) each file's content hash by its
+path, size and modification time, and the datasets it found good by their key
+(:func:`trace_check_key`)."""
+HASH_CHUNK = 1 << 20
+
+
+def content_hash(path: str | Path) -> str:
+    """The blake2b digest (16 bytes, hex) of the bytes of ``path``, read in chunks of 1 MiB."""
+    digest = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as stream:
+        while chunk := stream.read(HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def known_hash(path: str | Path, files: dict) -> str:
+    """The content hash of ``path``: the one ``files`` holds for its absolute path when its size and
+    modification time (ns) are those recorded, else :func:`content_hash`, recorded in ``files``."""
+    stat = Path(path).stat()
+    entry = files.get(str(Path(path).resolve()))
+    if entry and (entry["size"], entry["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
+        return entry["blake2b"]
+    digest = content_hash(path)
+    files[str(Path(path).resolve())] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "blake2b": digest}
+    return digest
+
+
+def trace_check_key(config: Mapping, name: str, files: dict) -> str:
+    """The key of a traces dataset's start-up check: blake2b of its files' paths and content hashes
+    (:func:`known_hash`), its ``feedback_labels``, its qrels file's content hash and the source of
+    the modules that hold the rules (``datasets.traces``, ``tables.sample_rules``): the same key,
+    the same outcome."""
+    dataset = config["datasets"][name]
+    rules = b"".join(Path(module.__file__).read_bytes() for module in (traces, sample_rules))
+    key = {"files": [[str(path), known_hash(path, files)] for path in trace_files(config, name)],
+           "feedback_labels": dataset.get("feedback_labels") or {},
+           "qrels": known_hash(dataset["qrels"], files) if dataset.get("qrels") else None,
+           "rules": hashlib.blake2b(rules, digest_size=16).hexdigest()}
+    return hashlib.blake2b(json.dumps(key, sort_keys=True).encode("utf-8"), digest_size=16).hexdigest()
+
+
 def check_numbered_subsets(config: Mapping, config_file: str) -> None:
     """No two datasets whose layouts number their rows ``<subset>-<n>`` (``beir``, ``trec``,
     ``ir_datasets``) share a subset: their query ids would collide. InputError naming the second
@@ -237,15 +287,27 @@ def check_ir_datasets(config: Mapping, config_file: str) -> None:
                                                path=config_file, record=f"config key datasets.{name}.ir_datasets_id")
 
 
-def trace_targets(config: Mapping, dataset: str, traces: list[dict]) -> set[str]:
-    """The targets that the traces dataset ``dataset`` can give a value, from its ``traces``
-    (``datasets.traces.parse_trace`` dicts): ``feedback`` when a trace has one; the context grade
-    with ``trace_grades: [retrieved]``; the judge-free gold targets when a trace has gold answers,
-    and the gold grade too with ``trace_grades: [gold]``; an expected grade only with a grader
-    asked for ``logprobs``."""
+TRACE_FACTS = ("feedback", "gold", "time")
+"""The keys of :func:`trace_facts`."""
+
+
+def trace_facts(records: pl.DataFrame) -> dict[str, bool]:
+    """What a traces dataset's records (``datasets.traces.checked_records``) hold that decides its
+    targets and whether the monitor runs (:data:`TRACE_FACTS`): ``feedback`` when a trace has one,
+    ``gold`` when a trace has gold answers, ``time`` when a trace has a time."""
+    return {"feedback": bool(records["feedback"].is_not_null().any()),
+            "gold": bool(records["gold"].list.len().gt(0).any()),
+            "time": bool(records["time"].is_not_null().any())}
+
+
+def trace_targets(config: Mapping, dataset: str, facts: Mapping[str, bool]) -> set[str]:
+    """The targets that the traces dataset ``dataset`` can give a value, from its :func:`trace_facts`:
+    ``feedback`` when a trace has one; the context grade with ``trace_grades: [retrieved]``; the
+    judge-free gold targets when a trace has gold answers, and the gold grade too with
+    ``trace_grades: [gold]``; an expected grade only with a grader asked for ``logprobs``."""
     asked = trace_grade_prompts(config, dataset)
-    gold = any(trace["gold"] for trace in traces)
-    found = {"feedback"} if any(trace["feedback"] is not None for trace in traces) else set()
+    gold = facts["gold"]
+    found = {"feedback"} if facts["feedback"] else set()
     found |= {"grade_context"} if "context" in asked else set()
     found |= {"grade_gold"} if gold and "gold" in asked else set()
     found |= {"answer_f1", "answer_recall", "answer_contains"} if gold else set()
@@ -254,43 +316,76 @@ def trace_targets(config: Mapping, dataset: str, traces: list[dict]) -> set[str]
     return found
 
 
-def check_trace_records(config: Mapping, config_file: str) -> bool:
+def _read_trace_dataset(config: Mapping, config_file: str, name: str, seen: pl.DataFrame) -> pl.DataFrame:
+    """``query_id, dataset, feedback, gold, time`` (:func:`trace_facts`) of the traces dataset ``name``'s
+    queries, its records checked (``datasets.traces.checked_records``), its qrels read and judging
+    one of them, and none a query of ``seen`` (``query_id, dataset`` of the datasets read before)."""
+    dataset = config["datasets"][name]
+    records = checked_records(trace_files(config, name), dataset.get("feedback_labels"))
+    clash = records.select(FILE, RECORD, "query_id").join(seen, on="query_id", maintain_order="left").head(1)
+    for path, label, query, other in clash.iter_rows():
+        raise InputError(path, label, f"query id {query!r} is also a query of the traces dataset {other}: the "
+                         "analysis keeps the teams' query ids, so two traces datasets need distinct ones (or put "
+                         "the files in one dataset with paths)")
+    queries = records.select("query_id").unique(maintain_order=True).with_columns(dataset=pl.lit(name))
+    if dataset.get("qrels"):
+        judged = read_qrels(dataset["qrels"])
+        if not queries["query_id"].is_in(list(judged)).any():
+            raise InputError(config_file, f"config key datasets.{name}.qrels", (
+                f"qrels file {str(dataset['qrels'])!r} judges none of the {queries.height} query ids of the traces "
+                f"(first {queries['query_id'][0]!r}; the qrels' first {next(iter(judged), 'none')!r}): its query "
+                "ids must be the traces' query_id values"))
+    return queries.with_columns(**{k: pl.lit(v) for k, v in trace_facts(records).items()})
+
+
+def check_trace_records(config: Mapping, config_file: str, cache: str | Path | None = None) -> bool:
     """Every record of every traces dataset's files follows the traces format, and its qrels file
-    parses (``datasets.traces.read_trace_records``, ``read_qrels``): the bad records of a dataset
-    raised at once, one line ``<file>: line N: <rule>`` each. The qrels judge at least one query of
-    the traces, and every target of ``analysis.targets`` can have a value on some dataset
-    (:func:`trace_targets`; without the key, some target can): else one line naming the key, before
-    any call is paid for. A query id in two traces datasets is refused: the analysis keeps the query
-    ids as they are. The labelling sheet of ``traces.labelled_sheet`` is read too
-    (``tables.labelling_sheet``). It reads the files, so the workflow runs it in its main process
-    only, after :func:`check_config` (which checks they exist). Returns True when some trace has a
-    ``time`` (the ``monitor`` rule then runs)."""
-    timed = False
+    parses (``datasets.traces.checked_records``, ``read_qrels``): the bad records of a dataset
+    raised at once, one line per rule and file. The qrels judge at least one query of the traces,
+    and every target of ``analysis.targets`` can have a value on some dataset (:func:`trace_targets`;
+    without the key, some target can): else one line naming the key, before any call is paid for. A
+    query id in two traces datasets is refused: the analysis keeps the query ids as they are. The
+    labelling sheet of ``traces.labelled_sheet`` is read too (``tables.labelling_sheet``). It reads
+    the files, so the workflow runs it in its main process only, after :func:`check_config` (which
+    checks they exist). With ``cache`` (a JSON file, :data:`TRACE_CHECKS`), a dataset whose
+    :func:`trace_check_key` was found good before is not read again (its :func:`trace_facts` are
+    remembered; with several traces datasets, only when the same keys were found good together, as
+    their query ids must be distinct), and a file whose size and modification time are unchanged is
+    not hashed again. Returns True when some trace has a ``time`` (the ``monitor`` rule then runs;
+    remembered in the facts, so a dataset not read again answers too)."""
     sheet = (config.get("traces") or {}).get("labelled_sheet")
     if sheet is not None:
         read_labelled_sheet(sheet)
+    memo = {"files": {}, "checked": {}}
+    if cache is not None and Path(cache).is_file():
+        try:
+            memo = {**memo, **json.loads(Path(cache).read_text(encoding="utf-8"))}
+        except (ValueError, OSError):
+            pass
+    if not isinstance(memo["checked"], dict) or not isinstance(memo["files"], dict):
+        memo = {"files": {}, "checked": {}}
+    before = json.dumps(memo, sort_keys=True)
+    names = trace_datasets(config)
+    keys = {name: trace_check_key(config, name, memo["files"]) for name in names} if cache is not None else {}
+    together = hashlib.blake2b(" ".join(sorted(keys.values())).encode("utf-8"), digest_size=16).hexdigest()
+    known = len(names) < 2 or together in memo["checked"]
+    seen = pl.DataFrame(schema={"query_id": pl.String, "dataset": pl.String})
     possible: set[str] = set()
-    owner: dict[str, str] = {}
-    for name in trace_datasets(config):
-        dataset = config["datasets"][name]
-        records = read_trace_records(trace_files(config, name), dataset.get("feedback_labels"))
-        for path, label, trace in records:
-            other = owner.setdefault(trace["query_id"], name)
-            if other != name:
-                raise InputError(path, label, f"query id {trace['query_id']!r} is also a query of the traces dataset "
-                                 f"{other}: the analysis keeps the teams' query ids, so two traces datasets need "
-                                 "distinct ones (or put the files in one dataset with paths)")
-        traces = [trace for _, _, trace in records]
-        timed = timed or any(trace["time"] is not None for trace in traces)
-        if dataset.get("qrels"):
-            judged = read_qrels(dataset["qrels"])
-            queries = list(dict.fromkeys(trace["query_id"] for trace in traces))
-            if not any(query in judged for query in queries):
-                raise InputError(config_file, f"config key datasets.{name}.qrels", (
-                    f"qrels file {str(dataset['qrels'])!r} judges none of the {len(queries)} query ids of the traces "
-                    f"(first {queries[0]!r}; the qrels' first {next(iter(judged), 'none')!r}): its query ids must "
-                    "be the traces' query_id values"))
-        possible |= trace_targets(config, name, traces)
+    timed = False
+    for name in names:
+        facts = memo["checked"].get(keys.get(name)) if known else None
+        if not isinstance(facts, dict) or set(facts) != set(TRACE_FACTS):
+            queries = _read_trace_dataset(config, config_file, name, seen)
+            seen = pl.concat([seen, queries.select("query_id", "dataset")])
+            facts = {k: bool(queries[k][0]) for k in TRACE_FACTS}
+            if name in keys:
+                memo["checked"][keys[name]] = facts
+        possible |= trace_targets(config, name, facts)
+        timed = timed or facts["time"]
+    if keys and len(names) > 1:
+        memo["checked"][together] = {}
+    if cache is not None and json.dumps(memo, sort_keys=True) != before:
+        write_json(memo, cache)
     asked = config["analysis"].get("targets")
     for target in (asked or ()) if trace_datasets(config) else ():
         if target not in possible:
