@@ -134,6 +134,19 @@ def test_mcb_intervals_equal_a_direct_computation_on_a_small_case(seed):
     assert ((result.p < 0.05) == result.worse).all() and not (result.worse & (result.high > 0)).any()
 
 
+def test_two_measures_with_the_same_draws_bound_each_other_by_their_difference():
+    """Draws that do not spread between two measures (T and T_u ordering every resample alike)
+    leave their difference known exactly: every margin stays finite and one measure is recommended."""
+    rng = np.random.default_rng(6)
+    values = np.array([0.40, 0.41, 0.10])
+    draws = values[:, None] + rng.normal(size=(3, 200)) * 0.04
+    draws[1] = draws[0] + 0.01
+    result = best_comparisons(values, draws, 0.95)
+    assert np.isfinite(result.margin).all() and result.worse[2]
+    assert result.margin[1] == pytest.approx(0.0) and result.margin[0] == pytest.approx(0.01)
+    assert recommend(["T", "T_u", "P"], result) in (0, 1)
+
+
 def test_mcb_is_narrower_than_all_pairs_on_the_same_draws():
     rng = np.random.default_rng(4)
     values = np.linspace(0.4, 0.3, 12)

@@ -69,17 +69,19 @@ class BestComparisons:
         return ~self.worse & finite & (gaps.min(axis=1) <= tolerance + 1e-12)
 
 
-def _pair_se(values: np.ndarray, draws: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """d (m, m) with d[i, j] = r_i - r_j, its draws (m, m, R) and se (m, m), NaN where the pair
-    cannot be studentized (no spread, or fewer than two defined draws)."""
+def _pair_se(values: np.ndarray, draws: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """d (m, m) with d[i, j] = r_i - r_j, its draws (m, m, R), se (m, m), NaN where the pair
+    cannot be studentized (no spread, or fewer than two defined draws), and ``flat`` (m, m): the
+    pairs whose defined draws do not spread, whose difference is therefore known exactly."""
     d = values[:, None] - values[None, :]
     d_draws = draws[:, None, :] - draws[None, :, :]
     with np.errstate(invalid="ignore", divide="ignore"):
         defined = np.count_nonzero(~np.isnan(d_draws), axis=2)
         se = np.where(defined > 1, np.nanstd(np.where(defined[..., None] > 1, d_draws, 0.0), axis=2, ddof=1), np.nan)
+    flat = (defined > 1) & ~(se > SPREAD_FLOOR) & ~np.eye(len(values), dtype=bool)
     se[~(se > SPREAD_FLOOR)] = np.nan
     np.fill_diagonal(se, np.nan)
-    return d, d_draws, se
+    return d, d_draws, se, flat
 
 
 def _largest_ranks(count: np.ndarray, alpha: float) -> np.ndarray:
@@ -116,7 +118,7 @@ def best_comparisons(values: np.ndarray, draws: np.ndarray, level: float = 0.95)
     draws = np.asarray(draws, np.float64).reshape(len(values), -1)
     m, resamples = draws.shape
     alpha = 1 - level
-    d, d_draws, se = _pair_se(values, draws)
+    d, d_draws, se, flat = _pair_se(values, draws)
     # excess[i, j, b]: how far d*_{ji} exceeds d_ji, studentized (j over i)
     with np.errstate(invalid="ignore"):
         excess = (-(d_draws - d[:, :, None])) / se[:, :, None]
@@ -144,8 +146,8 @@ def best_comparisons(values: np.ndarray, draws: np.ndarray, level: float = 0.95)
                 if usable_rows.any() else math.inf, 0.0)
     c_high = (float(np.max(order_statistic(np.floor(k - spread).astype(np.int64))[usable_rows]))
               if usable_rows.any() else math.inf)
-    low, high, margin, _, se_margin = _bounds(d, se, critical)
-    band = np.stack([_bounds(d, se, c_low)[2], _bounds(d, se, c_high)[2]], axis=1)
+    low, high, margin, _, se_margin = _bounds(d, se, flat, critical)
+    band = np.stack([_bounds(d, se, flat, c_low)[2], _bounds(d, se, flat, c_high)[2]], axis=1)
     p = strictly_worse(d, d_draws, se)
     worse = p < alpha
     return BestComparisons(low=low, high=high, margin=margin, worse=worse, p=p, se_margin=se_margin,
@@ -182,20 +184,23 @@ def strictly_worse(d: np.ndarray, d_draws: np.ndarray, se: np.ndarray) -> np.nda
     return p
 
 
-def _bounds(d: np.ndarray, se: np.ndarray, critical: float):
+def _bounds(d: np.ndarray, se: np.ndarray, flat: np.ndarray, critical: float):
     """Constrained MCB bounds at critical value ``critical`` (:func:`best_comparisons`):
-    low, high, margin, worse and the largest se_ij over the j in G bounding each margin."""
+    low, high, margin, worse and the largest se_ij over the j in G bounding each margin. A pair
+    whose draws do not spread (``flat``) bounds with its difference alone (width 0); a pair
+    without defined draws bounds nothing."""
     m = len(d)
     testable = ~np.isnan(se)
+    bounded = testable | flat
     with np.errstate(invalid="ignore"):
         width = np.where(testable, critical * np.where(testable, se, 1.0), 0.0)
     worse = ((d.T > width.T) & testable.T).any(axis=1) if m > 1 else np.zeros(m, bool)
-    upper = np.where(np.eye(m, dtype=bool), np.inf, d + np.where(testable, width, np.inf))
+    upper = np.where(np.eye(m, dtype=bool), np.inf, d + np.where(bounded, width, np.inf))
     high = np.maximum(upper.min(axis=1), 0.0) if m > 1 else np.zeros(m)
     high[worse] = 0.0
     possible = ~worse
     others = possible[None, :] & ~np.eye(m, dtype=bool)
-    lower = np.where(others, d - np.where(testable, width, np.inf), np.inf)
+    lower = np.where(others, d - np.where(bounded, width, np.inf), np.inf)
     alone = possible & (possible.sum() == 1)
     low = np.where(alone, 0.0, np.minimum(lower.min(axis=1), 0.0))
     margin = -low

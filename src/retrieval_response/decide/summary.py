@@ -80,8 +80,9 @@ def recommendation(rows: list[dict]) -> str:
     if best is None:
         undecided = _by_decision(rows)[UNDECIDED]
         family = [r for r in undecided if r["reason_code"] in FAMILY_REASONS]
-        why = (family or undecided)[0]
-        return f"cannot decide: {why['reason']}"
+        if not (family or undecided):
+            return "cannot decide: no compared measure's margin could be bounded (verdict.txt)"
+        return f"cannot decide: {(family or undecided)[0]['reason']}"
     worse = len(_by_decision(rows)[WORSE])
     sentence = (f"monitor {best['measure']}{_alpha(best)}, {interval(best['value'], best['ci_low'], best['ci_high'])}: "
                 f"no measure predicts {first['target']} better by more than {number(best['margin'], signed=False)} "
