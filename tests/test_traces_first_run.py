@@ -4,7 +4,6 @@ the minimum of samples that names its config key, and the feedback figure's inte
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 
@@ -34,19 +33,9 @@ from retrieval_response.tables.labelling_sheet import (
 )
 from retrieval_response.workflow_config.checks import check_config
 from retrieval_response.workflow_config.input_checks import check_trace_records
+from test_traces import _trace, _write
 
 pytestmark = pytest.mark.unit
-
-
-def _trace(query_id: str, docs: list[str], **fields) -> dict:
-    return {"query_id": query_id, "query": f"question {query_id}?", "docs": [{"id": d, "text": f"text of {d}"}
-                                                                          for d in docs],
-            "answer": f"answer to {query_id}", **fields}
-
-
-def _write(path: Path, records: list) -> Path:
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records))
-    return path
 
 
 def _config(tmp_path: Path, datasets: dict, traces: dict | None = None, kinds=("umbrela",)) -> dict:
