@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import polars as pl
 
-from retrieval_response.decide.reasons import REASONS
-
 SEGMENTATIONS = ("fit", "ratio")
 VERDICT_SEGMENTATIONS = ("fit", "all")
 """The segmentations a verdict is given for: narrow and wide, and all samples together."""
@@ -102,7 +100,7 @@ def too_few(minimum: int) -> str:
     return f"n < {minimum}"
 
 
-NO_SAMPLE_WITH_MEASURE = REASONS["not_computed"]
+NO_SAMPLE_WITH_MEASURE = "not computed"
 """The first words of the reason of a segment where no sample has the measure (:func:`kept_and_reason`),
 the verdict's few words for its reason code ``not_computed``; the figures say it of a measure
 without any value (``figures.labels.MEASURE_NOT_COMPUTED``)."""

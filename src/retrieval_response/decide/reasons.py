@@ -3,11 +3,13 @@ per reason with its few words.
 
 The verdict table stores the code (``reason_code``) beside the reason in full (``reason``); the
 terminal, the report's front page and the verdict figure show the few words of :data:`REASONS`,
-so nothing is parsed back from the prose. (A module without imports: the Snakefile imports the
-verdict's words while it is parsed.)
+so nothing is parsed back from the prose. (A light module: the Snakefile imports the verdict's
+words while it is parsed.)
 """
 
 from __future__ import annotations
+
+from retrieval_response.analysis.segments import NO_SAMPLE_WITH_MEASURE
 
 POSSIBLY_BEST, WORSE, UNDECIDED = "possibly best", "worse", "undecided"
 DECISIONS = (POSSIBLY_BEST, WORSE, UNDECIDED)
@@ -18,7 +20,7 @@ REASONS: dict[str, str] = {
     "target_constant": "target constant",
     "few_resamples": "too few resamples",
     "few_samples": "too few samples",
-    "not_computed": "not computed",
+    "not_computed": NO_SAMPLE_WITH_MEASURE,
     "not_computable": "needs Np",
     "circular": "circular at K = 1",
     "other_samples": "on other samples",
