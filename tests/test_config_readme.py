@@ -6,7 +6,7 @@ A key is named as a dotted path from a top-level key of the schema (``analysis.m
 ``llm.pacing.jobs``, ``datasets.<name>.run_code``), or from ``pacing`` for ``llm.pacing``; a
 placeholder segment (``<role>``) stands for any property, or any name where the schema takes any
 (``additionalProperties``). A dotted name that starts with a module of the package
-(``analysis.measures.alpha_grid``, ``llm.jobs``) may name that module, and a file name
+(``measures.alpha.alpha_grid``, ``llm.jobs``) may name that module, and a file name
 (``analysis.smk``, ``pacing.py``, ``config/traces.yaml``) is no key.
 """
 
@@ -101,8 +101,8 @@ def is_module(segments: list[str]) -> bool:
 def named_keys(text: str) -> set[str]:
     """The dotted config keys ``text`` names (module docstring). A dotted name that is no key but
     starts with a module's name names the module when it is quoted as code (a backtick before it)
-    or goes on into the module (``analysis.measures.alpha_grid``); given alone and bare, as a key
-    is (``(analysis.measures)`` in a message), it counts as a key."""
+    or goes on into the module (``measures.alpha.alpha_grid``); given alone and bare, as a key
+    is (``(analysis.segments)`` in a message), it counts as a key."""
     keys = set()
     for match in KEY_NAME.finditer(text):
         segments = [*ROOTS[match.group(1)].split("."), *match.group(2)[1:].split(".")]
@@ -165,7 +165,7 @@ def test_key_check(text, candidate, exists):
 
 
 @pytest.mark.parametrize(
-    "text", ["retrieval_response.analysis.measures.alpha_grid", "``analysis.measures``", "analysis.measures.MEASURES",
+    "text", ["retrieval_response.measures.alpha.alpha_grid", "``analysis.segments``", "measures.registry.MEASURES",
              "`pacing.py`",
              "workflow/rules/analysis.smk", "config/traces.yaml", "llm.jobs.job_pacing"],
 )
