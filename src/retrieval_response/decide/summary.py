@@ -172,7 +172,7 @@ def shared_reasons(families: list[list[dict]]) -> list[str]:
 def recommendation_lines(verdict: pl.DataFrame) -> list[str]:
     """The recommendations of :data:`HEADLINE_SEGMENT`: one line per family (target | subset |
     ranker: :func:`recommendation`, with the judge's check), one line per undecided reason shared
-    by several families (:func:`shared_reasons`) and one line per weak judge."""
+    by several families (:func:`shared_reasons`) and one line naming every weak judge."""
     families = list(_families(verdict.filter(pl.col("segment") == HEADLINE_SEGMENT)))
     lines, weak = [], set()
     for rows in families:
@@ -182,8 +182,9 @@ def recommendation_lines(verdict: pl.DataFrame) -> list[str]:
         if first.get("judge_weak"):
             weak.add(first["judge_check"])
     lines += shared_reasons(families)
-    lines += [f"The verdict rests on a weak judge: {check} (an interval reaching below kappa/alpha 0.4 or AUC 0.6)"
-              for check in sorted(weak)]
+    if weak:
+        lines.append(f"The verdict rests on a weak judge (an interval reaching below kappa/alpha 0.4 or AUC 0.6): "
+                     f"{'; '.join(sorted(weak))}")
     return lines
 
 
