@@ -9,6 +9,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+import yaml
 
 from conftest import llm_config, llm_workdir, planned_files, run_snakemake
 from retrieval_response.agreement.judge_gold import SCHEMA
@@ -90,20 +91,26 @@ def test_gold_reference_grades_reach_the_collected_and_judge_tables(built_gold):
     assert table.columns == list(SCHEMA)
 
 
+def _grade_against_both(config: dict) -> None:
+    config["llm"]["grade_reference"] = "both"
+    config["llm"]["prompts"] = dict(config["llm"].get("prompts") or {}) | {"grade_gold": "prompts/grade_gold.txt"}
+
+
+def _grade_against_ideal(config: dict) -> None:
+    config["llm"]["grade_reference"] = "ideal"
+
+
 @pytest.mark.workflow
-@pytest.mark.parametrize("workdir, change", [
-    ("built_gold", ("grade_reference: both", "grade_reference: ideal")),
-    ("built", ("cache: results/llm_cache", "cache: results/llm_cache\n  grade_reference: both\n"
-                                          "  prompts: {answer: prompts/answer.txt, grade: prompts/grade.txt, "
-                                          "grade_gold: prompts/grade_gold.txt}")),
-])
+@pytest.mark.parametrize("workdir, change", [("built_gold", _grade_against_ideal), ("built", _grade_against_both)])
 def test_changing_the_grade_reference_reruns_the_grades_only(workdir, change, request):
     workdir = request.getfixturevalue(workdir)
     config_path = workdir / "config.yaml"
     original = config_path.read_text()
-    assert change[0] in original
+    changed = yaml.safe_load(original)
+    change(changed)
+    assert changed != yaml.safe_load(original)
     try:
-        config_path.write_text(original.replace(change[0], change[1]))
+        config_path.write_text(yaml.safe_dump(changed, sort_keys=False))
         planned = planned_files(workdir, *RULES, "--", *JUDGE)
     finally:
         config_path.write_text(original)
