@@ -149,7 +149,10 @@ def _figure(grid: list[tuple[str, list[VerdictPanel]]], *, title: str, footer: s
         axes.set_xlabel("correlation", fontsize=FONT)
     handles = [Line2D([], [], linestyle="none", **style) for style in DECISION_STYLE.values()]
     footer = wrap(footer, width, FONT) if footer else ""
-    legend = figure.legend(handles=handles, loc="lower center", ncols=2, fontsize=FONT, frameon=False,
+    # two columns of entries only where the page is wide enough for them
+    two_columns = width >= 2 * widest([h.get_label() for h in handles], FONT) + 1.0
+    legend = figure.legend(handles=handles, loc="lower center", ncols=2 if two_columns else 1, fontsize=FONT,
+                           frameon=False,
                            title=footer or None, title_fontsize=FONT)
     legend.get_title().set_color(NOTE_COLOUR)
     row_titles = [max(text_inches(p.title, FONT)[1] for p in panels) for _, panels in wrapped]
@@ -214,7 +217,7 @@ def _verdict_figure(verdict: pl.DataFrame, segments: tuple[str, ...], name: str,
     words = {p.note.split(":")[0] for _, panels in grid for p in panels if not p.rows}
     rankers, subsets = _codes_of(rows)
     what = "all samples" if segments == (HEADLINE_SEGMENT,) else "narrow: K < Np, wide: K >= Np"
-    title = (f"Verdict: which measure predicts each target best ({what}). {CORR_LABELS.get(corr_type, corr_type)} "
+    title = (f"Verdict: which measure to monitor for each target ({what}). {CORR_LABELS.get(corr_type, corr_type)} "
              "correlation of each measure (alpha cross-fitted) with its 95 % bootstrap interval over query "
              "resamples, compared ones ordered from the highest; panel rows = subset, ranker")
     return _figure(grid, title=title, footer=figure_footer(manifest, words, rankers, subsets, cells=False))
