@@ -18,6 +18,7 @@ import polars as pl
 import pytest
 import yaml
 
+from retrieval_response.datasets import published_texts
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.testing.openai_server import RemoteServer, serve_in_subprocess
 from retrieval_response.testing.synthetic import synthetic_ranked
@@ -68,6 +69,12 @@ def pytest_collection_modifyitems(config, items) -> None:
 def repo() -> Path:
     """The repository root (where the Snakefile is)."""
     return REPO
+
+
+def texts_of(path: Path) -> dict:
+    """``collect_published``'s texts arguments for a published ``samples_texts.json``: the table
+    as the ``published_texts`` layout reads it, and the file that messages name."""
+    return {"texts": published_texts.read(path, None)[0], "texts_path": path}
 
 
 def python_env(**extra: str) -> dict[str, str]:

@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from conftest import texts_of
 from retrieval_response.infra.errors import InputError
 from retrieval_response.reports.publish_samples import main, publish_samples
 from retrieval_response.tables.collect import collect_published, collect_workflow
@@ -71,7 +72,8 @@ def test_exported_study_analyses_as_the_study(tmp_path):
     counts = publish_samples([tmp_path / "study"], tmp_path / "out")
     assert counts == {"samples_graded.json": 2 * 6 * 5, "samples_ranked.json": 2 * 6 * 2, "samples_texts.json": 6}
     out = tmp_path / "out"
-    published = collect_published(out / "samples_graded.json", out / "samples_ranked.json", out / "samples_texts.json")
+    published = collect_published(out / "samples_graded.json", out / "samples_ranked.json",
+                                  **texts_of(out / "samples_texts.json"))
     study = workflow_table(tmp_path / "study")
     assert published["answer_f1"].is_not_null().sum() == study["answer_f1"].is_not_null().sum() > 0
     # the workflow's own columns: relevance grades (nDCG's gains) and the judged share, 0/1 and 1
@@ -169,7 +171,7 @@ def test_published_texts_give_the_answer_scores(tmp_path):
     records[0]["answer"] = ["ideal answer", "other"]
     texts = tmp_path / "samples_texts.json"
     texts.write_text(json.dumps(records))
-    with_gold = collect_published(FIXTURES / "samples_graded.json", None, texts)
+    with_gold = collect_published(FIXTURES / "samples_graded.json", None, **texts_of(texts))
     without = collect_published(FIXTURES / "samples_graded.json", None)
     assert without["answer_f1"].is_null().all()
     first = with_gold.filter(id=records[0]["id"])
@@ -184,10 +186,10 @@ def test_published_texts_problems_name_file_record_and_rule(tmp_path):
     records = _texts_records(ids)[1:]
     texts.write_text(json.dumps(records))
     with pytest.raises(InputError) as error:
-        collect_published(FIXTURES / "samples_graded.json", None, texts)
+        collect_published(FIXTURES / "samples_graded.json", None, **texts_of(texts))
     assert str(error.value) == f"{texts}: id {ids[0]}: a graded query id is missing from the texts file"
     records = _texts_records(ids)
     records[1]["answer"] = ["ok", 3]
     texts.write_text(json.dumps(records))
     with pytest.raises(InputError, match=r"record 2 .*answer\[1\] must be a string"):
-        collect_published(FIXTURES / "samples_graded.json", None, texts)
+        collect_published(FIXTURES / "samples_graded.json", None, **texts_of(texts))

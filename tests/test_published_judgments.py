@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from conftest import texts_of
 from retrieval_response.infra.errors import InputError, InputErrors
 from retrieval_response.tables.collect import collect_published
 from retrieval_response.workflow_config.checks import check_designs
@@ -56,7 +57,8 @@ def files(tmp_path: Path) -> dict:
 
 
 def test_each_top_k_text_gets_its_judgment_and_an_unjudged_text_stays_null(files):
-    table = collect_published(files["graded"], files["ranked"], files["texts"], [files["j1.parquet"], files["j2.parquet"]])
+    table = collect_published(files["graded"], files["ranked"],
+                      **texts_of(files["texts"]), judgments_paths=[files["j1.parquet"], files["j2.parquet"]])
     for row in table.iter_rows(named=True):
         unjudged = [r == files["unjudged"] and row["id"] == "Hp-0" for r in row["rank"]]
         assert row["umbrela_label"] == [None if u else 3 * (r < NP) for r, u in zip(row["rank"], unjudged, strict=True)]
@@ -64,7 +66,7 @@ def test_each_top_k_text_gets_its_judgment_and_an_unjudged_text_stays_null(files
             [None if u else (0.8 if r < NP else 0.1) for r, u in zip(row["rank"], unjudged, strict=True)])
         assert row["erag_utility"] == [None if u else float(r < NP) for r, u in zip(row["rank"], unjudged, strict=True)]
     assert any(None in labels for labels in table["umbrela_label"].to_list()), "the unjudged text is in some top K"
-    without = collect_published(files["graded"], files["ranked"], files["texts"])
+    without = collect_published(files["graded"], files["ranked"], **texts_of(files["texts"]))
     assert "umbrela_label" not in without.columns
     assert table.drop("erag_utility", "udcg_utility", "umbrela_label").equals(without)
 
@@ -85,7 +87,8 @@ def test_a_bad_judgments_table_is_one_line_per_row_naming_the_file_and_the_rule(
     path = files["j1.parquet"]
     BAD_TABLES[rule](pl.read_parquet(path)).write_parquet(path)
     with pytest.raises(InputError) as error:
-        collect_published(files["graded"], files["ranked"], files["texts"], [path, files["j2.parquet"]])
+        collect_published(files["graded"], files["ranked"],
+                      **texts_of(files["texts"]), judgments_paths=[path, files["j2.parquet"]])
     lines = str(error.value).splitlines()
     rule = "no_response_p outside [0, 1]" if rule.startswith("no_response_p ") else rule
     assert all(line.startswith(f"{path}: ") and rule in line for line in lines[:InputErrors.MAX_LINES])
@@ -93,7 +96,8 @@ def test_a_bad_judgments_table_is_one_line_per_row_naming_the_file_and_the_rule(
 
 def test_a_pair_judged_in_two_tables_is_refused(files):
     with pytest.raises(InputError, match="the same \\(id, text\\) judged in two judgments tables"):
-        collect_published(files["graded"], files["ranked"], files["texts"], [files["j1.parquet"], files["j1.parquet"]])
+        collect_published(files["graded"], files["ranked"],
+                      **texts_of(files["texts"]), judgments_paths=[files["j1.parquet"], files["j1.parquet"]])
 
 
 def test_judgments_without_the_texts_they_judge_stop_at_start_up(files):

@@ -1,4 +1,4 @@
-"""The example traces builder (datasets/trace_builder.py) against the loopback server: BM25's top k
+"""The example traces builder (examples/trace_builder.py) against the loopback server: BM25's top k
 of the shipped BEIR corpus, answers through the LLM client and its cache (a rebuild makes no call),
 a feedback stand-in labelled as such, and a file the traces layout reads."""
 
@@ -9,8 +9,8 @@ import json
 import pytest
 
 from conftest import REPO, loopback_model
-from retrieval_response.datasets.trace_builder import FEEDBACK_SOURCE, build
 from retrieval_response.datasets.traces import read_traces
+from retrieval_response.examples.trace_builder import FEEDBACK_SOURCE, build
 from retrieval_response.workflow_config.defaults import with_defaults
 
 pytestmark = pytest.mark.unit

@@ -19,9 +19,9 @@ import yaml
 
 from conftest import REPO, llm_config, llm_workdir, run_snakemake
 from retrieval_response.agreement.umbrela_qrels import SCHEMA
-from retrieval_response.datasets.trace_builder import retrieved_traces
 from retrieval_response.decide.monitor import MIN_PREVIOUS
 from retrieval_response.decide.monitor import SCHEMA as MONITOR_SCHEMA
+from retrieval_response.examples.trace_builder import retrieved_traces
 from retrieval_response.reports.llm_cost import estimate
 from retrieval_response.tables.labelling_sheet import SHEET_COLUMNS
 

@@ -3,12 +3,14 @@ judgments) -> one analysis table."""
 
 import _workflow_package  # noqa: F401
 
+from retrieval_response.datasets import published_texts
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log
 from retrieval_response.tables.collect import collect_published
 
 log = job_log(snakemake.log[0])
-graded = collect_published(snakemake.input.graded, snakemake.input.ranked or None, snakemake.input.texts or None,
+texts = published_texts.read(snakemake.input.texts, None)[0] if snakemake.input.texts else None
+graded = collect_published(snakemake.input.graded, snakemake.input.ranked or None, texts, snakemake.input.texts or "",
                            snakemake.input.judgments, snakemake.params.erag_metric)
 write_parquet(graded, snakemake.output.graded)
 log.info("%d graded samples read from %s", graded.height, snakemake.input.graded)

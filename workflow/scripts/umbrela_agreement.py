@@ -7,10 +7,10 @@ import polars as pl
 
 from retrieval_response.agreement.umbrela_qrels import umbrela_agreement
 from retrieval_response.datasets import published_texts
-from retrieval_response.datasets.traces import qrels_judged_texts
 from retrieval_response.infra.atomic import write_parquet
 from retrieval_response.infra.logs import job_log
 from retrieval_response.tables.labelling_sheet import read_labelled_sheet, sheet_agreement
+from retrieval_response.tables.trace_samples import qrels_judged_texts
 from retrieval_response.tables.workflow_tables import read_judgments_table, read_texts_table
 
 

@@ -618,11 +618,3 @@ def read_traces(paths: Sequence[str | Path], *, feedback_labels: Mapping[str, fl
         "sample": None if sample is None else {"queries": texts.height, "of": all_queries, "seed": seed},
     }
     return texts, table, report
-
-
-def qrels_judged_texts(texts: pl.DataFrame) -> pl.DataFrame:
-    """``id, subset, p, n`` of a traces texts table with ``n`` cut to the documents the qrels judge (not
-    relevant), so that UMBRELA's agreement with the qrels (``agreement.umbrela_qrels``) counts
-    judged pairs only; queries the qrels do not judge are left out."""
-    return (texts.filter(pl.col("Np_qrels").is_not_null())
-            .select("id", "subset", "p", n=pl.col("n").list.gather(pl.col("n_judged").list.eval(pl.element().arg_true()))))

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 import polars as pl
 
 from retrieval_response.analysis.answer_scores import SCORES, best_scores
-from retrieval_response.datasets import published_texts
 from retrieval_response.infra.errors import InputError
 from retrieval_response.measures.counts import positives_in_top_2k
 from retrieval_response.measures.judgments import JUDGMENT_COLUMNS
@@ -234,12 +233,10 @@ def check_unique_samples(graded: pl.DataFrame, graded_paths: Sequence[str | os.P
                          "give one of them ids of its own")
 
 
-def published_texts_table(texts_path: str | os.PathLike, graded: pl.DataFrame) -> pl.DataFrame:
-    """``id, p, n, answers`` of a published ``samples_texts.json`` (read and validated as the
-    ``published_texts`` layout; its optional ``answer``: a string or a list of strings).
-    InputError naming the texts file and the first graded id it lacks: every query of ``graded``
-    must be in the texts file."""
-    texts, _ = published_texts.read(texts_path, None)
+def published_texts_table(texts: pl.DataFrame, texts_path: str | os.PathLike, graded: pl.DataFrame) -> pl.DataFrame:
+    """``id, p, n, answers`` of a published texts table (``samples_texts.json`` read as the
+    ``published_texts`` layout, ``datasets.published_texts.read``). InputError naming the texts
+    file ``texts_path`` and the first graded id it lacks: every query of ``graded`` must be in it."""
     missing = graded.select("id").unique(maintain_order=True).join(texts.select("id"), on="id", how="anti")
     if missing.height:
         raise InputError(texts_path, f"id {missing['id'][0]}", "a graded query id is missing from the texts file")
@@ -249,7 +246,8 @@ def published_texts_table(texts_path: str | os.PathLike, graded: pl.DataFrame) -
 def collect_published(
     graded_path: str | os.PathLike,
     ranked_path: str | os.PathLike | None,
-    texts_path: str | os.PathLike | None = None,
+    texts: pl.DataFrame | None = None,
+    texts_path: str | os.PathLike = "samples_texts.json",
     judgments_paths: Sequence[str | os.PathLike] = (),
     erag_metric: str = "answer_contains",
 ) -> pl.DataFrame:
@@ -257,18 +255,19 @@ def collect_published(
 
     Each file is checked record by record and each graded sample against its ranked sample
     (``tables.published.read_published``). The optional fields ``grade_expected`` and ``status``
-    are kept when the file has them. The answer scores use the gold answers of ``texts_path`` (a
-    published ``samples_texts.json``, joined by id, :func:`published_texts_table`); without it
-    they are null. ``judgments_paths``: judgments tables (:func:`read_judgments_table`) of the
-    texts of ``texts_path``, which it needs; the samples gain the judgment lists as in the
+    are kept when the file has them. The answer scores use the gold answers of ``texts`` (a
+    published ``samples_texts.json`` as ``datasets.published_texts.read`` reads it, from the file
+    ``texts_path`` that messages name; joined by id, :func:`published_texts_table`); without it
+    they are null. ``judgments_paths``: judgments tables (:func:`read_judgments_table`) of those
+    texts, which it needs; the samples gain the judgment lists as in the
     workflow (:func:`with_document_judgments`, eRAG answers scored with ``erag_metric``), a text
     judged in no table null.
     """
     graded, ranked = read_published(graded_path, ranked_path or None)
-    if judgments_paths and not texts_path:
+    if judgments_paths and texts is None:
         raise InputError(judgments_paths[0], "published.judgments", "judgments need published.texts (the texts they judge)")
-    if texts_path:
-        texts = published_texts_table(texts_path, graded)
+    if texts is not None:
+        texts = published_texts_table(texts, texts_path, graded)
         if judgments_paths:
             judgments = pl.concat([read_judgments_table(p) for p in judgments_paths])
             check_rules(judgments, ", ".join(map(str, judgments_paths)),

@@ -11,7 +11,6 @@ import polars as pl
 
 from retrieval_response.agreement.umbrela_qrels import umbrela_agreement
 from retrieval_response.analysis.samples import default_measures
-from retrieval_response.datasets.traces import qrels_judged_texts
 from retrieval_response.infra.errors import JobFailure
 from retrieval_response.measures.judgments import UMBRELA_RELEVANT
 from retrieval_response.measures.registry import MEASURES, NOT_COMPUTABLE
@@ -114,3 +113,11 @@ def traces_report(graded: pl.DataFrame, datasets: dict[str, dict]) -> dict:
     computed = [name for name in default_measures(graded) if name not in not_computable]
     return {"datasets": datasets, "samples": graded.height, "not_computable": not_computable,
             "computed": computed}
+
+
+def qrels_judged_texts(texts: pl.DataFrame) -> pl.DataFrame:
+    """``id, subset, p, n`` of a traces texts table with ``n`` cut to the documents the qrels judge (not
+    relevant), so that UMBRELA's agreement with the qrels (``agreement.umbrela_qrels``) counts
+    judged pairs only; queries the qrels do not judge are left out."""
+    return (texts.filter(pl.col("Np_qrels").is_not_null())
+            .select("id", "subset", "p", n=pl.col("n").list.gather(pl.col("n_judged").list.eval(pl.element().arg_true()))))

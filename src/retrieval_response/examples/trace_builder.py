@@ -1,7 +1,7 @@
 """Build the shipped example traces: a BEIR corpus, BM25's top k, the configured generator's answers,
 and a feedback column derived from the gold answers, clearly labelled a stand-in (docs/TRACES.md).
 
-    python -m retrieval_response.datasets.trace_builder --config config/traces.yaml \\
+    python -m retrieval_response.examples.trace_builder --config config/traces.yaml \\
         [--beir resources/data/hotpotqa_beir] [--queries 50] [--k 5] [--seed 1] [--out FILE]
 
 The queries are ``queries`` of the BEIR folder's queries with a judged positive, sampled by
@@ -30,9 +30,12 @@ from retrieval_response.datasets.judged_corpus import beir_qrels
 from retrieval_response.datasets.layouts import TRACES_LAYOUT, corpus_table, prepare_judged_queries
 from retrieval_response.infra.atomic import write_text
 from retrieval_response.infra.yaml_files import load_yaml
+from retrieval_response.llm.jobs import client_from_config, job_threads
 from retrieval_response.llm.prompts import ANSWER_FIELDS, format_references, load_prompt
 from retrieval_response.ranking.corpus_retrieval import bm25_retrieval
 from retrieval_response.ranking.lexical import bm25_settings
+from retrieval_response.workflow_config.checks import check_secrets
+from retrieval_response.workflow_config.defaults import with_defaults
 
 FEEDBACK_SOURCE = ("stand-in for user feedback: 1 when the answer contains a gold answer (SQuAD-normalised), "
                    "else 0; not what users said")
@@ -72,8 +75,6 @@ def build(config: dict, *, beir: str | Path, queries: int, k: int, seed: int, ou
           log: str = "logs/build_traces.log") -> dict:
     """Build the example traces file ``out`` from ``config`` (schema defaults filled in) and return
     its summary: traces written, left out (failed answers), the client's calls and cache hits."""
-    from retrieval_response.llm.jobs import client_from_config, job_threads
-
     llm = config["llm"]
     prompt = load_prompt(llm["prompts"]["answer"], ANSWER_FIELDS)
     Path(log).parent.mkdir(parents=True, exist_ok=True)
@@ -97,9 +98,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", help="the traces file (default: the config's traces dataset's path)")
     args = parser.parse_args(argv)
-    from retrieval_response.workflow_config.checks import check_secrets
-    from retrieval_response.workflow_config.defaults import with_defaults
-
     config = with_defaults(load_yaml(args.config), args.config)
     check_secrets(config, args.config)
     out = args.out or next(d["path"] for d in config["datasets"].values() if d["layout"] == TRACES_LAYOUT)
