@@ -321,7 +321,7 @@ def _json_records(path: Path) -> pl.DataFrame:
     first = data.lstrip()[:1]
     if first == b"[":
         try:
-            items = load_json(path, "file", data.decode("utf-8"))
+            items = load_json(path, "file", data.decode("utf-8"), records=True)
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
             raise InputError(path, "file", f"malformed JSON array: {error}") from None
         labels = [f"record {n}" for n in range(1, len(items) + 1)] if isinstance(items, list) else []

@@ -7,7 +7,9 @@ other Unicode line separators inside strings are text, as JSON allows). Every re
 A missing or unreadable file, malformed JSON and a record that is not an object raise
 :class:`~retrieval_response.infra.errors.InputError` naming the file, the line or record, and the
 rule broken. So does a string that cannot be written as UTF-8 (a lone surrogate such as
-``"\ud800"``, which JSON escapes can spell but no text column can hold).
+``"\ud800"``, which JSON escapes can spell but no text column can hold), and an object, at any
+depth, that gives a key twice (JSON readers disagree on which value counts: json keeps the last,
+polars the first).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from retrieval_response.infra.errors import InputError
+from retrieval_response.infra.errors import InputError, raise_all
+from retrieval_response.infra.paths import shown_value
 
 
 @dataclass(frozen=True)
@@ -114,18 +117,65 @@ INT_DIGITS = 4300
 """The most digits a JSON integer is read with (Python's default limit of int conversion)."""
 
 
-def load_json(path: str | Path, where: str, text: str) -> object:
-    """``json.loads(text)``; InputError at ``where`` for an integer longer than :data:`INT_DIGITS`."""
+class _RepeatedKeys(dict):
+    """A JSON object in which a key was given twice (its last value kept, as JSON readers keep it);
+    ``repeated`` is the first key given twice."""
+
+    repeated: str
+
+
+def repeated_key(value: object) -> str | None:
+    """The first key given twice in an object of the parsed JSON ``value`` (depth first), else None."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _RepeatedKeys):
+            return item.repeated
+        if isinstance(item, dict):
+            stack.extend(reversed(item.values()))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return None
+
+
+def repeated_key_rule(key: str) -> str:
+    """The rule broken by a JSON object that gives ``key`` twice."""
+    return f"key {shown_value(key)} is given twice in one object (a JSON reader would keep its last value only)"
+
+
+def load_json(path: str | Path, where: str, text: str, *, records: bool = False) -> object:
+    """``json.loads(text)``; InputError at ``where`` for an integer longer than :data:`INT_DIGITS`,
+    and for an object (at any depth) that gives a key twice, which json would read as its last
+    value. With ``records`` (``text`` is a JSON array of records), the repeated key's error names
+    the record: ``record N``, 1-based."""
+    repeated: list[bool] = []
+
+    def json_object(pairs: list[tuple[str, object]]) -> dict:
+        data = dict(pairs)
+        if len(data) == len(pairs):
+            return data
+        seen: set[str] = set()
+        marked = _RepeatedKeys(data)
+        marked.repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
+        repeated.append(True)
+        return marked
+
     try:
-        return json.loads(text, parse_int=_json_int)
+        value = json.loads(text, parse_int=_json_int, object_pairs_hook=json_object)
     except _LongInteger as error:
         raise InputError(path, where, str(error)) from None
+    if repeated:
+        if records and isinstance(value, list):
+            raise_all([InputError(path, f"record {number}", repeated_key_rule(key))
+                       for number, item in enumerate(value, start=1) if (key := repeated_key(item)) is not None])
+        raise InputError(path, where, repeated_key_rule(repeated_key(value)))
+    return value
 
 
 def parse_json_array(path: Path, text: str) -> list[Record]:
     """Records of a JSON array document, labelled ``record 1`` ...; each item must be a JSON object."""
     try:
-        items = load_json(path, "file", text)
+        items = load_json(path, "file", text, records=True)
     except json.JSONDecodeError as error:
         raise InputError(path, f"line {error.lineno}", f"malformed JSON: {error.msg}, at column {error.colno}") from error
     if not isinstance(items, list):
