@@ -5,7 +5,6 @@ hits, pacing and secrets."""
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import subprocess
 import sys
 import time
@@ -233,7 +232,8 @@ def test_many_requests_meeting_every_shape_each_end_with_a_status(tmp_path):
     assert sum(client.stats.failures_by_reason.values()) == sum(not r.ok for r in results)
 
 
-FUTURE = email.utils.format_datetime(email.utils.localtime().replace(year=2099), usegmt=False)
+FUTURE = "Mon, 07 Dec 2099 16:22:33 +0000"
+"""An HTTP date far in the future (a fixed text, so that every pytest-xdist worker collects the same test id)."""
 PAST = "Wed, 21 Oct 2015 07:28:00 GMT"
 
 

@@ -111,8 +111,8 @@ def test_another_format_under_a_json_name_is_the_same_one_line(tmp_path, content
     assert str(caught.value) == f"{path}: file: {FORMAT_RULE}"
 
 
-@pytest.mark.parametrize("content", [b"not gzip at all", gzip.compress(b'{"query_id": "q1"}\n' * 50)[:-12],
-                                     b"\x1f\x8b\x08\x00garbage"])
+@pytest.mark.parametrize("content", [b"not gzip at all", gzip.compress(b'{"query_id": "q1"}\n' * 50, mtime=0)[:-12],
+                                     b"\x1f\x8b\x08\x00garbage"], ids=["not-gzip", "cut-short", "bad-deflate"])
 def test_a_corrupt_gzip_file_is_one_line(tmp_path, content):
     path = tmp_path / "traces.jsonl.gz"
     path.write_bytes(content)
