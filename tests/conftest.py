@@ -72,9 +72,9 @@ def repo() -> Path:
 
 
 def texts_of(path: Path) -> dict:
-    """``collect_published``'s texts arguments for a published ``samples_texts.json``: the table
-    as the ``published_texts`` layout reads it, and the file that messages name."""
-    return {"texts": published_texts.read(path, None)[0], "texts_path": path}
+    """``collect_published``'s ``texts`` argument for a published ``samples_texts.json``: the file
+    and its table as the ``published_texts`` layout reads it."""
+    return {"texts": (path, published_texts.read(path, None)[0])}
 
 
 def python_env(**extra: str) -> dict[str, str]:

@@ -24,7 +24,7 @@ from retrieval_response.datasets.judged_corpus import jsonl_texts
 from retrieval_response.datasets.layouts import read_texts
 from retrieval_response.datasets.traces import read_trace_file
 from retrieval_response.infra.errors import InputError, InputErrors
-from retrieval_response.infra.json_records import load_json, read_json_records
+from retrieval_response.infra.json_records import load_json, quoted_key_counts, read_json_records
 from retrieval_response.tables.human_grades import read_human_grades
 from retrieval_response.tables.published import read_graded, read_ranked
 
@@ -38,6 +38,7 @@ READERS: dict[str, tuple[Path, Callable[[Path], object]]] = {
     "published_texts": (FIXTURES / "datasets/published_samples_texts.json", lambda p: read_texts("published_texts", p)),
     "hotpotqa_hf": (FIXTURES / "datasets/hotpotqa_original_layout.json", lambda p: read_texts("hotpotqa_hf", p)),
     "msmarco": (FIXTURES / "datasets/msmarco_rows.jsonl", lambda p: read_texts("msmarco", p)),
+    "arxiv_snapshot": (FIXTURES / "datasets/arxiv_snapshot_sample.jsonl", lambda p: read_texts("arxiv_snapshot", p)),
     "natural_questions": (FIXTURES / "datasets/nq_prepared.jsonl", lambda p: read_texts("natural_questions", p)),
     "samples_graded": (FIXTURES / "published/samples_graded.json", read_graded),
     "samples_ranked": (FIXTURES / "published/samples_ranked.json", read_ranked),
@@ -46,8 +47,8 @@ READERS: dict[str, tuple[Path, Callable[[Path], object]]] = {
     "traces": (TRACES, read_trace_file),
 }
 """A valid JSON file of each kind the workflow reads, and its reader."""
-LINES_ONLY = {"beir_queries"}
-"""Kinds read as JSON lines only (a BEIR folder's files)."""
+LINES_ONLY = {"beir_queries", "arxiv_snapshot"}
+"""Kinds read as JSON lines only (a BEIR folder's files, the arXiv snapshot)."""
 
 
 def records_of(path: Path) -> tuple[list[dict], bool]:
@@ -118,6 +119,30 @@ def test_a_key_given_twice_in_a_nested_object_of_a_trace_is_refused(tmp_path, pl
     assert error.rule.startswith("key 'id' is given twice in one object")
 
 
+@pytest.mark.parametrize("field", ["feedback", "gold", "time"])
+@pytest.mark.parametrize("same_value", [False, True], ids=["another-value", "same-value"])
+def test_a_field_given_twice_in_json_lines_traces_is_refused_whichever_reader_reads_it(tmp_path, field, same_value):
+    records, _ = records_of(TRACES)
+    values = {"feedback": (1, 0.25), "gold": (["one answer"], ["another"]), "time": ("2026-01-01", "2026-02-01")}[field]
+    texts = [json.dumps(r, ensure_ascii=False) for r in records[:4]]
+    first, last = values[0], values[0] if same_value else values[1]
+    third = {k: v for k, v in records[2].items() if k != field}
+    texts[2] = json.dumps(third, ensure_ascii=False)[:-1] + f", {json.dumps(field)}: {json.dumps(first)}, " \
+        f"{json.dumps(field)}: {json.dumps(last)}}}"
+    path = written(tmp_path / "traces.jsonl", texts, array=False)
+    error = refused(read_trace_file, path)
+    assert (error.path, error.record) == (str(path), "line 3")
+    assert error.rule.startswith(f"key '{field}' is given twice in one object")
+
+
+def test_a_field_name_written_as_a_value_is_no_repeated_key(tmp_path):
+    records, _ = records_of(TRACES)
+    records[1]["answer"] = "feedback"
+    records[2]["docs"][0]["text"] = "gold"
+    path = written(tmp_path / "traces.jsonl", [json.dumps(r, ensure_ascii=False) for r in records[:4]], array=False)
+    assert read_trace_file(path).height == 4
+
+
 def test_every_record_with_a_key_twice_is_named_in_an_array(tmp_path):
     records, _ = records_of(FIXTURES / "datasets/generic.jsonl")
     texts = [with_first_key_twice(r) if n in (0, 2) else json.dumps(r) for n, r in enumerate(records)]
@@ -135,3 +160,12 @@ def test_load_json_refuses_a_repeated_key_even_with_the_same_value(text):
 
 def test_distinct_keys_in_sibling_objects_are_fine():
     assert load_json("f.json", "line 1", '[{"a": 1}, {"a": 2, "b": {"a": 3}}]') == [{"a": 1}, {"a": 2, "b": {"a": 3}}]
+
+
+def test_key_counts_are_the_same_however_the_text_is_cut_into_chunks():
+    text = b'{"id": "a", "gold": ["x"]}\n{"id": "b", "gold": "gold", "id": "c"}\n'
+    whole = quoted_key_counts([text], ["id", "gold"])
+    assert whole == {"id": 3, "gold": 3}
+    for size in range(1, len(text) + 1):
+        chunks = [text[i:i + size] for i in range(0, len(text), size)]
+        assert quoted_key_counts(chunks, ["id", "gold"]) == whole, size

@@ -35,10 +35,12 @@ TARGETS = ("--", "results/llm_summary.json", f"{GRADED}.parquet")
 QUERY_1 = "(1)?"  # in the prompts of query S-1 only (synthetic_texts), which falls in shard 2 of 2
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def _bound_port() -> socket.socket:
+    """A socket bound to a free loopback port and not listening: a connection to the port is
+    refused, and no other process (another test worker's server) can take the port while it is held."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    return probe
 
 
 def _text(messages: list[dict]) -> str:
@@ -98,7 +100,8 @@ def never_failed(tmp_path_factory) -> dict[str, pl.DataFrame]:
 
 
 def test_a_failed_job_stops_with_one_line_and_a_plain_rerun_sends_only_the_failed_prompts(tmp_path, never_failed):
-    port = _free_port()
+    held = _bound_port()
+    port = held.getsockname()[1]
     workdir = _workdir(tmp_path / "run", port, shards=2)
     place = f"(openai/loopback at http://127.0.0.1:{port}/v1)"
 
@@ -116,6 +119,7 @@ def test_a_failed_job_stops_with_one_line_and_a_plain_rerun_sends_only_the_faile
     journal = pl.concat([pl.read_ndjson(p) for p in (workdir / "results/llm_journal").glob("*.jsonl")])
     assert journal["outcome"].value_counts().rows() == [("connection_error", 16)]
 
+    held.close()
     with OpenAIServer(port=port, fail_when=lambda m: QUERY_1 in _text(m) and "Negative" in _text(m)) as server:
         # 2. The server is up but answers 500 to the 3 top-K prompts of query S-1 (shard 2): that
         # shard's answer job stops; the ideal answers, shard 1 and its grades are done.

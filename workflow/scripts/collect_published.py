@@ -9,8 +9,9 @@ from retrieval_response.infra.logs import job_log
 from retrieval_response.tables.collect import collect_published
 
 log = job_log(snakemake.log[0])
-texts = published_texts.read(snakemake.input.texts, None)[0] if snakemake.input.texts else None
-graded = collect_published(snakemake.input.graded, snakemake.input.ranked or None, texts, snakemake.input.texts or "",
-                           snakemake.input.judgments, snakemake.params.erag_metric)
+texts = snakemake.input.texts
+graded = collect_published(snakemake.input.graded, snakemake.input.ranked or None,
+                           texts=(texts, published_texts.read(texts, None)[0]) if texts else None,
+                           judgments_paths=snakemake.input.judgments, erag_metric=snakemake.params.erag_metric)
 write_parquet(graded, snakemake.output.graded)
 log.info("%d graded samples read from %s", graded.height, snakemake.input.graded)

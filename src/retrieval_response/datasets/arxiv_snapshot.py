@@ -2,7 +2,9 @@
 
 JSON lines with at least ``id``, ``categories`` (space-separated codes, primary first, e.g.
 "cs.CL cs.AI") and ``abstract``; other keys are ignored. Only these three columns are
-parsed (polars, lazily), so the 4 GB snapshot fits in memory. Category names come from the
+parsed (polars, lazily), so the 4 GB snapshot fits in memory; a line that gives one of them
+twice, which polars would read as its first value, is refused (the file's key counts, then the
+line-by-line reader, ``infra.json_records``). Category names come from the
 built-in table ``arxiv_categories.tsv``; papers whose primary code is not in it (retired
 archives such as ``alg-geom``) are dropped and counted as ``unknown_category_dropped``.
 Queries are then built as described in ``retrieval_response.datasets.arxiv``.
@@ -10,26 +12,35 @@ Queries are then built as described in ``retrieval_response.datasets.arxiv``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
 
 from retrieval_response.datasets import arxiv
 from retrieval_response.infra.errors import InputError
-from retrieval_response.infra.json_records import existing_file, iter_json_lines
+from retrieval_response.infra.json_records import existing_file, iter_json_lines, quoted_key_counts
 
 SCHEMA = {"id": pl.String, "categories": pl.String, "abstract": pl.String}
 
 
-def first_malformed_line(path: Path) -> InputError:
-    """The InputError for the first line of ``path`` that is not a JSON object (called once parsing failed)."""
+def first_bad_line(path: Path) -> InputError | None:
+    """The InputError for the first line of ``path`` that is not a JSON object or gives a key twice
+    (:func:`~retrieval_response.infra.json_records.iter_json_lines`), else None."""
     with path.open(encoding="utf-8", errors="replace") as handle:
         try:
             for _ in iter_json_lines(path, handle):
                 pass
         except InputError as error:
             return error
-    return InputError(path, "file", "cannot be parsed as JSON lines")
+    return None
+
+
+def file_chunks(path: Path, size: int = 64 << 20) -> Iterator[bytes]:
+    """The bytes of ``path``, ``size`` at a time."""
+    with path.open("rb") as handle:
+        while chunk := handle.read(size):
+            yield chunk
 
 
 def line_of_row(path: Path, row: int) -> int:
@@ -43,11 +54,16 @@ def line_of_row(path: Path, row: int) -> int:
 
 
 def parse(path: Path) -> pl.DataFrame:
-    """The id, categories and abstract columns; InputError naming the first malformed line or missing key."""
+    """The id, categories and abstract columns; InputError naming the first malformed line, a line
+    that gives one of them twice, or a missing key."""
     try:
         frame = pl.scan_ndjson(path, schema=SCHEMA).collect()
     except pl.exceptions.PolarsError as error:
-        raise first_malformed_line(path) from error
+        raise first_bad_line(path) or InputError(path, "file", "cannot be parsed as JSON lines") from error
+    # polars keeps the first value of a key given twice: a column key written more often than
+    # there are records may be one, which the line-by-line reader names
+    if max(quoted_key_counts(file_chunks(path), SCHEMA).values()) > frame.height and (bad := first_bad_line(path)):
+        raise bad
     if frame.height == 0:
         raise InputError(path, "file", "no records (expected JSON lines with id, categories, abstract)")
     for column in SCHEMA:

@@ -73,7 +73,7 @@ import pyarrow.json as pa_json
 
 from retrieval_response.datasets.judged_corpus import trec_judgements
 from retrieval_response.infra.errors import InputError, InputErrors, raise_all
-from retrieval_response.infra.json_records import existing_file, finite_float, json_type, load_json
+from retrieval_response.infra.json_records import existing_file, finite_float, json_type, load_json, quoted_key_counts
 from retrieval_response.infra.paths import is_safe_name, safe_name
 from retrieval_response.infra.secrets import looks_like_secret
 from retrieval_response.tables.sample_rules import FILE, RECORD, TIME_RULE, check_rules, quoted, trace_record_rules
@@ -106,6 +106,8 @@ _ARROW_SCHEMA = pa.schema([
     ("time", pa.string()), ("docs", pa.list_(pa.struct([("id", pa.string()), ("text", pa.string())]))),
 ])
 """The fields Arrow's JSON reader reads with their types fixed (feedback and gold take two types)."""
+POLARS_FIELDS = ("feedback", "gold")
+"""The fields polars reads as text, beside Arrow's (:data:`_ARROW_SCHEMA`)."""
 JSON_BLOCK = 32 << 20
 """Bytes of JSON lines Arrow's reader parses at a time: the longest line it reads."""
 _ISO_TIME = r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$"
@@ -299,13 +301,16 @@ def _coerced_fields(data: bytes) -> tuple[pl.DataFrame, bool]:
     JSON-lines ``data``, whether a value may be of a wrong type): polars reads a value of either
     type as its text; an array of strings is decoded (:data:`_GOLD_ARRAY`), any other text is one
     gold answer. A feedback ``true``/``false`` (a boolean read as text?) or a gold ``[...]`` that is
-    no array of strings is a suspicion for :func:`_diagnose`."""
+    no array of strings is a suspicion for :func:`_diagnose`, and so is a field of
+    :data:`POLARS_FIELDS` written more often than there are records (polars would keep the first of
+    a key given twice; Arrow refuses its own fields given twice)."""
     read = pl.read_ndjson(io.BytesIO(data), schema={"feedback": pl.String, "gold": pl.String}, ignore_errors=True)
     gold = pl.col("gold")
     array = gold.str.contains(_GOLD_ARRAY)
     decoded = pl.when(array).then(gold).otherwise(pl.lit(None, pl.String)).str.json_decode(pl.List(pl.String))
     suspect = read.select((pl.col("feedback").is_in(["true", "false"])
                            | (gold.str.starts_with("[") & ~array)).any()).item()
+    suspect = suspect or max(quoted_key_counts([data], POLARS_FIELDS).values()) > read.height
     return read.select("feedback", gold=pl.when(array).then(decoded).otherwise(pl.concat_list(gold))), bool(suspect)
 
 

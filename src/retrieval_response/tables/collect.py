@@ -233,9 +233,9 @@ def check_unique_samples(graded: pl.DataFrame, graded_paths: Sequence[str | os.P
                          "give one of them ids of its own")
 
 
-def published_texts_table(texts: pl.DataFrame, texts_path: str | os.PathLike, graded: pl.DataFrame) -> pl.DataFrame:
-    """``id, p, n, answers`` of a published texts table (``samples_texts.json`` read as the
-    ``published_texts`` layout, ``datasets.published_texts.read``). InputError naming the texts
+def published_texts_table(texts_path: str | os.PathLike, texts: pl.DataFrame, graded: pl.DataFrame) -> pl.DataFrame:
+    """``id, p, n, answers`` of the published texts table ``texts`` (``samples_texts.json`` read as
+    the ``published_texts`` layout, ``datasets.published_texts.read``). InputError naming the texts
     file ``texts_path`` and the first graded id it lacks: every query of ``graded`` must be in it."""
     missing = graded.select("id").unique(maintain_order=True).join(texts.select("id"), on="id", how="anti")
     if missing.height:
@@ -246,8 +246,8 @@ def published_texts_table(texts: pl.DataFrame, texts_path: str | os.PathLike, gr
 def collect_published(
     graded_path: str | os.PathLike,
     ranked_path: str | os.PathLike | None,
-    texts: pl.DataFrame | None = None,
-    texts_path: str | os.PathLike = "samples_texts.json",
+    *,
+    texts: tuple[str | os.PathLike, pl.DataFrame] | None = None,
     judgments_paths: Sequence[str | os.PathLike] = (),
     erag_metric: str = "answer_contains",
 ) -> pl.DataFrame:
@@ -255,19 +255,18 @@ def collect_published(
 
     Each file is checked record by record and each graded sample against its ranked sample
     (``tables.published.read_published``). The optional fields ``grade_expected`` and ``status``
-    are kept when the file has them. The answer scores use the gold answers of ``texts`` (a
-    published ``samples_texts.json`` as ``datasets.published_texts.read`` reads it, from the file
-    ``texts_path`` that messages name; joined by id, :func:`published_texts_table`); without it
-    they are null. ``judgments_paths``: judgments tables (:func:`read_judgments_table`) of those
-    texts, which it needs; the samples gain the judgment lists as in the
-    workflow (:func:`with_document_judgments`, eRAG answers scored with ``erag_metric``), a text
-    judged in no table null.
+    are kept when the file has them. The answer scores use the gold answers of ``texts``: a
+    published ``samples_texts.json`` and its table as ``datasets.published_texts.read`` reads it,
+    joined by id (:func:`published_texts_table`); without it they are null. ``judgments_paths``:
+    judgments tables (:func:`read_judgments_table`) of those texts, which it needs; the samples
+    gain the judgment lists as in the workflow (:func:`with_document_judgments`, eRAG answers
+    scored with ``erag_metric``), a text judged in no table null.
     """
     graded, ranked = read_published(graded_path, ranked_path or None)
     if judgments_paths and texts is None:
         raise InputError(judgments_paths[0], "published.judgments", "judgments need published.texts (the texts they judge)")
     if texts is not None:
-        texts = published_texts_table(texts, texts_path, graded)
+        texts = published_texts_table(*texts, graded)
         if judgments_paths:
             judgments = pl.concat([read_judgments_table(p) for p in judgments_paths])
             check_rules(judgments, ", ".join(map(str, judgments_paths)),
