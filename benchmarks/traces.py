@@ -17,6 +17,9 @@ small):
 - ``dry_run_cold`` and ``dry_run_warm`` (JSON lines only): ``snakemake -n`` of a traces config
   naming the file, in a fresh run folder, then again in the same folder (the second start-up finds
   the file checked);
+- ``polars_floor`` (Parquet only): the least work the texts table needs, in polars alone (the
+  file read, its documents exploded, one ``unique`` over query and document id): no stage that
+  builds the texts table can be faster;
 - ``prepare_traces``: the rule's work (``datasets.traces.read_traces``, both tables written as Parquet);
 - ``sampling``: ``--sample`` queries of the prepared traces table, stratified by system (each
   system's share of the sample drawn by a seeded hash of the query ids), with polars, lazily;
@@ -106,6 +109,16 @@ def stage_polars_read(path: str) -> dict:
     return {"rows": frame.height}
 
 
+def stage_polars_floor(path: str) -> dict:
+    """The least work of the texts table, in polars alone: the Parquet file read, its documents
+    exploded to one row each, and one ``unique`` over (query id, document id)."""
+    import polars as pl
+
+    docs = (pl.read_parquet(path).select("query_id", "docs").explode("docs")
+            .select("query_id", doc=pl.col("docs").struct.field("id"), text=pl.col("docs").struct.field("text")))
+    return {"documents": docs.height, "distinct": docs.unique(["query_id", "doc"], keep="first", maintain_order=True).height}
+
+
 def stage_startup(path: str, cache: str) -> dict:
     """The workflow's start-up check of the traces file, with the cache file ``cache`` (on the config
     with the schema's defaults, as the workflow gives it)."""
@@ -192,7 +205,8 @@ def stage_generate(folder: str, queries: int, systems: int, k: int, seed: int) -
     return {name: str(path) for name, path in generate(Path(folder), queries, systems, k, seed).items()}
 
 
-STAGES = {"generate": stage_generate, "polars_read": stage_polars_read, "startup": stage_startup, "dry_run": stage_dry_run,
+STAGES = {"generate": stage_generate, "polars_read": stage_polars_read, "polars_floor": stage_polars_floor,
+          "startup": stage_startup, "dry_run": stage_dry_run,
           "prepare_traces": stage_prepare, "sampling": stage_sampling, "collect_traces": stage_collect}
 
 
@@ -233,6 +247,8 @@ def measure(folder: Path, paths: dict[str, Path], sample: int, seed: int) -> dic
         stages = {"polars_read": run_stage("polars_read", str(path)),
                   "startup_cold": run_stage("startup", str(path), str(cache)),
                   "startup_warm": run_stage("startup", str(path), str(cache))}
+        if name == "parquet":
+            stages["polars_floor"] = run_stage("polars_floor", str(path))
         if name == "jsonl":
             stages["dry_run_cold"] = run_stage("dry_run", str(path), str(folder / "run"))
             stages["dry_run_warm"] = run_stage("dry_run", str(path), str(folder / "run"))
