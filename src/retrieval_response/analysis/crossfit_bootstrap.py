@@ -72,6 +72,12 @@ def order_ranks(measure, features: dict[str, np.ndarray], grid: np.ndarray, comp
     return _dense_ranks(measure.evaluate(features, grid, compat), TIE_ULPS if compat == "exact" else 0)
 
 
+def varying(ranks: np.ndarray) -> np.ndarray:
+    """Per alpha (row of :func:`order_ranks`' ``ranks``), whether the measure varies over the cells:
+    a constant measure has every rank 0 (the one rule of constant orders, shared with the verdict)."""
+    return ranks.max(axis=1, initial=0) > 0
+
+
 def distinct_order_alphas(measure, features: dict[str, np.ndarray], grid: np.ndarray, compat: str) -> np.ndarray:
     """The first alpha of ``grid`` of each distinct order (with ties) of the cells ``features``, in
     grid order. A rank correlation depends on the order alone, so its curve over these alphas
@@ -80,9 +86,9 @@ def distinct_order_alphas(measure, features: dict[str, np.ndarray], grid: np.nda
     measure is constant on the cells has no correlation and is never chosen: it is left out unless
     every alpha is (the one rule of constant orders, shared with the verdict's "same order")."""
     ranks = order_ranks(measure, features, grid, compat)
-    varying = ranks.max(axis=1, initial=0) > 0
-    if varying.any():
-        ranks, grid = ranks[varying], grid[varying]
+    moving = varying(ranks)
+    if moving.any():
+        ranks, grid = ranks[moving], grid[moving]
     _, first = np.unique(ranks, axis=0, return_index=True)
     return grid[np.sort(first)]
 

@@ -113,6 +113,12 @@ def too_few_reason(minimum: int) -> str:
             f"({MIN_SEGMENT_SAMPLES_KEY} = {minimum})")
 
 
+def no_sample_with_measure(n: pl.Expr, n_missing_target: pl.Expr) -> pl.Expr:
+    """Whether no sample of a segment has the measure: ``n`` (samples with the measure and the
+    target) and ``n_missing_target`` (with the measure, not the target) both 0."""
+    return (n == 0) & (n_missing_target == 0)
+
+
 def kept_and_reason(n: pl.Expr, min_segment_samples: int, n_missing_target: pl.Expr | None = None) -> list[pl.Expr]:
     """The one rule of segment size: ``kept`` = ``n`` >= ``min_segment_samples``, and ``reason``,
     null where kept; else, where ``n`` = 0 and ``n_missing_target`` (samples with the measure but
@@ -122,5 +128,6 @@ def kept_and_reason(n: pl.Expr, min_segment_samples: int, n_missing_target: pl.E
     small = pl.lit(too_few_reason(min_segment_samples))
     absent = pl.lit(f"{NO_SAMPLE_WITH_MEASURE}: no sample of the segment has the measure (for a judgment measure: no "
                     "judgments of this subset's texts)")
-    reason = small if n_missing_target is None else pl.when((n == 0) & (n_missing_target == 0)).then(absent).otherwise(small)
+    reason = (small if n_missing_target is None
+              else pl.when(no_sample_with_measure(n, n_missing_target)).then(absent).otherwise(small))
     return [kept.alias("kept"), pl.when(kept).then(pl.lit(None, pl.String)).otherwise(reason).alias("reason")]

@@ -84,11 +84,6 @@ def _pair_se(values: np.ndarray, draws: np.ndarray) -> tuple[np.ndarray, np.ndar
     return d, d_draws, se, flat
 
 
-def _largest_ranks(count: np.ndarray, alpha: float) -> np.ndarray:
-    """k per row: the largest k with (1 + k) / (1 + count) < ``alpha`` (-1 when there is none)."""
-    return np.ceil(alpha * (1 + count)).astype(np.int64) - 2
-
-
 def best_comparisons(values: np.ndarray, draws: np.ndarray, level: float = 0.95) -> BestComparisons:
     """Multiple comparisons with the best over ``values`` (m,) with bootstrap ``draws`` (m, R).
 
@@ -127,7 +122,7 @@ def best_comparisons(values: np.ndarray, draws: np.ndarray, level: float = 0.95)
     defined = np.isfinite(stat)
     count = defined.sum(axis=1)
     ordered = -np.sort(-np.where(defined, stat, -np.inf), axis=1)  # descending, undefined last
-    k = _largest_ranks(count, alpha)
+    k = np.ceil(alpha * (1 + count)).astype(np.int64) - 2  # the largest k with (1 + k) / (1 + count) < alpha
     spread = MC_Z * np.sqrt(count * alpha * (1 - alpha))
 
     def order_statistic(rank: np.ndarray) -> np.ndarray:
@@ -139,14 +134,16 @@ def best_comparisons(values: np.ndarray, draws: np.ndarray, level: float = 0.95)
         return np.where(usable, picked, np.inf)
 
     usable_rows = count > 0
-    critical = float(np.max(order_statistic(k)[usable_rows])) if usable_rows.any() else math.inf
-    critical = max(critical, 0.0)
+
+    def c_at(rank: np.ndarray) -> float:
+        """c at the order-statistic ranks ``rank``: the largest c_i over the rows with draws."""
+        return float(np.max(order_statistic(rank)[usable_rows])) if usable_rows.any() else math.inf
+
+    critical = max(c_at(k), 0.0)
     se_error = MC_Z / math.sqrt(2 * (resamples - 1)) if resamples > 1 else math.inf
-    c_low = max(float(np.max(order_statistic(np.ceil(k + spread).astype(np.int64))[usable_rows]))
-                if usable_rows.any() else math.inf, 0.0)
-    c_high = (float(np.max(order_statistic(np.floor(k - spread).astype(np.int64))[usable_rows]))
-              if usable_rows.any() else math.inf)
-    low, high, margin, _, se_margin = _bounds(d, se, flat, critical)
+    c_low = max(c_at(np.ceil(k + spread).astype(np.int64)), 0.0)
+    c_high = c_at(np.floor(k - spread).astype(np.int64))
+    low, high, margin, se_margin = _bounds(d, se, flat, critical)
     band = np.stack([_bounds(d, se, flat, c_low)[2], _bounds(d, se, flat, c_high)[2]], axis=1)
     p = strictly_worse(d, d_draws, se)
     worse = p < alpha
@@ -207,7 +204,7 @@ def _bounds(d: np.ndarray, se: np.ndarray, flat: np.ndarray, critical: float):
     with np.errstate(invalid="ignore"):
         se_margin = np.where(others & testable, se, -np.inf).max(axis=1)
     se_margin = np.where(np.isfinite(se_margin), se_margin, np.nan)
-    return low, high, margin + 0.0, worse, se_margin
+    return low, high, margin + 0.0, se_margin
 
 
 def all_pairs(values: np.ndarray, draws: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, float]:

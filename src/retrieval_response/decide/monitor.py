@@ -87,15 +87,6 @@ def control_flags(values: np.ndarray) -> list[tuple[float | None, float | None, 
     return out
 
 
-def _measure_values(samples: pl.DataFrame, name: str, alpha: float | None) -> np.ndarray:
-    """The value of measure ``name`` (at ``alpha`` when it has one) on each of ``samples`` (with
-    ``add_features``' columns), NaN where a feature is missing."""
-    measure = MEASURES[name]
-    features = {c: samples[c].cast(pl.Float64).fill_null(np.nan).to_numpy() for c in measure.features}
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(measure.evaluate(features, np.array([alpha if alpha is not None else 0.0]))[0], np.float64)
-
-
 def monitor_table(graded: pl.DataFrame, verdict: pl.DataFrame, *, period: str = "week", resamples: int = 1000,
                   seed: int = 0) -> pl.DataFrame:
     """:data:`SCHEMA` rows of the analysis table ``graded`` (traces, with ``time``) and the
@@ -109,7 +100,7 @@ def monitor_table(graded: pl.DataFrame, verdict: pl.DataFrame, *, period: str = 
     rows = []
     for target, subset, E, name, alpha in chosen.select("target", "subset", "E", "measure", "alpha").iter_rows():
         family = samples.filter(pl.col("subset") == subset, pl.col("E") == E)
-        family = family.with_columns(_measure=pl.Series(_measure_values(family, name, alpha)),
+        family = family.with_columns(_measure=pl.Series(MEASURES[name].values_at(family, alpha)),
                                      _target=pl.col(target).cast(pl.Float64).fill_nan(None))
         key = {"E": E, "subset": subset, "target": target, "measure": name, "alpha": alpha}
         for series, column in (("measure", "_measure"), ("target", "_target")):

@@ -28,7 +28,6 @@ REASONS: dict[str, str] = {
     "undefined": "undefined on a half",
     "same_order": "same order as",
     "nothing_to_compare": "nothing to compare",
-    "not_candidate": "not a candidate",
 }
 """Reason code -> the few words that stand for it (``same_order`` is followed by the measure)."""
 

@@ -50,9 +50,9 @@ import numpy as np
 import polars as pl
 
 from retrieval_response.analysis.bootstrap import percentile_interval
-from retrieval_response.analysis.crossfit_bootstrap import order_ranks, query_resampling, resampled_correlations
+from retrieval_response.analysis.crossfit_bootstrap import order_ranks, query_resampling, resampled_correlations, varying
 from retrieval_response.analysis.samples import default_measures, resolve_targets, segment_table, table_sizes
-from retrieval_response.analysis.segments import VERDICT_SEGMENTATIONS
+from retrieval_response.analysis.segments import DEFAULT_MIN_ALL_SAMPLES, VERDICT_SEGMENTATIONS, no_sample_with_measure
 from retrieval_response.decide.comparisons import BestComparisons, best_comparisons
 from retrieval_response.decide.reasons import POSSIBLY_BEST, UNDECIDED, WORSE
 from retrieval_response.infra.errors import InputError
@@ -62,8 +62,9 @@ from retrieval_response.measures.registry import MEASURES, NOT_COMPUTABLE
 
 DETECTABLE = (0.05, 0.10)
 """Margins the power plan sizes the queries for."""
-MIN_QUERIES = 10
-"""Fewest queries with which a family is decided: below it the bootstrap over queries says little."""
+MIN_QUERIES = DEFAULT_MIN_ALL_SAMPLES
+"""Fewest queries with which a family is decided: below it the bootstrap over queries says little
+(the segments' default minimum on ``all``, ``analysis.segments.DEFAULT_MIN_ALL_SAMPLES``)."""
 MIN_RESAMPLES = 100
 """Fewest bootstrap resamples with which a family is decided: the smallest adjusted p is 1/(1 + R)."""
 POWER = 0.8
@@ -123,8 +124,7 @@ def _orders(family: pl.DataFrame, names: list[str], grid: np.ndarray, compat: st
         defined = defined.to_numpy()
         features = {c: rows[c].to_numpy()[defined] for c in measure.features}
         ranks = order_ranks(measure, features, grid if measure.has_alpha else np.zeros(1), compat)
-        varying = ranks[ranks.max(axis=1, initial=0) > 0].astype(np.int64)
-        signatures[name] = (defined.tobytes(), frozenset(r.tobytes() for r in varying))
+        signatures[name] = (defined.tobytes(), frozenset(r.tobytes() for r in ranks[varying(ranks)].astype(np.int64)))
     return signatures
 
 
@@ -319,7 +319,7 @@ def _left_out_reasons(sizes: pl.DataFrame) -> dict[int, tuple[str, str]]:
     ``not_computed`` where no sample has the measure (n_samples = n_missing_target = 0), else
     ``few_samples``."""
     left = sizes.filter(~pl.col("kept"))
-    codes = pl.when((pl.col("n_samples") == 0) & (pl.col("n_missing_target") == 0)).then(pl.lit("not_computed"))
+    codes = pl.when(no_sample_with_measure(pl.col("n_samples"), pl.col("n_missing_target"))).then(pl.lit("not_computed"))
     return {seg: (code, reason) for seg, code, reason in left.select(
         "seg", codes.otherwise(pl.lit("few_samples")), "reason").iter_rows()}
 
@@ -354,8 +354,7 @@ def verdict_table(
     grid = measures_module.alpha_grid(alpha_grid) if isinstance(alpha_grid, str) else np.asarray(alpha_grid)
     names = measures or default_measures(graded, ranked)
     lacking = lacking_judgments(graded, names)
-    left_out_by = dict(graded.filter(lacking).group_by("subset", "E").len().select(
-        pl.concat_str("subset", "E", separator="\0"), "len").iter_rows())
+    left_out_by = {(subset, E): n for subset, E, n in graded.filter(lacking).group_by("subset", "E").len().iter_rows()}
     graded = graded.filter(~lacking)
     target_names = resolve_targets(graded, targets)
     out = []
@@ -382,7 +381,7 @@ def verdict_table(
                 if family.height == 0:
                     continue
                 base = {"target": target, "subset": subset, "E": E, "segment": segment, "corr_type": corr_type,
-                        "candidates": ", ".join(names), "samples_left_out": left_out_by.get(f"{subset}\0{E}", 0)}
+                        "candidates": ", ".join(names), "samples_left_out": left_out_by.get((subset, E), 0)}
                 left_out = {name: by_seg[seg] for name, by_seg in reasons.items() if seg in by_seg}
                 out += _decide_family(base, family, names, results.get(seg, {}), left_out, grid, compat, level,
                                       min_queries, bootstrap_resamples)

@@ -19,6 +19,7 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from retrieval_response.analysis.segments import with_subset_and_level
 from retrieval_response.figures.inputs import ordered_measures
 from retrieval_response.figures.labels import UNDEFINED
 from retrieval_response.figures.manifest import Manifest
@@ -58,21 +59,15 @@ def measure_values(graded: pl.DataFrame, verdict: pl.DataFrame) -> tuple[pl.Data
     correlation, each evaluated at its family's ``alpha`` when it has one."""
     rows = verdict.filter(pl.col("target") == TARGET, pl.col("segment") == "all",
                           pl.col("value").is_not_null() & pl.col("value").is_not_nan())
-    samples = add_features(graded.filter(pl.col(TARGET).is_not_null()))
-    if "subset" not in samples.columns:
-        samples = samples.with_columns(subset=pl.col("id").str.split("-").list.first())
+    samples = with_subset_and_level(add_features(graded.filter(pl.col(TARGET).is_not_null())))
     parts, left_out = [], {}
     for E, subset, name, alpha in rows.select("E", "subset", "measure", "alpha").iter_rows():
         measure = MEASURES[name]
         if measure.has_alpha and alpha is None:
             left_out[name] = f"{UNDEFINED}: the verdict gives no alpha for it"
             continue
-        family = samples.filter(pl.col("E") == E, pl.col("subset") == subset).drop_nulls(list(measure.features))
-        if family.is_empty():
-            continue
-        features = {c: family[c].to_numpy() for c in measure.features}
-        values = measure.evaluate(features, np.array([alpha if alpha is not None else 0.0]))[0]
-        parts.append(pl.DataFrame({"E": E, "subset": subset, "measure": name, "value": values,
+        family = samples.filter(pl.col("E") == E, pl.col("subset") == subset)
+        parts.append(pl.DataFrame({"E": E, "subset": subset, "measure": name, "value": measure.values_at(family, alpha),
                                    "feedback": family[TARGET].cast(pl.Float64)}))
     schema = {"E": pl.String, "subset": pl.String, "measure": pl.String, "value": pl.Float64, "feedback": pl.Float64}
     frame = pl.concat([pl.DataFrame(schema=schema), *(p.cast(schema) for p in parts)])

@@ -147,6 +147,14 @@ class Measure:
             columns[self.name] = pl.Series(self.name, self.column(graded), dtype=pl.Float64).fill_nan(None)
         return {name: values for name, values in columns.items() if values is not None}
 
+    def values_at(self, samples: pl.DataFrame, alpha: float | None) -> np.ndarray:
+        """The measure's value on each of ``samples`` (a table with its feature columns,
+        ``features.add_features``), at ``alpha`` when it has one: f64, NaN where a feature is missing
+        or the value undefined."""
+        features = {c: samples[c].cast(pl.Float64).fill_null(np.nan).to_numpy() for c in self.features}
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.asarray(self.evaluate(features, np.array([alpha if alpha is not None else 0.0]))[0], np.float64)
+
     def exact_values(self, features: dict[str, np.ndarray], alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """(tie-group ranks, centred values), both (A, C), of the measure per cell (``features``: its
         feature arrays by name) and alpha, by its exact form (:meth:`._double_double.ExactForm.values`);

@@ -94,10 +94,9 @@ def _run_corpus(texts: pl.DataFrame, corpus: pl.DataFrame, ranker: Mapping, inpu
     """The first ``depth`` documents of the run file ``inputs["run"]`` per query, its documents
     checked against the corpus, its query ids against ``ranker["queries"]`` (the dataset's, as on
     the pool path, when given) and its queries by ``run_file.check_run_matches``."""
-    from retrieval_response.ranking.run_file import check_run_matches, read_run
+    from retrieval_response.ranking.run_file import checked_run
 
-    run = read_run(inputs["run"], documents=corpus["doc_id"], queries=ranker.get("queries"))
-    check_run_matches(run, texts["source_id"], inputs["run"])
+    run = checked_run(texts, inputs["run"], documents=corpus["doc_id"], queries=ranker.get("queries"))
     return retrieved_from_run(texts, run, depth)
 
 

@@ -229,12 +229,19 @@ def check_run_matches(run: pl.DataFrame, source_ids: pl.Series, path: str | os.P
                          "ranks other queries, so every query would be skipped; nothing is sent to an LLM")
 
 
+def checked_run(texts: pl.DataFrame, run_path: str | os.PathLike, *, documents: pl.Series | None,
+                queries: pl.Series | None) -> pl.DataFrame:
+    """``read_run`` of ``run_path`` checked against ``documents`` and ``queries``, then by
+    :func:`check_run_matches` against the queries of ``texts``."""
+    run = read_run(run_path, documents=documents, queries=queries)
+    check_run_matches(run, texts["source_id"], run_path)
+    return run
+
+
 def rank_from_run(texts: pl.DataFrame, run_path: str | os.PathLike, *, documents: pl.Series,
                   queries: pl.Series, ranker_code: str, Nc: int, Np: int,
                   Ks: list[int]) -> tuple[pl.DataFrame, RankingReport]:
-    """``read_run`` of ``run_path`` checked against ``documents`` and ``queries`` and by
-    :func:`check_run_matches` against the queries of ``texts``, then ``run_rank_samples``."""
-    run = read_run(run_path, documents=documents, queries=queries)
-    check_run_matches(run, texts["source_id"], run_path)
+    """:func:`checked_run`, then ``run_rank_samples``."""
+    run = checked_run(texts, run_path, documents=documents, queries=queries)
     return run_rank_samples(texts, run, ranker_code=ranker_code, Nc=Nc, Np=Np, Ks=Ks)
 
