@@ -23,6 +23,14 @@ TRACE_AGREEMENT = (
     and "umbrela" in JUDGMENT_KINDS
     and bool(LABELLED_SHEET or any(DATASETS[d].get("qrels") for d in TRACE_DATASETS))
 )
+# Whether the run writes UMBRELA's agreement table (traces: TRACE_AGREEMENT; else with qrels)
+# and the judge's agreement with the gold answers: the analysis targets and the verdict's judge
+# check (decide.smk) read these.
+UMBRELA_AGREEMENT = TRACE_AGREEMENT or (
+    RUN_MODE != RunMode.TRACES
+    and ("umbrela" in JUDGMENT_KINDS or bool(PUBLISHED_JUDGMENTS))
+)
+JUDGE_AGREEMENT = RUN_MODE != RunMode.TRACES and plan.judges_against_gold(config)
 ANALYSIS_TARGETS = (
     [
         "results/analysis/verdict.parquet",
@@ -31,7 +39,7 @@ ANALYSIS_TARGETS = (
         "results/figures",
     ]
     + ([LABELLING_SHEET] if "umbrela" in JUDGMENT_KINDS else [])
-    + (["results/analysis/umbrela_agreement.parquet"] if TRACE_AGREEMENT else [])
+    + (["results/analysis/umbrela_agreement.parquet"] if UMBRELA_AGREEMENT else [])
     + ([MONITOR_TABLE] if MONITOR else [])
     if RUN_MODE == RunMode.TRACES
     else [
@@ -46,17 +54,13 @@ ANALYSIS_TARGETS = (
         "results/figures",
     ]
     + (["results/analysis/agreement.parquet"] if HUMAN_GRADES else [])
-    + (
-        ["results/analysis/umbrela_agreement.parquet"]
-        if "umbrela" in JUDGMENT_KINDS or PUBLISHED_JUDGMENTS
-        else []
-    )
+    + (["results/analysis/umbrela_agreement.parquet"] if UMBRELA_AGREEMENT else [])
     + (
         [
             "results/analysis/judge_agreement.parquet",
             "results/analysis/judge_agreement.png",
         ]
-        if plan.judges_against_gold(config)
+        if JUDGE_AGREEMENT
         else []
     )
 )

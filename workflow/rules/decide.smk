@@ -9,20 +9,8 @@ from retrieval_response.figures.run_end import VERDICT_CATEGORY
 JUDGE_CHECK_TABLES = {
     name: path
     for name, path, made in (
-        (
-            "umbrela",
-            "results/analysis/umbrela_agreement.parquet",
-            TRACE_AGREEMENT
-            or (
-                RUN_MODE != RunMode.TRACES
-                and ("umbrela" in JUDGMENT_KINDS or PUBLISHED_JUDGMENTS)
-            ),
-        ),
-        (
-            "judge",
-            "results/analysis/judge_agreement.parquet",
-            RUN_MODE != RunMode.TRACES and plan.judges_against_gold(config),
-        ),
+        ("umbrela", "results/analysis/umbrela_agreement.parquet", UMBRELA_AGREEMENT),
+        ("judge", "results/analysis/judge_agreement.parquet", JUDGE_AGREEMENT),
         ("human", "results/analysis/agreement.parquet", bool(HUMAN_GRADES)),
     )
     if made

@@ -73,7 +73,14 @@ import pyarrow.json as pa_json
 
 from retrieval_response.datasets.judged_corpus import trec_judgements
 from retrieval_response.infra.errors import InputError, InputErrors, raise_all
-from retrieval_response.infra.json_records import existing_file, finite_float, json_type, load_json, quoted_key_counts
+from retrieval_response.infra.json_records import (
+    encoding_rule,
+    existing_file,
+    finite_float,
+    json_type,
+    load_json,
+    quoted_key_counts,
+)
 from retrieval_response.infra.paths import is_safe_name, safe_name
 from retrieval_response.infra.secrets import looks_like_secret
 from retrieval_response.tables.sample_rules import FILE, RECORD, TIME_RULE, check_rules, quoted, trace_record_rules
@@ -252,12 +259,7 @@ def type_rule(data: object) -> str | None:
         return f"gold must be a string or an array of strings, found {json_type(gold)}"
     if data.get("time") is not None and not isinstance(data["time"], str):
         return f"{TIME_RULE}: found {json_type(data['time'])}"
-    try:
-        json.dumps(data, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError as error:
-        bad = error.object[error.start:error.end].encode("utf-8", "backslashreplace").decode("ascii")
-        return f"text holds {bad}, a lone surrogate that is not valid Unicode text"
-    return None
+    return encoding_rule(data)
 
 
 def _diagnose(path: Path, records: Sequence[tuple[str, bytes | object]], reason: str | None) -> None:
@@ -574,12 +576,9 @@ def read_traces(paths: Sequence[str | Path], *, feedback_labels: Mapping[str, fl
                     text=pl.col("docs").struct.field("text")))
     candidates = docs.select("query_id", "doc", "text").unique(["query_id", "doc"], keep="first", maintain_order=True)
     candidates = candidates.with_row_index("_first").join(queries.select("query_id", "_query"), on="query_id")
-    if judged is not None:
-        grades = pl.DataFrame([(q, d, g) for q, docs_of in judged.items() for d, g in docs_of.items()],
-                              schema={"query_id": pl.String, "doc": pl.String, "grade": pl.Int64}, orient="row")
-        candidates = candidates.join(grades, on=["query_id", "doc"], how="left", maintain_order="left")
-    else:
-        candidates = candidates.with_columns(grade=pl.lit(None, pl.Int64))
+    grades = pl.DataFrame([(q, d, g) for q, docs_of in (judged or {}).items() for d, g in docs_of.items()],
+                          schema={"query_id": pl.String, "doc": pl.String, "grade": pl.Int64}, orient="row")
+    candidates = candidates.join(grades, on=["query_id", "doc"], how="left", maintain_order="left")
     positive = pl.col("grade").fill_null(0) > 0
     candidates = (candidates.with_columns(_positive=positive).sort("_query", ~pl.col("_positive"), "_first")
                   .with_columns(_index=pl.int_range(pl.len()).over("_query").cast(pl.Int32)))
@@ -591,10 +590,7 @@ def read_traces(paths: Sequence[str | Path], *, feedback_labels: Mapping[str, fl
     answers = (records.select("query_id", "gold").explode("gold").drop_nulls()
                .unique(keep="first", maintain_order=True).group_by("query_id", maintain_order=True)
                .agg(answers="gold"))
-    in_qrels = (pl.DataFrame({"query_id": list(judged), "Np_qrels": [sum(g > 0 for g in d.values())
-                                                                      for d in judged.values()]},
-                             schema={"query_id": pl.String, "Np_qrels": pl.Int32})
-                if judged is not None else pl.DataFrame(schema={"query_id": pl.String, "Np_qrels": pl.Int32}))
+    in_qrels = grades.group_by("query_id").agg(Np_qrels=(pl.col("grade") > 0).sum().cast(pl.Int32))
     texts = (queries.join(per_query, on="_query", maintain_order="left")
              .join(answers, on="query_id", how="left", maintain_order="left")
              .join(in_qrels, on="query_id", how="left", maintain_order="left")

@@ -83,13 +83,22 @@ SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 """A JSON escape of a UTF-16 surrogate: only texts holding one can decode to a lone surrogate."""
 
 
-def check_encodable(path: Path, record: Record) -> None:
-    """InputError naming ``record`` when one of its strings (keys included) is not encodable as UTF-8."""
+def encoding_rule(data: object) -> str | None:
+    """The rule the parsed JSON ``data`` breaks when one of its strings (keys included) is not
+    encodable as UTF-8 (a lone surrogate), else None."""
     try:
-        json.dumps(record.data, ensure_ascii=False).encode("utf-8")
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError as error:
         bad = error.object[error.start:error.end].encode("utf-8", "backslashreplace").decode("ascii")
-        raise InputError(path, record.label, f"text holds {bad}, a lone surrogate that is not valid Unicode text") from None
+        return f"text holds {bad}, a lone surrogate that is not valid Unicode text"
+    return None
+
+
+def check_encodable(path: Path, record: Record) -> None:
+    """InputError naming ``record`` when it breaks :func:`encoding_rule`."""
+    rule = encoding_rule(record.data)
+    if rule is not None:
+        raise InputError(path, record.label, rule)
 
 
 def check_texts_encodable(path: Path, text: str, records: Iterable[Record]) -> list[Record]:
@@ -161,33 +170,49 @@ def quoted_key_counts(chunks: Iterable[bytes], keys: Iterable[str]) -> dict[str,
     return counts
 
 
+class _KeyRepeated(ValueError):
+    """An object gave a key twice (raised by the fast decoder, which then hands over to the marking one)."""
+
+
+def _unique_object(pairs: list[tuple[str, object]]) -> dict:
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        raise _KeyRepeated
+    return data
+
+
+def _marked_object(pairs: list[tuple[str, object]]) -> dict:
+    data = dict(pairs)
+    if len(data) == len(pairs):
+        return data
+    seen: set[str] = set()
+    marked = _RepeatedKeys(data)
+    marked.repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
+    return marked
+
+
+_DECODER = json.JSONDecoder(parse_int=_json_int, object_pairs_hook=_unique_object)
+"""The decoder of every JSON text read: it stops at the first object that gives a key twice."""
+_MARKING_DECODER = json.JSONDecoder(parse_int=_json_int, object_pairs_hook=_marked_object)
+"""The decoder of a text in which a key was given twice: each such object a :class:`_RepeatedKeys`."""
+
+
 def load_json(path: str | Path, where: str, text: str, *, records: bool = False) -> object:
     """``json.loads(text)``; InputError at ``where`` for an integer longer than :data:`INT_DIGITS`,
     and for an object (at any depth) that gives a key twice, which json would read as its last
     value. With ``records`` (``text`` is a JSON array of records), the repeated key's error names
     the record: ``record N``, 1-based."""
-    repeated: list[bool] = []
-
-    def json_object(pairs: list[tuple[str, object]]) -> dict:
-        data = dict(pairs)
-        if len(data) == len(pairs):
-            return data
-        seen: set[str] = set()
-        marked = _RepeatedKeys(data)
-        marked.repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
-        repeated.append(True)
-        return marked
-
     try:
-        value = json.loads(text, parse_int=_json_int, object_pairs_hook=json_object)
+        try:
+            return _DECODER.decode(text)
+        except _KeyRepeated:
+            value = _MARKING_DECODER.decode(text)
     except _LongInteger as error:
         raise InputError(path, where, str(error)) from None
-    if repeated:
-        if records and isinstance(value, list):
-            raise_all([InputError(path, f"record {number}", repeated_key_rule(key))
-                       for number, item in enumerate(value, start=1) if (key := repeated_key(item)) is not None])
-        raise InputError(path, where, repeated_key_rule(repeated_key(value)))
-    return value
+    if records and isinstance(value, list):
+        raise_all([InputError(path, f"record {number}", repeated_key_rule(key))
+                   for number, item in enumerate(value, start=1) if (key := repeated_key(item)) is not None])
+    raise InputError(path, where, repeated_key_rule(repeated_key(value)))
 
 
 def parse_json_array(path: Path, text: str) -> list[Record]:

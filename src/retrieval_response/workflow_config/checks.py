@@ -88,18 +88,18 @@ NAME_RULE = ("a name in it looks like an API key or token: names become file nam
              f"{NOT_SHOWN}")
 
 
-def _config_strings(value: object, key: str = "") -> Iterator[tuple[str, str, bool]]:
-    """(dotted key, string, whether it is a mapping's key) of every string of the config ``value``:
-    mapping keys (under the mapping's key) before their values, list items as ``key[i]``."""
+def _config_leaves(value: object, key: str = "") -> Iterator[tuple[str, object, bool]]:
+    """(dotted key, value, whether it is a mapping's key) of every leaf of the config ``value``,
+    depth first: a mapping's keys (under the mapping's key) before their values, list items as
+    ``key[i]``."""
     if isinstance(value, Mapping):
         for name, item in value.items():
-            if isinstance(name, str):
-                yield key or "(top level)", name, True
-            yield from _config_strings(item, f"{key}.{name}" if key else str(name))
-    elif isinstance(value, list):
+            yield key or "(top level)", name, True
+            yield from _config_leaves(item, f"{key}.{name}" if key else str(name))
+    elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
-            yield from _config_strings(item, f"{key}[{index}]")
-    elif isinstance(value, str):
+            yield from _config_leaves(item, f"{key}[{index}]")
+    else:
         yield key, value, False
 
 
@@ -113,7 +113,9 @@ def check_secrets(config: Mapping, config_file: str) -> None:
     (``llm.config.withhold_api_base_secrets``). InputError naming the key and the rule
     (:data:`KEY_RULES`, :data:`VALUE_RULE`, :data:`NAME_RULE`), never the value."""
     llm_keys = {f"llm.{role}.{field}": field for role in LLM_ROLES for field in KEY_RULES}
-    for key, value, is_name in _config_strings(config):
+    for key, value, is_name in _config_leaves(config):
+        if not isinstance(value, str):
+            continue
         field = None if is_name else llm_keys.get(key)
         if field == "api_base":
             bad = looks_like_secret(public_api_base(value))
@@ -146,24 +148,12 @@ def distinct_ignoring_case(config_file: str, key: str, names: Iterable[str], wha
                 "case-insensitive file system (macOS, Windows): rename one"))
 
 
-def _numbers(value: object, key: str):
-    """(dotted key, number) of every number (not a boolean) in ``value``, depth first."""
-    if isinstance(value, Mapping):
-        for name, item in value.items():
-            yield from _numbers(item, f"{key}.{name}" if key else str(name))
-    elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            yield from _numbers(item, f"{key}[{index}]")
-    elif isinstance(value, int | float) and not isinstance(value, bool):
-        yield key, value
-
-
 def check_finite_numbers(config: Mapping, config_file: str) -> None:
     """Every number of the config, at any depth (``feedback_labels`` values, thresholds, prices,
     BM25 settings ...), is a finite float64 number (``infra.json_records.finite_float``): YAML's
     ``.inf`` and ``.nan`` and an integer beyond float64's range are refused, naming the key."""
-    for key, value in _numbers(config, ""):
-        if finite_float(value) is None:
+    for key, value, is_name in _config_leaves(config):
+        if not is_name and isinstance(value, int | float) and not isinstance(value, bool) and finite_float(value) is None:
             raise InputError(config_file, f"config key {key}", f"{value!r} is not a finite number: every number of "
                              "the config must be finite in float64 (|x| < 1.8e308; no .inf or .nan)")
 
