@@ -21,8 +21,8 @@ small):
   file read, its documents exploded, one ``unique`` over query and document id): no stage that
   builds the texts table can be faster;
 - ``prepare_traces``: the rule's work (``datasets.traces.read_traces``, both tables written as Parquet);
-- ``sampling``: ``--sample`` queries of the prepared traces table, stratified by system (each
-  system's share of the sample drawn by a seeded hash of the query ids), with polars, lazily;
+- ``sampling``: ``--sample`` queries of the prepared traces table, stratified by system, as the
+  workflow's ``traces.sample`` draws them (``datasets.traces.sample_queries``);
 - ``collect_traces``: ``tables.trace_samples.collect_traces`` on the sampled traces, with random
   UMBRELA labels for each of their (query, document) pairs and random grades (what the LLM jobs
   would write).
@@ -159,22 +159,16 @@ def stage_prepare(path: str, out: str) -> dict:
     return {"traces": report["traces"], "queries": report["queries"]}
 
 
-def sample_expr(queries: int, seed: int):
-    """Per trace: whether its query is among ``queries`` queries sampled stratified by system (each
-    system draws its share, ceil(queries / systems), of its own queries, by a seeded hash of the
-    query id; the union is sampled)."""
-    import polars as pl
-
-    share = -(-queries // pl.col("E").n_unique())
-    order = pl.col("id").hash(seed).rank("ordinal").over("E")
-    return pl.col("id").is_in(pl.col("id").filter(order <= share).unique().implode())
-
-
 def stage_sampling(out: str, queries: int, seed: int) -> dict:
-    """``queries`` queries of the prepared traces table, stratified by system (:func:`sample_expr`)."""
+    """``queries`` queries of the prepared traces table, stratified by system, as ``traces.sample``
+    draws them (``datasets.traces.sample_queries``)."""
     import polars as pl
 
-    sample = pl.scan_parquet(Path(out) / "traces.parquet").filter(sample_expr(queries, seed)).collect()
+    from retrieval_response.datasets.traces import sample_queries
+
+    traces = pl.read_parquet(Path(out) / "traces.parquet")
+    chosen = sample_queries(traces.select(query_id="id", system="E"), queries, seed)
+    sample = traces.filter(pl.col("id").is_in(list(chosen)))
     sample.write_parquet(Path(out) / "sample.parquet")
     return {"sampled_traces": sample.height, "sampled_queries": sample["id"].n_unique()}
 
